@@ -1,0 +1,142 @@
+"""Encoding and decoding whole request and response frames (without the 4-byte size prefix).
+
+The broker decodes requests and encodes responses; tests and the control tools need the reverse, so both
+directions exist for every API.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from construct import ConstructError
+
+from kemu.wire.apis import get_api
+from kemu.wire.headers import REQUEST_HEADERS, RESPONSE_HEADERS, RequestHeader
+from kemu.wire.schema import Api
+from kemu.wire.structs import message_struct
+
+API_VERSIONS_KEY = 18
+_PREFIX = struct.Struct(">hhi")
+
+
+class DecodeError(Exception):
+    """The bytes are not a well-formed message of the API and version they claim."""
+
+
+class UnknownApi(DecodeError):
+    def __init__(self, api_key: int, api_version: int, correlation_id: int) -> None:
+        super().__init__(f"unknown API key {api_key}")
+        self.api_key, self.api_version, self.correlation_id = api_key, api_version, correlation_id
+
+
+class UnsupportedVersion(DecodeError):
+    def __init__(self, api: Api, api_version: int, correlation_id: int) -> None:
+        super().__init__(f"{api.name} v{api_version} is not supported")
+        self.api, self.api_version, self.correlation_id = api, api_version, correlation_id
+
+
+@dataclass(slots=True)
+class Request:
+    header: RequestHeader
+    api: Api
+    body: dict[str, Any]
+
+    @property
+    def version(self) -> int:
+        return self.header.api_version
+
+
+def request_header_version(api: Api, version: int) -> int:
+    return 2 if api.flexible_for(version, "request") else 1
+
+
+def response_header_version(api: Api, version: int) -> int:
+    # ApiVersions answers with header v0 always, so a client can read it whatever version it sent.
+    if api.key == API_VERSIONS_KEY:
+        return 0
+    return 1 if api.flexible_for(version, "response") else 0
+
+
+def peek_header(frame: bytes | memoryview) -> tuple[int, int, int]:
+    """(api key, api version, correlation id) — readable before the rest of the header is known."""
+    if len(frame) < _PREFIX.size:
+        raise DecodeError("frame shorter than a request header")
+    key, version, correlation_id = _PREFIX.unpack_from(frame)
+    return key, version, correlation_id
+
+
+def decode_request(frame: bytes | memoryview) -> Request:
+    key, version, correlation_id = peek_header(frame)
+    api = get_api(key)
+    if api is None:
+        raise UnknownApi(key, version, correlation_id)
+    if version not in api.versions:
+        raise UnsupportedVersion(api, version, correlation_id)
+    stream = io.BytesIO(frame)
+    try:
+        raw = REQUEST_HEADERS[request_header_version(api, version)]._parsereport(stream, {}, "(header)")
+        body = message_struct(api, version, "request")._parsereport(stream, {}, f"({api.name} v{version})")
+    except (ConstructError, UnicodeDecodeError, ValueError) as exc:
+        raise DecodeError(f"malformed {api.name} v{version} request: {exc}") from exc
+    if stream.tell() != len(frame):
+        raise DecodeError(f"{len(frame) - stream.tell()} trailing bytes after {api.name} v{version} request")
+    header = RequestHeader(key, version, correlation_id, raw.get("client_id"))
+    return Request(header, api, body)
+
+
+def encode_response(api: Api, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:
+    stream = io.BytesIO()
+    RESPONSE_HEADERS[response_header_version(api, version)]._build(
+        {"correlation_id": correlation_id}, stream, {}, "(header)")
+    message_struct(api, version, "response")._build(body, stream, {}, f"({api.name} v{version})")
+    return stream.getvalue()
+
+
+def encode_request(
+    api_key: int, version: int, correlation_id: int, body: dict[str, Any], client_id: str | None = "kemu"
+) -> bytes:
+    api = _known(api_key)
+    stream = io.BytesIO()
+    REQUEST_HEADERS[request_header_version(api, version)]._build(
+        {"request_api_key": api_key, "request_api_version": version, "correlation_id": correlation_id,
+         "client_id": client_id}, stream, {}, "(header)")
+    message_struct(api, version, "request")._build(body, stream, {}, f"({api.name} v{version})")
+    return stream.getvalue()
+
+
+def decode_response(api_key: int, version: int, frame: bytes | memoryview) -> tuple[int, dict[str, Any]]:
+    api = _known(api_key)
+    stream = io.BytesIO(frame)
+    try:
+        header = RESPONSE_HEADERS[response_header_version(api, version)]._parsereport(stream, {}, "(header)")
+        body = message_struct(api, version, "response")._parsereport(stream, {}, f"({api.name} v{version})")
+    except (ConstructError, UnicodeDecodeError, ValueError) as exc:
+        raise DecodeError(f"malformed {api.name} v{version} response: {exc}") from exc
+    if stream.tell() != len(frame):
+        raise DecodeError(f"trailing bytes after {api.name} v{version} response")
+    return header["correlation_id"], body
+
+
+def encode_body(api_key: int, version: int, direction: str, body: dict[str, Any]) -> bytes:
+    """A message body alone, without any header: what the oracle tests compare with kio."""
+    stream = io.BytesIO()
+    message_struct(_known(api_key), version, direction)._build(body, stream, {}, "(body)")
+    return stream.getvalue()
+
+
+def decode_body(api_key: int, version: int, direction: str, data: bytes) -> dict[str, Any]:
+    stream = io.BytesIO(data)
+    body = message_struct(_known(api_key), version, direction)._parsereport(stream, {}, "(body)")
+    if stream.tell() != len(data):
+        raise DecodeError("trailing bytes after body")
+    return body
+
+
+def _known(api_key: int) -> Api:
+    api = get_api(api_key)
+    if api is None:
+        raise KeyError(f"no API with key {api_key}")
+    return api

@@ -1,0 +1,261 @@
+"""Kafka's wire primitives as construct classes.
+
+Fixed-width integers come straight from construct. The rest — varints, classic and compact
+strings/bytes/arrays with their null encodings, UUIDs, nullable structs — are small Construct subclasses
+so every message structure is a plain construct tree.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from typing import Any
+
+from construct import (
+    SizeofError,
+    Construct,
+    ConstructError,
+    Float64b,
+    Int8sb,
+    Int16sb,
+    Int16ub,
+    Int32sb,
+    Int32ub,
+    Int64sb,
+    stream_read,
+    stream_write,
+)
+
+_i16 = struct.Struct(">h")
+_i32 = struct.Struct(">i")
+_MAX_VARINT_BYTES = 10
+
+
+class KafkaEncodeError(ConstructError):
+    """A value that cannot be written at this version (None where not nullable, out of range, ...)."""
+
+
+def read_uvarint(stream: Any, path: str) -> int:
+    result = 0
+    shift = 0
+    for _ in range(_MAX_VARINT_BYTES):
+        b = stream_read(stream, 1, path)[0]
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result
+        shift += 7
+    raise ConstructError("varint is too long", path=path)
+
+
+def encode_uvarint(value: int) -> bytes:
+    if value < 0:
+        raise KafkaEncodeError(f"unsigned varint cannot hold {value}")
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def zigzag_encode(value: int) -> int:
+    return (value << 1) ^ (value >> 63)
+
+
+def zigzag_decode(value: int) -> int:
+    return (value >> 1) ^ -(value & 1)
+
+
+class UVarInt(Construct):
+    """Unsigned LEB128 varint, as used for compact lengths and tagged-field headers."""
+
+    def _parse(self, stream: Any, context: Any, path: str) -> int:
+        return read_uvarint(stream, path)
+
+    def _build(self, obj: int, stream: Any, context: Any, path: str) -> int:
+        stream_write(stream, encode_uvarint(obj), -1, path)
+        return obj
+
+    def _sizeof(self, context: Any, path: str) -> int:
+        raise SizeofError("varint has no fixed size", path=path)
+
+
+class VarInt(Construct):
+    """Signed zigzag varint (int32 range) / varlong (int64 range), as used inside records."""
+
+    def __init__(self, bits: int = 32) -> None:
+        super().__init__()
+        self.bits = bits
+
+    def _parse(self, stream: Any, context: Any, path: str) -> int:
+        return zigzag_decode(read_uvarint(stream, path))
+
+    def _build(self, obj: int, stream: Any, context: Any, path: str) -> int:
+        limit = 1 << (self.bits - 1)
+        if not -limit <= obj < limit:
+            raise KafkaEncodeError(f"{obj} does not fit a {self.bits}-bit varint", path=path)
+        stream_write(stream, encode_uvarint(zigzag_encode(obj) & ((1 << 64) - 1)), -1, path)
+        return obj
+
+
+class _Sized(Construct):
+    """Common length handling: classic (int16/int32 length, -1 null) or compact (uvarint length+1, 0 null)."""
+
+    def __init__(self, compact: bool, nullable: bool, wide: bool) -> None:
+        super().__init__()
+        self.compact = compact
+        self.nullable = nullable
+        self.wide = wide  # int32 length (bytes, arrays) rather than int16 (strings)
+
+    def _read_length(self, stream: Any, path: str) -> int:
+        if self.compact:
+            return read_uvarint(stream, path) - 1
+        if self.wide:
+            return _i32.unpack(stream_read(stream, 4, path))[0]
+        return _i16.unpack(stream_read(stream, 2, path))[0]
+
+    def _write_length(self, length: int, stream: Any, path: str) -> None:
+        if self.compact:
+            data = encode_uvarint(length + 1)
+        elif self.wide:
+            data = _i32.pack(length)
+        else:
+            if length > 0x7FFF:
+                raise KafkaEncodeError("string longer than 32767 bytes", path=path)
+            data = _i16.pack(length)
+        stream_write(stream, data, len(data), path)
+
+    def _null(self, path: str) -> None:
+        if not self.nullable:
+            raise ConstructError("null where the field is not nullable", path=path)
+
+
+class KString(_Sized):
+    def __init__(self, compact: bool, nullable: bool) -> None:
+        super().__init__(compact, nullable, wide=False)
+
+    def _parse(self, stream: Any, context: Any, path: str) -> str | None:
+        length = self._read_length(stream, path)
+        if length < 0:
+            self._null(path)
+            return None
+        return stream_read(stream, length, path).decode("utf-8")
+
+    def _build(self, obj: str | None, stream: Any, context: Any, path: str) -> str | None:
+        if obj is None:
+            if not self.nullable:
+                raise KafkaEncodeError("None for a non-nullable string", path=path)
+            self._write_length(-1, stream, path)
+            return obj
+        data = obj.encode("utf-8")
+        self._write_length(len(data), stream, path)
+        stream_write(stream, data, len(data), path)
+        return obj
+
+
+class KBytes(_Sized):
+    def __init__(self, compact: bool, nullable: bool) -> None:
+        super().__init__(compact, nullable, wide=True)
+
+    def _parse(self, stream: Any, context: Any, path: str) -> bytes | None:
+        length = self._read_length(stream, path)
+        if length < 0:
+            self._null(path)
+            return None
+        return stream_read(stream, length, path)
+
+    def _build(self, obj: bytes | None, stream: Any, context: Any, path: str) -> bytes | None:
+        if obj is None:
+            if not self.nullable:
+                raise KafkaEncodeError("None for non-nullable bytes", path=path)
+            self._write_length(-1, stream, path)
+            return obj
+        self._write_length(len(obj), stream, path)
+        stream_write(stream, obj, len(obj), path)
+        return obj
+
+
+class KArray(_Sized):
+    def __init__(self, element: Construct, compact: bool, nullable: bool) -> None:
+        super().__init__(compact, nullable, wide=True)
+        self.element = element
+
+    def _parse(self, stream: Any, context: Any, path: str) -> list[Any] | None:
+        count = self._read_length(stream, path)
+        if count < 0:
+            self._null(path)
+            return None
+        element = self.element
+        return [element._parsereport(stream, context, path) for _ in range(count)]
+
+    def _build(self, obj: list[Any] | None, stream: Any, context: Any, path: str) -> Any:
+        if obj is None:
+            if not self.nullable:
+                raise KafkaEncodeError("None for a non-nullable array", path=path)
+            self._write_length(-1, stream, path)
+            return obj
+        self._write_length(len(obj), stream, path)
+        element = self.element
+        for item in obj:
+            element._build(item, stream, context, path)
+        return obj
+
+
+class Uuid(Construct):
+    def _parse(self, stream: Any, context: Any, path: str) -> uuid.UUID:
+        return uuid.UUID(bytes=stream_read(stream, 16, path))
+
+    def _build(self, obj: uuid.UUID, stream: Any, context: Any, path: str) -> uuid.UUID:
+        stream_write(stream, obj.bytes, 16, path)
+        return obj
+
+    def _sizeof(self, context: Any, path: str) -> int:
+        return 16
+
+
+class Bool(Construct):
+    """Kafka booleans: one byte, non-zero is true."""
+
+    def _parse(self, stream: Any, context: Any, path: str) -> bool:
+        return stream_read(stream, 1, path) != b"\x00"
+
+    def _build(self, obj: bool, stream: Any, context: Any, path: str) -> bool:
+        stream_write(stream, b"\x01" if obj else b"\x00", 1, path)
+        return obj
+
+    def _sizeof(self, context: Any, path: str) -> int:
+        return 1
+
+
+class NullableStruct(Construct):
+    """A struct that may be null: an int8 marker (-1 null, 1 present) precedes it."""
+
+    def __init__(self, inner: Construct) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def _parse(self, stream: Any, context: Any, path: str) -> Any:
+        marker = Int8sb._parse(stream, context, path)
+        if marker < 0:
+            return None
+        return self.inner._parsereport(stream, context, path)
+
+    def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        if obj is None:
+            Int8sb._build(-1, stream, context, path)
+            return obj
+        Int8sb._build(1, stream, context, path)
+        return self.inner._build(obj, stream, context, path)
+
+
+FIXED: dict[str, Construct] = {
+    "int8": Int8sb,
+    "int16": Int16sb,
+    "int32": Int32sb,
+    "int64": Int64sb,
+    "uint16": Int16ub,
+    "uint32": Int32ub,
+    "float64": Float64b,
+    "bool": Bool(),
+    "uuid": Uuid(),
+}

@@ -1,0 +1,1 @@
+"""Stock Kafka clients driven against a real `kemu serve` process."""

@@ -228,23 +228,33 @@ class Bool(Construct):
 
 
 class NullableStruct(Construct):
-    """A struct that may be null: an int8 marker (-1 null, 1 present) precedes it."""
+    """A struct that may be null: an int8 marker (-1 null, 1 present) precedes it.
 
-    def __init__(self, inner: Construct) -> None:
+    Inside a tagged field Kafka writes the marker as an unsigned varint instead (0 null, 1 present).
+    """
+
+    def __init__(self, inner: Construct, varint_marker: bool = False) -> None:
         super().__init__()
         self.inner = inner
+        self.varint_marker = varint_marker
 
     def _parse(self, stream: Any, context: Any, path: str) -> Any:
-        marker = Int8sb._parse(stream, context, path)
-        if marker < 0:
+        if self.varint_marker:
+            present = read_uvarint(stream, path) > 0
+        else:
+            present = Int8sb._parse(stream, context, path) >= 0
+        if not present:
             return None
         return self.inner._parsereport(stream, context, path)
 
     def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        if self.varint_marker:
+            marker = encode_uvarint(0 if obj is None else 1)
+            stream_write(stream, marker, len(marker), path)
+        else:
+            Int8sb._build(-1 if obj is None else 1, stream, context, path)
         if obj is None:
-            Int8sb._build(-1, stream, context, path)
             return obj
-        Int8sb._build(1, stream, context, path)
         return self.inner._build(obj, stream, context, path)
 
 

@@ -31,6 +31,9 @@ _ABSENT: Any = object()
 
 def is_default(field: Field, value: Any) -> bool:
     if field.type == "{}" and isinstance(value, dict):
+        if field.default is None:
+            # A nullable struct whose default is null: Kafka writes any present struct, even an empty one.
+            return False
         return all(is_default(f, value.get(f.name, _ABSENT)) for f in field.fields)
     if value is _ABSENT:
         return True
@@ -118,21 +121,20 @@ def struct_for(fields: tuple[Field, ...], version: int, flexible: bool) -> KStru
         if version not in field.versions:
             absent.append(field)
             continue
-        sub = _field_construct(field, version, flexible)
         if field.tag is not None and version in field.tagged:
             if not flexible:
                 raise ValueError(f"{field.name}: tagged field in a non-flexible version {version}")
-            tagged[field.tag] = (field, sub)
+            tagged[field.tag] = (field, _field_construct(field, version, flexible, in_tag=True))
         else:
-            regular.append((field, sub))
+            regular.append((field, _field_construct(field, version, flexible)))
     return KStruct(regular, tagged if flexible else None, absent)
 
 
-def _field_construct(field: Field, version: int, flexible: bool) -> Construct:
+def _field_construct(field: Field, version: int, flexible: bool, in_tag: bool = False) -> Construct:
     nullable = version in field.nullable
     if field.type == "{}":
         inner = struct_for(field.fields, version, flexible)
-        return NullableStruct(inner) if nullable else inner
+        return NullableStruct(inner, varint_marker=in_tag) if nullable else inner
     if field.is_array:
         if field.type == "[]":
             element: Construct = struct_for(field.fields, version, flexible)

@@ -1,0 +1,21 @@
+"""How Kafka places a group or transactional id on a partition of its internal topic.
+
+Kafka takes Java's `String.hashCode` of the id, makes it non-negative with `Utils.abs` (a bit mask, so
+Integer.MIN_VALUE maps to 0 rather than overflowing) and reduces it modulo the partition count. Clients never
+compute this themselves, but an operator comparing kemu's `__transaction_state` layout with Kafka's will.
+"""
+
+from __future__ import annotations
+
+
+def java_string_hash(text: str) -> int:
+    """Java's String.hashCode: over UTF-16 code units, in signed 32-bit arithmetic."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def partition_for(key: str, partitions: int) -> int:
+    return (java_string_hash(key) & 0x7FFFFFFF) % partitions

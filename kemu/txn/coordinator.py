@@ -1,0 +1,309 @@
+"""The transaction coordinator (Kafka's TransactionCoordinator and TransactionStateManager), sans I/O.
+
+Every state change is journaled first (to `__transaction_state`, through the injected `journal`) and applied
+after, so replaying the journal rebuilds exactly this state. Writing the COMMIT/ABORT markers is the
+shell's job: entering PrepareCommit/PrepareAbort queues a `MarkerJob`; the shell writes the markers to each
+partition and calls `markers_written`, which completes the transaction. Between the two, the transactional
+id answers CONCURRENT_TRANSACTIONS — the same two-phase window Kafka has, which tests can observe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from kemu.clock import Clock
+from kemu.txn.producer_ids import ProducerIdAllocator
+from kemu.txn.state import (
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    TopicPartition,
+    TxnMetadata,
+    TxnState,
+    epoch_exhausted,
+)
+from kemu.wire.errors import ErrorCode
+
+Journal = Callable[[str, "dict[str, Any] | None"], None]
+
+_COMPLETING = (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
+
+
+@dataclass(frozen=True, slots=True)
+class TxnConfig:
+    max_timeout_ms: int = 900000  # transaction.max.timeout.ms
+    id_expiration_ms: int = 604800000  # transactional.id.expiration.ms
+
+
+@dataclass(frozen=True, slots=True)
+class InitResult:
+    error: ErrorCode
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+
+
+@dataclass(frozen=True, slots=True)
+class MarkerJob:
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    commit: bool
+    coordinator_epoch: int
+    partitions: frozenset[TopicPartition]
+
+
+class TransactionCoordinator:
+    def __init__(
+        self,
+        clock: Clock,
+        producer_ids: ProducerIdAllocator,
+        journal: Journal,
+        config: TxnConfig = TxnConfig(),
+        coordinator_epoch: int = 0,
+    ) -> None:
+        self.clock = clock
+        self.producer_ids = producer_ids
+        self.journal = journal
+        self.config = config
+        self.coordinator_epoch = coordinator_epoch
+        self.txns: dict[str, TxnMetadata] = {}
+        self.pending_markers: dict[str, MarkerJob] = {}
+        # Called with each queued job so the shell can wake its marker writer.
+        self.on_markers_queued: Callable[[MarkerJob], None] = lambda job: None
+
+    # ---- InitProducerId ---------------------------------------------------------------------------
+    def init_producer_id(
+        self,
+        transactional_id: str | None,
+        timeout_ms: int,
+        expected_producer_id: int = NO_PRODUCER_ID,
+        expected_epoch: int = NO_PRODUCER_EPOCH,
+    ) -> InitResult:
+        if transactional_id is None:
+            # An idempotent producer always gets a fresh id; KIP-360 bumps of its epoch happen client-side.
+            return InitResult(ErrorCode.NONE, self.producer_ids.next_id(), 0)
+        if transactional_id == "":
+            return InitResult(ErrorCode.INVALID_REQUEST)
+        if timeout_ms <= 0 or timeout_ms > self.config.max_timeout_ms:
+            return InitResult(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
+        expected = expected_producer_id != NO_PRODUCER_ID or expected_epoch != NO_PRODUCER_EPOCH
+        txn = self.txns.get(transactional_id)
+        if txn is None or txn.state == TxnState.DEAD:
+            txn = TxnMetadata(transactional_id, self.producer_ids.next_id(), timeout_ms=timeout_ms)
+            self.txns[transactional_id] = txn
+        if expected and not self._valid_expected_producer(txn, expected_producer_id, expected_epoch):
+            return InitResult(ErrorCode.PRODUCER_FENCED)
+        if txn.state in _COMPLETING or txn.state == TxnState.PREPARE_EPOCH_FENCE:
+            return InitResult(ErrorCode.CONCURRENT_TRANSACTIONS)
+        if txn.state == TxnState.ONGOING:
+            # Fence the old producer and abort its transaction; the caller retries once it is done, and
+            # that retry bumps the epoch again (Kafka never hands out the fencing epoch).
+            self._fence_and_abort(txn)
+            return InitResult(ErrorCode.CONCURRENT_TRANSACTIONS)
+        now = self.clock.now_ms()
+        nxt = self._copy(txn)
+        if epoch_exhausted(txn.producer_epoch) and (not expected or expected_epoch == txn.producer_epoch):
+            nxt.last_producer_id, nxt.producer_id = txn.producer_id, self.producer_ids.next_id()
+            nxt.producer_epoch, nxt.last_producer_epoch = 0, txn.producer_epoch
+        elif not expected or txn.producer_epoch == NO_PRODUCER_EPOCH or expected_epoch == txn.producer_epoch:
+            nxt.producer_epoch, nxt.last_producer_epoch = txn.producer_epoch + 1, (
+                txn.producer_epoch if expected else NO_PRODUCER_EPOCH)
+        elif expected_epoch == txn.last_producer_epoch:
+            # A retry of a bump whose response was lost: answer with the current epoch, unbumped.
+            return InitResult(ErrorCode.NONE, txn.producer_id, txn.producer_epoch)
+        else:
+            return InitResult(ErrorCode.PRODUCER_FENCED)
+        nxt.timeout_ms = timeout_ms
+        nxt.state = TxnState.EMPTY
+        nxt.partitions = set()
+        nxt.start_ms = -1
+        nxt.update_ms = now
+        self._commit(nxt)
+        return InitResult(ErrorCode.NONE, nxt.producer_id, nxt.producer_epoch)
+
+    @staticmethod
+    def _valid_expected_producer(txn: TxnMetadata, producer_id: int, epoch: int) -> bool:
+        return (
+            txn.producer_epoch == NO_PRODUCER_EPOCH
+            or producer_id == txn.producer_id
+            or (producer_id == txn.last_producer_id and epoch_exhausted(epoch))
+        )
+
+    # ---- AddPartitionsToTxn / AddOffsetsToTxn --------------------------------------------------------
+    def add_partitions(
+        self, transactional_id: str, producer_id: int, epoch: int, partitions: Iterable[TopicPartition]
+    ) -> ErrorCode:
+        txn, error = self._check_producer(transactional_id, producer_id, epoch)
+        if txn is None:
+            return error
+        wanted = set(partitions)
+        if txn.state in _COMPLETING or txn.state == TxnState.PREPARE_EPOCH_FENCE:
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        if txn.state == TxnState.DEAD:
+            return ErrorCode.INVALID_TXN_STATE
+        if txn.state == TxnState.ONGOING and wanted <= txn.partitions:
+            return ErrorCode.NONE
+        now = self.clock.now_ms()
+        nxt = self._copy(txn)
+        if txn.state != TxnState.ONGOING:
+            nxt.start_ms = now
+            nxt.partitions = set()
+        nxt.partitions |= wanted
+        nxt.state = TxnState.ONGOING
+        nxt.update_ms = now
+        self._commit(nxt)
+        return ErrorCode.NONE
+
+    def verify_partition(self, transactional_id: str, producer_id: int, epoch: int,
+                         partition: TopicPartition) -> ErrorCode:
+        """KIP-890 verification (AddPartitionsToTxn v4+ verify_only): is this partition in the transaction?"""
+        txn, error = self._check_producer(transactional_id, producer_id, epoch)
+        if txn is None:
+            return error
+        if txn.state == TxnState.ONGOING and partition in txn.partitions:
+            return ErrorCode.NONE
+        return ErrorCode.INVALID_TXN_STATE
+
+    # ---- EndTxn ---------------------------------------------------------------------------------------
+    def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool) -> ErrorCode:
+        txn, error = self._check_producer(transactional_id, producer_id, epoch)
+        if txn is None:
+            return error
+        state = txn.state
+        if state == TxnState.ONGOING:
+            self._prepare(txn, commit, txn.producer_epoch)
+            return ErrorCode.NONE
+        if state == TxnState.COMPLETE_COMMIT:
+            return ErrorCode.NONE if commit else ErrorCode.INVALID_TXN_STATE
+        if state == TxnState.COMPLETE_ABORT:
+            return ErrorCode.NONE if not commit else ErrorCode.INVALID_TXN_STATE
+        if state == TxnState.PREPARE_COMMIT:
+            return ErrorCode.CONCURRENT_TRANSACTIONS if commit else ErrorCode.INVALID_TXN_STATE
+        if state == TxnState.PREPARE_ABORT:
+            return ErrorCode.CONCURRENT_TRANSACTIONS if not commit else ErrorCode.INVALID_TXN_STATE
+        if state == TxnState.PREPARE_EPOCH_FENCE:
+            return ErrorCode.CONCURRENT_TRANSACTIONS
+        return ErrorCode.INVALID_TXN_STATE
+
+    def _check_producer(
+        self, transactional_id: str, producer_id: int, epoch: int
+    ) -> tuple[TxnMetadata | None, ErrorCode]:
+        if not transactional_id:
+            return None, ErrorCode.INVALID_REQUEST
+        txn = self.txns.get(transactional_id)
+        if txn is None or txn.producer_id != producer_id:
+            return None, ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if epoch != txn.producer_epoch:
+            return None, ErrorCode.PRODUCER_FENCED
+        return txn, ErrorCode.NONE
+
+    # ---- completing -----------------------------------------------------------------------------------
+    def _prepare(self, txn: TxnMetadata, commit: bool, epoch: int) -> None:
+        nxt = self._copy(txn)
+        nxt.producer_epoch = epoch
+        nxt.state = TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT
+        nxt.update_ms = self.clock.now_ms()
+        self._commit(nxt)
+        self._queue_markers(nxt)
+
+    def _queue_markers(self, txn: TxnMetadata) -> None:
+        job = MarkerJob(txn.transactional_id, txn.producer_id, txn.producer_epoch,
+                        txn.state == TxnState.PREPARE_COMMIT, self.coordinator_epoch, frozenset(txn.partitions))
+        self.pending_markers[txn.transactional_id] = job
+        self.on_markers_queued(job)
+
+    def _fence_and_abort(self, txn: TxnMetadata) -> None:
+        if epoch_exhausted(txn.producer_epoch):
+            # No epoch left to fence with: abort with the current one; the next init rotates the id.
+            self._prepare(txn, False, txn.producer_epoch)
+            return
+        fenced = self._copy(txn)
+        fenced.producer_epoch = txn.producer_epoch + 1
+        fenced.last_producer_epoch = txn.producer_epoch
+        # PrepareEpochFence lives only in memory in Kafka; the abort that follows is what gets journaled.
+        self.txns[txn.transactional_id] = fenced
+        self._prepare(fenced, False, fenced.producer_epoch)
+
+    def take_marker_jobs(self) -> list[MarkerJob]:
+        return list(self.pending_markers.values())
+
+    def markers_written(self, job: MarkerJob) -> None:
+        txn = self.txns.get(job.transactional_id)
+        if self.pending_markers.get(job.transactional_id) != job or txn is None:
+            return
+        del self.pending_markers[job.transactional_id]
+        nxt = self._copy(txn)
+        nxt.state = TxnState.COMPLETE_COMMIT if job.commit else TxnState.COMPLETE_ABORT
+        nxt.partitions = set()
+        nxt.update_ms = self.clock.now_ms()
+        self._commit(nxt)
+
+    # ---- timers ---------------------------------------------------------------------------------------
+    def next_deadline(self) -> int | None:
+        deadlines = [t.start_ms + t.timeout_ms for t in self.txns.values() if t.state == TxnState.ONGOING]
+        deadlines += [t.update_ms + self.config.id_expiration_ms for t in self.txns.values()
+                      if t.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)]
+        return min(deadlines, default=None)
+
+    def tick(self) -> list[str]:
+        """Abort timed-out transactions and expire idle transactional ids; returns the ids aborted."""
+        now = self.clock.now_ms()
+        aborted = []
+        for txn in list(self.txns.values()):
+            if txn.state == TxnState.ONGOING and now >= txn.start_ms + txn.timeout_ms:
+                self._fence_and_abort(txn)
+                aborted.append(txn.transactional_id)
+            elif (txn.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
+                  and now >= txn.update_ms + self.config.id_expiration_ms):
+                self.journal(txn.transactional_id, None)
+                del self.txns[txn.transactional_id]
+        return aborted
+
+    # ---- journal and recovery -------------------------------------------------------------------------
+    def _commit(self, nxt: TxnMetadata) -> None:
+        self.journal(nxt.transactional_id, nxt.log_value())
+        self.txns[nxt.transactional_id] = nxt
+
+    @staticmethod
+    def _copy(txn: TxnMetadata) -> TxnMetadata:
+        return TxnMetadata(
+            txn.transactional_id, txn.producer_id, txn.last_producer_id, txn.next_producer_id,
+            txn.producer_epoch, txn.last_producer_epoch, txn.timeout_ms, txn.state, set(txn.partitions),
+            txn.start_ms, txn.update_ms)
+
+    def replay(self, transactional_id: str, value: dict[str, Any] | None) -> None:
+        """Apply one `__transaction_state` record read back at start-up (None is a tombstone)."""
+        if value is None:
+            self.txns.pop(transactional_id, None)
+        else:
+            self.txns[transactional_id] = TxnMetadata.from_log_value(transactional_id, value)
+
+    def finish_loading(self) -> None:
+        """After replay: transactions left in PREPARE_* get their markers written again, as Kafka does."""
+        for txn in self.txns.values():
+            if txn.state in _COMPLETING:
+                self._queue_markers(txn)
+
+    # ---- admin ----------------------------------------------------------------------------------------
+    def describe(self, transactional_id: str) -> TxnMetadata | None:
+        txn = self.txns.get(transactional_id)
+        return txn if txn is not None and txn.state != TxnState.DEAD else None
+
+    def list(
+        self, states: Iterable[str] = (), producer_ids: Iterable[int] = (), duration_filter_ms: int = -1
+    ) -> list[TxnMetadata]:
+        wanted_states = {s for s in states}
+        wanted_ids = set(producer_ids)
+        now = self.clock.now_ms()
+        out = []
+        for txn in self.txns.values():
+            if txn.state == TxnState.DEAD:
+                continue
+            if wanted_states and txn.state.kafka_name not in wanted_states:
+                continue
+            if wanted_ids and txn.producer_id not in wanted_ids:
+                continue
+            if duration_filter_ms >= 0 and (txn.start_ms < 0 or now - txn.start_ms < duration_filter_ms):
+                continue
+            out.append(txn)
+        return out

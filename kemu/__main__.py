@@ -1,0 +1,5 @@
+import sys
+
+from kemu.cli import main
+
+sys.exit(main())

@@ -1,0 +1,94 @@
+"""`kemu serve`: run a broker until Ctrl-C or SIGTERM.
+
+Once it accepts connections it prints exactly one line to stdout, `kemu serving on HOST:PORT` (the
+advertised bootstrap address; with --port 0 the real bound port), which scripts and test harnesses wait
+for. Imports are deferred into the command so `--help` and start-up stay quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    import trio
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kemu", description="A Kafka-wire-compatible broker emulator.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run a broker")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=9092, help="port to listen on; 0 picks a free one")
+    serve.add_argument("--advertised-host", default=None,
+                       help="host clients are told to connect to (default: the listen address)")
+    serve.add_argument("--data-dir", default=None,
+                       help="where the broker keeps its data (default: a temporary directory removed on exit)")
+    serve.add_argument("--log-level", default="INFO", type=str.upper,
+                       choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"])
+    serve.add_argument("--node-id", type=int, default=1, help="this broker's node id (default 1)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        return serve_command(args)
+    return 2
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    import logging
+    import shutil
+    import tempfile
+
+    import trio
+
+    logging.basicConfig(level=args.log_level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    temporary = args.data_dir is None
+    data_dir = tempfile.mkdtemp(prefix="kemu-") if temporary else args.data_dir
+    try:
+        trio.run(_serve, args, data_dir)
+    finally:
+        if temporary:
+            shutil.rmtree(data_dir, ignore_errors=True)
+    return 0
+
+
+async def _serve(args: argparse.Namespace, data_dir: str) -> None:
+    import trio
+
+    from kemu.clock import SystemClock
+    from kemu.cluster import meta_properties
+    from kemu.cluster.broker import Broker
+    from kemu.cluster.config import BrokerConfig
+    from kemu.server import serve
+
+    config = BrokerConfig(node_id=args.node_id, host=args.host, port=args.port,
+                          advertised_host=args.advertised_host, data_dir=data_dir)
+    cluster_id = meta_properties.load_or_format(data_dir, config.node_id, None)
+    broker = Broker(config, SystemClock(), cluster_id)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(_cancel_on_signals, nursery.cancel_scope)
+        await nursery.start(serve, broker, args.host, args.port)
+        host, port = broker.advertised_endpoint()
+        shown = f"[{host}]" if ":" in host else host
+        print(f"kemu serving on {shown}:{port}", flush=True)
+
+
+async def _cancel_on_signals(scope: trio.CancelScope, *, task_status: trio.TaskStatus[None]) -> None:
+    import signal
+
+    import trio
+
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()
+        async for _ in signals:
+            scope.cancel()
+            return
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""The broker's core state: who it is, where clients reach it, and the topics it hosts."""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from dataclasses import dataclass
+from typing import Sequence
+
+from kemu.clock import Clock
+from kemu.cluster import topic_admin
+from kemu.cluster.config import BrokerConfig
+from kemu.cluster.ids import new_cluster_id
+from kemu.cluster.topic_admin import CreateOutcome, DeleteOutcome, NewTopic
+from kemu.cluster.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, invalid_name_reason
+from kemu.cluster.topics import Topic, TopicRegistry
+from kemu.wire.errors import ErrorCode
+
+_WILDCARDS = frozenset({"", "0.0.0.0", "::"})
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerNode:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig, clock: Clock, cluster_id: str | None = None) -> None:
+        self.config = config
+        self.clock = clock
+        self.cluster_id = cluster_id or config.cluster_id or new_cluster_id()
+        self.topics = TopicRegistry()
+        self.bound_port: int | None = None  # set by the server once its listener is bound
+
+    @property
+    def node_id(self) -> int:
+        return self.config.node_id
+
+    @property
+    def controller_id(self) -> int:
+        # A KRaft broker tells clients some live broker is "the controller" (they cannot reach the real
+        # quorum); with one broker that is this one.
+        return self.config.node_id
+
+    def advertised_endpoint(self) -> tuple[str, int]:
+        host = self.config.advertised_host
+        if host is None:
+            host = socket.gethostname() if self.config.host in _WILDCARDS else self.config.host
+        port = self.config.advertised_port or self.bound_port or self.config.port
+        return host, port
+
+    def brokers(self) -> list[BrokerNode]:
+        host, port = self.advertised_endpoint()
+        return [BrokerNode(self.config.node_id, host, port, self.config.rack)]
+
+    def live_broker_ids(self) -> list[int]:
+        return [node.node_id for node in self.brokers()]
+
+    def create_topics(self, topics: Sequence[NewTopic], validate_only: bool = False) -> list[CreateOutcome]:
+        return topic_admin.create_topics(self, topics, validate_only)
+
+    def delete_topics(self, names: Sequence[str], by_state: Sequence[tuple[str | None, uuid.UUID]],
+                      version: int) -> list[DeleteOutcome]:
+        return topic_admin.delete_topics(self, names, by_state, version)
+
+    def delete_topic(self, topic_id: uuid.UUID) -> Topic:
+        return self.topics.remove(topic_id)
+
+    def auto_create_topic(self, name: str) -> ErrorCode:
+        """What Metadata reports for a missing topic it may create: Kafka starts the creation and answers
+        LEADER_NOT_AVAILABLE until the topic is in its metadata; an illegal name is INVALID_TOPIC_EXCEPTION."""
+        if invalid_name_reason(name) is not None:
+            return ErrorCode.INVALID_TOPIC_EXCEPTION
+        self.create_topics([self.auto_creation_request(name)])
+        return ErrorCode.LEADER_NOT_AVAILABLE
+
+    def auto_creation_request(self, name: str) -> NewTopic:
+        """The topic Kafka creates when `name` is first asked for: internal topics get their own layout."""
+        cfg = self.config
+        if name == GROUP_METADATA_TOPIC:
+            return NewTopic(name, cfg.offsets_topic_num_partitions, cfg.offsets_topic_replication_factor,
+                            configs=[("cleanup.policy", "compact"), ("compression.type", "producer"),
+                                     ("segment.bytes", str(cfg.offsets_topic_segment_bytes))])
+        if name == TRANSACTION_STATE_TOPIC:
+            return NewTopic(name, cfg.transaction_state_log_num_partitions,
+                            cfg.transaction_state_log_replication_factor,
+                            configs=[("cleanup.policy", "compact"), ("compression.type", "uncompressed"),
+                                     ("min.insync.replicas", str(cfg.transaction_state_log_min_isr)),
+                                     ("segment.bytes", str(cfg.transaction_state_log_segment_bytes)),
+                                     ("unclean.leader.election.enable", "false")])
+        return NewTopic(name, cfg.num_partitions, cfg.default_replication_factor)

@@ -1,0 +1,31 @@
+"""Broker configuration: the Kafka broker settings kemu honours, under Kafka's names and defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class BrokerConfig:
+    node_id: int = 1  # node.id
+    host: str = "127.0.0.1"  # the listener's bind address
+    port: int = 9092  # 0 binds an ephemeral port
+    advertised_host: str | None = None  # advertised.listeners host; None = the bind host
+    advertised_port: int | None = None  # None = the bound port
+    rack: str | None = None  # broker.rack
+    data_dir: str | None = None  # log.dirs; None = a temporary directory for the process's life
+    cluster_id: str | None = None  # None = the data dir's meta.properties, or a fresh id
+    auto_create_topics_enable: bool = True  # auto.create.topics.enable
+    num_partitions: int = 1  # num.partitions
+    default_replication_factor: int = 1  # default.replication.factor
+    delete_topic_enable: bool = True  # delete.topic.enable
+    socket_request_max_bytes: int = 104857600  # socket.request.max.bytes
+    # Kafka defaults these replication factors to 3; a one-broker cluster could then never create its
+    # internal topics, so kemu starts from what every single-node Kafka setup configures: 1.
+    offsets_topic_num_partitions: int = 50  # offsets.topic.num.partitions
+    offsets_topic_replication_factor: int = 1  # offsets.topic.replication.factor
+    offsets_topic_segment_bytes: int = 104857600  # offsets.topic.segment.bytes
+    transaction_state_log_num_partitions: int = 50  # transaction.state.log.num.partitions
+    transaction_state_log_replication_factor: int = 1  # transaction.state.log.replication.factor
+    transaction_state_log_min_isr: int = 1  # transaction.state.log.min.isr
+    transaction_state_log_segment_bytes: int = 104857600  # transaction.state.log.segment.bytes

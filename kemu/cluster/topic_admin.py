@@ -1,0 +1,259 @@
+"""Creating and deleting topics, with the checks and messages of Kafka's KRaft controller.
+
+The order of the checks is Kafka's, because it decides which error a client sees when a request is wrong
+in several ways: name legality and collisions, then existence, then configs, then the partition layout.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+from kemu.cluster import topic_configs
+from kemu.cluster.errors import ApiError
+from kemu.cluster.ids import random_uuid
+from kemu.cluster.topic_names import CLUSTER_METADATA_TOPIC, invalid_name_reason
+from kemu.cluster.topics import Partition, Topic
+from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.cluster.broker import Broker
+
+MAX_PARTITIONS_PER_REQUEST = 10_000  # the controller refuses larger batches as a policy violation
+
+
+@dataclass(slots=True)
+class NewTopic:
+    """One topic of a CreateTopics request (or an auto-creation)."""
+
+    name: str
+    num_partitions: int = -1  # -1: num.partitions
+    replication_factor: int = -1  # -1: default.replication.factor
+    assignments: list[tuple[int, list[int]]] = field(default_factory=list)  # (partition, broker ids)
+    configs: list[tuple[str, str | None]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class CreateOutcome:
+    name: str
+    error: ErrorCode = ErrorCode.NONE
+    message: str | None = None
+    topic_id: uuid.UUID = uuid.UUID(int=0)
+    num_partitions: int = -1
+    replication_factor: int = -1
+    configs: Sequence[topic_configs.EffectiveConfig] = ()
+
+
+@dataclass(slots=True)
+class DeleteOutcome:
+    name: str | None
+    topic_id: uuid.UUID
+    error: ErrorCode = ErrorCode.NONE
+    message: str | None = None
+
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: bool) -> list[CreateOutcome]:
+    names = [t.name for t in requested]
+    duplicates = list(dict.fromkeys(n for n in names if names.count(n) > 1))
+    effective = [t for t in requested if t.name not in duplicates and t.name != CLUSTER_METADATA_TOPIC]
+    _check_total_partitions(broker, effective)
+
+    errors: dict[str, tuple[ErrorCode, str | None]] = {}
+    for topic in effective:
+        reason = invalid_name_reason(topic.name)
+        if reason is not None:
+            errors[topic.name] = (ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
+        colliding = broker.topics.colliding_with(topic.name)
+        if colliding is not None:
+            errors[topic.name] = (ErrorCode.INVALID_TOPIC_EXCEPTION,
+                                  f"Topic '{topic.name}' collides with existing topic: {colliding}")
+    for topic in effective:
+        if topic.name in broker.topics:
+            errors[topic.name] = (ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{topic.name}' already exists.")
+    for topic in effective:
+        if topic.name not in errors:
+            try:
+                topic_configs.validate(dict(topic.configs))
+            except topic_configs.ConfigError as exc:
+                errors[topic.name] = (ErrorCode.INVALID_CONFIG, str(exc))
+
+    outcomes: list[CreateOutcome] = []
+    for topic in effective:
+        if topic.name in errors:
+            code, message = errors[topic.name]
+            outcomes.append(CreateOutcome(topic.name, code, message))
+            continue
+        layout = _layout(broker, topic)
+        if isinstance(layout, CreateOutcome):
+            outcomes.append(layout)
+            continue
+        overrides = {name: value for name, value in topic.configs if value is not None}
+        created = Topic(topic.name, random_uuid(), [
+            Partition(topic.name, index, list(replicas), list(replicas), replicas[0])
+            for index, replicas in sorted(layout.items())
+        ], overrides)
+        if not validate_only:
+            broker.topics.add(created)
+        outcomes.append(CreateOutcome(
+            topic.name, topic_id=created.topic_id, num_partitions=len(created.partitions),
+            replication_factor=created.replication_factor, configs=topic_configs.effective(overrides)))
+    for name in duplicates:
+        outcomes.append(CreateOutcome(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+    if CLUSTER_METADATA_TOPIC in names:
+        outcomes.append(CreateOutcome(CLUSTER_METADATA_TOPIC, ErrorCode.INVALID_REQUEST,
+                                      f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."))
+    return outcomes
+
+
+def _check_total_partitions(broker: Broker, topics: Sequence[NewTopic]) -> None:
+    total = 0
+    for topic in topics:
+        if topic.assignments:
+            total += len(topic.assignments)
+        elif topic.num_partitions == -1:
+            total += broker.config.num_partitions
+        elif topic.num_partitions > 0:
+            total += topic.num_partitions
+    if total > MAX_PARTITIONS_PER_REQUEST:
+        raise ApiError(ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request.")
+
+
+def _layout(broker: Broker, topic: NewTopic) -> dict[int, list[int]] | CreateOutcome:
+    """Replica lists by partition, or the outcome explaining why there can be none."""
+
+    def fail(code: ErrorCode, message: str) -> CreateOutcome:
+        return CreateOutcome(topic.name, code, message)
+
+    live = broker.live_broker_ids()
+    if topic.assignments:
+        if topic.replication_factor != -1:
+            return fail(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but replication "
+                                                   "factor was not set to -1.")
+        if topic.num_partitions != -1:
+            return fail(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but numPartitions "
+                                                   "was not set to -1.")
+        layout: dict[int, list[int]] = {}
+        width: int | None = None
+        for index, brokers in topic.assignments:
+            if index in layout:
+                return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                            f"Found multiple manual partition assignments for partition {index}")
+            problem = _assignment_problem(brokers, live, width)
+            if problem is not None:
+                return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem)
+            width = len(brokers)
+            layout[index] = list(brokers)
+        for expected in range(len(layout)):
+            if expected not in layout:
+                return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                            "partitions should be a consecutive 0-based integer sequence")
+        return layout
+    if topic.replication_factor < -1 or topic.replication_factor == 0:
+        return fail(ErrorCode.INVALID_REPLICATION_FACTOR,
+                    "Replication factor must be larger than 0, or -1 to use the default value.")
+    if topic.num_partitions < -1 or topic.num_partitions == 0:
+        return fail(ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
+    partitions = broker.config.num_partitions if topic.num_partitions == -1 else topic.num_partitions
+    factor = (broker.config.default_replication_factor if topic.replication_factor == -1
+              else topic.replication_factor)
+    if factor > len(live):
+        return fail(ErrorCode.INVALID_REPLICATION_FACTOR,
+                    f"Unable to replicate the partition {factor} time(s): The target replication factor of "
+                    f"{factor} cannot be reached because only {len(live)} broker(s) are registered.")
+    return {index: _striped(live, index, factor) for index in range(partitions)}
+
+
+def _assignment_problem(brokers: list[int], live: list[int], width: int | None) -> str | None:
+    if not brokers:
+        return "The manual partition assignment includes an empty replica list."
+    previous: int | None = None
+    for broker_id in sorted(brokers):
+        if broker_id not in live:
+            return (f"The manual partition assignment includes broker {broker_id}, but no such broker is "
+                    "registered.")
+        if broker_id == previous:
+            return f"The manual partition assignment includes the broker {previous} more than once."
+        previous = broker_id
+    if width is not None and len(brokers) != width:
+        return (f"The manual partition assignment includes a partition with {len(brokers)} replica(s), but "
+                f"this is not consistent with previous partitions, which have {width} replica(s).")
+    return None
+
+
+def _striped(live: list[int], index: int, factor: int) -> list[int]:
+    """Leaders rotate over the brokers, followers follow in order, as Kafka's striped placer spreads them."""
+    ordered = sorted(live)
+    return [ordered[(index + i) % len(ordered)] for i in range(factor)]
+
+
+def delete_topics(broker: Broker, names: Sequence[str], by_state: Sequence[tuple[str | None, uuid.UUID]],
+                  version: int) -> list[DeleteOutcome]:
+    """Kafka's ControllerApis.deleteTopics, without authorization: every answer, in Kafka's order."""
+    if not broker.config.delete_topic_enable:
+        if version < 3:
+            raise ApiError(ErrorCode.INVALID_REQUEST, "Topic deletion is disabled.")
+        raise ApiError(ErrorCode.TOPIC_DELETION_DISABLED)
+    outcomes: list[DeleteOutcome] = []
+    provided_names: dict[str, None] = {}
+    duplicate_names: dict[str, None] = {}
+    provided_ids: dict[uuid.UUID, None] = {}
+    duplicate_ids: dict[uuid.UUID, None] = {}
+
+    def add_name(name: str) -> None:
+        if name in duplicate_names or name in provided_names:
+            duplicate_names[name] = None
+            provided_names.pop(name, None)
+        else:
+            provided_names[name] = None
+
+    for name in names:
+        add_name(name)
+    for name, topic_id in by_state:
+        if name is None:
+            if topic_id == ZERO_UUID:
+                outcomes.append(DeleteOutcome(None, ZERO_UUID, ErrorCode.INVALID_REQUEST,
+                                              "Neither topic name nor id were specified."))
+            elif topic_id in duplicate_ids or topic_id in provided_ids:
+                duplicate_ids[topic_id] = None
+                provided_ids.pop(topic_id, None)
+            else:
+                provided_ids[topic_id] = None
+        elif topic_id == ZERO_UUID:
+            add_name(name)
+        else:
+            outcomes.append(DeleteOutcome(name, topic_id, ErrorCode.INVALID_REQUEST,
+                                          "You may not specify both topic name and topic id."))
+    for name in duplicate_names:
+        outcomes.append(DeleteOutcome(name, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+    for topic_id in duplicate_ids:
+        outcomes.append(DeleteOutcome(None, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id."))
+
+    to_delete: dict[uuid.UUID, str] = {}
+    for topic_id in provided_ids:
+        found = broker.topics.by_id(topic_id)
+        if found is None:
+            outcomes.append(DeleteOutcome(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID))
+        else:
+            to_delete[topic_id] = found.name
+    for name in provided_names:
+        found_by_name = broker.topics.get(name)
+        if found_by_name is None:
+            outcomes.append(DeleteOutcome(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            continue
+        topic_id = found_by_name.topic_id
+        if topic_id in duplicate_ids or topic_id in to_delete:
+            # A name and an id for the same topic in one request: neither is deleted.
+            duplicate_ids[topic_id] = None
+            to_delete.pop(topic_id, None)
+            outcomes.append(DeleteOutcome(name, topic_id, ErrorCode.INVALID_REQUEST,
+                                          "The provided topic name maps to an ID that was already supplied."))
+        else:
+            to_delete[topic_id] = name
+    for topic_id, name in to_delete.items():
+        broker.delete_topic(topic_id)
+        outcomes.append(DeleteOutcome(name, topic_id))
+    return outcomes

@@ -1,0 +1,42 @@
+"""Kafka's rules for topic names (`org.apache.kafka.common.internals.Topic`)."""
+
+from __future__ import annotations
+
+import re
+
+MAX_NAME_LENGTH = 249
+GROUP_METADATA_TOPIC = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+SHARE_GROUP_STATE_TOPIC = "__share_group_state"
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, SHARE_GROUP_STATE_TOPIC})
+
+_LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
+
+
+def invalid_name_reason(name: str) -> str | None:
+    """Kafka's InvalidTopicException message for an illegal name, or None when the name is legal."""
+    if not name:
+        return "Topic name is illegal, it can't be empty"
+    if name in (".", ".."):
+        return 'Topic name cannot be "." or ".."'
+    if len(name) > MAX_NAME_LENGTH:
+        return (f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} characters, "
+                f"topic name: {name}")
+    if not _LEGAL.fullmatch(name):
+        return (f'Topic name "{name}" is illegal, it contains a character other than ASCII alphanumerics, '
+                "'.', '_' and '-'")
+    return None
+
+
+def is_internal(name: str) -> bool:
+    return name in INTERNAL_TOPICS
+
+
+def has_collision_chars(name: str) -> bool:
+    """'.' and '_' collide in metric names, so Kafka refuses topics differing only in them."""
+    return "." in name or "_" in name
+
+
+def unify_collision_chars(name: str) -> str:
+    return name.replace(".", "_")

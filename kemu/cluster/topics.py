@@ -1,0 +1,90 @@
+"""The topic registry: every topic's name, id, configs and partitions.
+
+A `Partition` is where each partition's state lives: leadership now, and its `kemu.log` partition log once
+the log core is wired in. The registry keeps the indexes Kafka's controller keeps: by name, by id, and by
+name with '.' and '_' unified (those collide in metric names, so Kafka refuses such pairs).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from kemu.cluster.topic_names import has_collision_chars, is_internal, unify_collision_chars
+
+
+@dataclass(slots=True)
+class Partition:
+    topic: str
+    index: int
+    replicas: list[int]
+    isr: list[int]
+    leader_id: int
+    leader_epoch: int = 0
+    offline_replicas: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Topic:
+    name: str
+    topic_id: uuid.UUID
+    partitions: list[Partition]
+    configs: dict[str, str]  # the overrides set on the topic; defaults are not stored
+
+    @property
+    def is_internal(self) -> bool:
+        return is_internal(self.name)
+
+    @property
+    def replication_factor(self) -> int:
+        return len(self.partitions[0].replicas) if self.partitions else 0
+
+
+class TopicRegistry:
+    def __init__(self) -> None:
+        self._by_name: dict[str, Topic] = {}
+        self._by_id: dict[uuid.UUID, Topic] = {}
+        self._by_unified: dict[str, set[str]] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def __iter__(self) -> Iterator[Topic]:
+        return iter(list(self._by_name.values()))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def get(self, name: str) -> Topic | None:
+        return self._by_name.get(name)
+
+    def by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        return self._by_id.get(topic_id)
+
+    def colliding_with(self, name: str) -> str | None:
+        """An existing topic whose name differs from `name` only in '.' versus '_'."""
+        if not has_collision_chars(name):
+            return None
+        for other in sorted(self._by_unified.get(unify_collision_chars(name), ())):
+            if other != name:
+                return other
+        return None
+
+    def add(self, topic: Topic) -> None:
+        if topic.name in self._by_name or topic.topic_id in self._by_id:
+            raise ValueError(f"topic {topic.name} ({topic.topic_id}) already registered")
+        self._by_name[topic.name] = topic
+        self._by_id[topic.topic_id] = topic
+        if has_collision_chars(topic.name):
+            self._by_unified.setdefault(unify_collision_chars(topic.name), set()).add(topic.name)
+
+    def remove(self, topic_id: uuid.UUID) -> Topic:
+        topic = self._by_id.pop(topic_id)
+        del self._by_name[topic.name]
+        unified = self._by_unified.get(unify_collision_chars(topic.name))
+        if unified is not None:
+            unified.discard(topic.name)
+            if not unified:
+                del self._by_unified[unify_collision_chars(topic.name)]
+        return topic

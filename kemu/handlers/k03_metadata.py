@@ -1,0 +1,123 @@
+"""Metadata (key 3), versions 0-12.
+
+v0: an empty topic list means all topics (v1+: null means all, empty means none). v1 adds racks, the
+controller id and is_internal; v2 the cluster id; v3 throttle time; v4 `allow_auto_topic_creation`
+(earlier versions always allow it); v5 offline replicas; v7 leader epochs; v8 authorized operations
+(every operation, as with no authorizer); v9 flexible; v10 topic ids in responses, but requests may not use
+them (nor null names) before v12, where topics can be looked up by id (UNKNOWN_TOPIC_ID if unknown).
+
+A missing topic is auto-created when both `auto.create.topics.enable` and the request allow it; like Kafka,
+that first answer is LEADER_NOT_AVAILABLE and the topic appears in the next one. The controller id is
+this broker (a KRaft broker names a live broker, not the unreachable quorum).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from kemu.cluster.acl import CLUSTER_OPERATIONS, NOT_REQUESTED, TOPIC_OPERATIONS
+from kemu.cluster.errors import ApiError
+from kemu.cluster.topic_names import invalid_name_reason, is_internal
+from kemu.cluster.topics import Topic
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 3
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    broker, body, version = ctx.broker, request.body, request.version
+    requested: list[dict[str, Any]] | None = body["topics"]
+    all_topics = requested is None or (version == 0 and not requested)
+    if requested and version < 12:
+        for entry in requested:
+            if entry["name"] is None:
+                raise ApiError(ErrorCode.INVALID_REQUEST, f"Topic name can not be null for version {version}")
+            if entry["topic_id"] != ZERO_UUID:
+                raise ApiError(ErrorCode.INVALID_REQUEST,
+                               f"Topic IDs are not supported in requests for version {version}")
+
+    unknown_ids: list[uuid.UUID] = []
+    if all_topics:
+        names: list[str | None] = [topic.name for topic in broker.topics]
+    else:
+        assert requested is not None
+        ids = list(dict.fromkeys(e["topic_id"] for e in requested if e["topic_id"] != ZERO_UUID))
+        if ids:
+            names = []
+            for topic_id in ids:
+                found = broker.topics.by_id(topic_id)
+                if found is None:
+                    unknown_ids.append(topic_id)
+                else:
+                    names.append(found.name)
+        else:
+            names = [e["name"] for e in requested]
+        names = list(dict.fromkeys(names))
+    may_create = (broker.config.auto_create_topics_enable and body["allow_auto_topic_creation"]
+                  and not all_topics)
+
+    present: list[dict[str, Any]] = []
+    missing: list[dict[str, Any]] = []
+    for name in names:
+        topic = broker.topics.get(name) if name is not None else None
+        if topic is not None:
+            present.append(_topic(topic))
+        elif name is None or invalid_name_reason(name) is not None:
+            missing.append(_missing(name, ErrorCode.INVALID_TOPIC_EXCEPTION))
+        elif may_create:
+            missing.append(_missing(name, broker.auto_create_topic(name)))
+        else:
+            missing.append(_missing(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+    topics = present + missing
+    if body["include_topic_authorized_operations"]:
+        for entry in topics:
+            entry["topic_authorized_operations"] = TOPIC_OPERATIONS
+    for topic_id in unknown_ids:
+        topics.append({"error_code": int(ErrorCode.UNKNOWN_TOPIC_ID), "name": None, "topic_id": topic_id,
+                       "partitions": []})
+
+    return {
+        "throttle_time_ms": 0,
+        "brokers": [{"node_id": node.node_id, "host": node.host, "port": node.port, "rack": node.rack}
+                    for node in broker.brokers()],
+        "cluster_id": broker.cluster_id,
+        "controller_id": broker.controller_id,
+        "topics": topics,
+        "cluster_authorized_operations": (CLUSTER_OPERATIONS if body["include_cluster_authorized_operations"]
+                                          else NOT_REQUESTED),
+    }
+
+
+def _topic(topic: Topic) -> dict[str, Any]:
+    return {
+        "error_code": 0,
+        "name": topic.name,
+        "topic_id": topic.topic_id,
+        "is_internal": topic.is_internal,
+        "partitions": [
+            {"error_code": 0, "partition_index": p.index, "leader_id": p.leader_id, "leader_epoch": p.leader_epoch,
+             "replica_nodes": list(p.replicas), "isr_nodes": list(p.isr),
+             "offline_replicas": list(p.offline_replicas)}
+            for p in topic.partitions
+        ],
+    }
+
+
+def _missing(name: str | None, code: ErrorCode) -> dict[str, Any]:
+    return {"error_code": int(code), "name": name, "topic_id": ZERO_UUID,
+            "is_internal": name is not None and is_internal(name), "partitions": []}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """Kafka's MetadataRequest.getErrorResponse: the error on every requested topic, nothing else."""
+    return {
+        "throttle_time_ms": 0,
+        "topics": [{"error_code": int(code), "name": entry["name"] if entry["name"] is not None else "",
+                    "topic_id": entry["topic_id"], "is_internal": False, "partitions": []}
+                   for entry in request.body["topics"] or []],
+    }

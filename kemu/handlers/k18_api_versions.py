@@ -1,0 +1,52 @@
+"""ApiVersions (key 18), versions 0-4.
+
+v1 adds throttle time; v3 is flexible and the client names its software (recorded on the connection;
+a name or version outside Kafka's pattern is INVALID_REQUEST); v3+ responses can carry features, which
+kemu leaves empty: it implements no feature-gated protocol (no finalized metadata.version, and
+transaction.version 0, i.e. transactions as before KIP-890 part 2); v4 changes nothing on the wire.
+
+A request of a version kemu does not support is answered by the server as version 0 with
+UNSUPPORTED_VERSION and ApiVersions' own range (KIP-511), before reaching this module.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kemu.handlers import all_handlers
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 18
+
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
+def supported_api_keys() -> list[dict[str, int]]:
+    return [{"api_key": h.key, "min_version": h.min_version, "max_version": h.max_version}
+            for h in all_handlers().values()]
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    if request.version >= 3:
+        name, version = body["client_software_name"], body["client_software_version"]
+        if not (_SOFTWARE.fullmatch(name) and _SOFTWARE.fullmatch(version)):
+            return error_response(request, ErrorCode.INVALID_REQUEST, None)
+        ctx.client.software_name, ctx.client.software_version = name, version
+    return {"error_code": 0, "api_keys": supported_api_keys(), "throttle_time_ms": 0}
+
+
+def unsupported_version_response() -> dict[str, Any]:
+    handler = all_handlers()[KEY]
+    return {"error_code": int(ErrorCode.UNSUPPORTED_VERSION),
+            "api_keys": [{"api_key": KEY, "min_version": handler.min_version,
+                          "max_version": handler.max_version}]}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    if code == ErrorCode.UNSUPPORTED_VERSION:
+        return unsupported_version_response()
+    return {"error_code": int(code), "api_keys": [], "throttle_time_ms": 0}

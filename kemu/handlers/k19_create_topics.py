@@ -1,0 +1,61 @@
+"""CreateTopics (key 19), versions 0-7.
+
+v1 adds `validate_only` and per-topic error messages; v2 throttle time; v4 lets num_partitions and
+replication_factor be -1 (the broker defaults) without a manual assignment — kemu accepts -1 in every
+version; v5 is flexible and echoes each created topic's partition count, replication factor and every
+topic config with its source; v6 may be throttled (kemu never throttles); v7 returns the topic id.
+
+The checks and messages are the KRaft controller's: illegal or colliding names, TOPIC_ALREADY_EXISTS,
+INVALID_CONFIG, then partitions / replication factor / manual assignment; duplicate names in one request
+and `__cluster_metadata` are INVALID_REQUEST; more than 10000 partitions in one request is a
+POLICY_VIOLATION for every topic. `timeout_ms` is moot: creation completes before the response.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.topic_admin import CreateOutcome, NewTopic
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 19
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    wanted = [
+        NewTopic(
+            name=entry["name"],
+            num_partitions=entry["num_partitions"],
+            replication_factor=entry["replication_factor"],
+            assignments=[(a["partition_index"], list(a["broker_ids"])) for a in entry["assignments"]],
+            configs=[(c["name"], c["value"]) for c in entry["configs"]],
+        )
+        for entry in request.body["topics"]
+    ]
+    outcomes = ctx.broker.create_topics(wanted, validate_only=request.body["validate_only"])
+    return {"throttle_time_ms": 0, "topics": [_result(o) for o in outcomes]}
+
+
+def _result(outcome: CreateOutcome) -> dict[str, Any]:
+    if outcome.error != ErrorCode.NONE:
+        return {"name": outcome.name, "error_code": int(outcome.error), "error_message": outcome.message,
+                "configs": []}
+    return {
+        "name": outcome.name,
+        "topic_id": outcome.topic_id,
+        "error_code": 0,
+        "error_message": None,
+        "num_partitions": outcome.num_partitions,
+        "replication_factor": outcome.replication_factor,
+        "configs": [{"name": c.name, "value": None if c.is_sensitive else c.value, "read_only": c.read_only,
+                     "config_source": c.source, "is_sensitive": c.is_sensitive} for c in outcome.configs],
+    }
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """Kafka's CreateTopicsRequest.getErrorResponse: the same error for every topic."""
+    return {"throttle_time_ms": 0,
+            "topics": [{"name": entry["name"], "error_code": int(code), "error_message": message, "configs": []}
+                       for entry in request.body["topics"]]}

@@ -1,0 +1,47 @@
+"""DeleteTopics (key 20), versions 0-6.
+
+v0-5 name topics in a plain list; v1 adds throttle time; v3 may answer TOPIC_DELETION_DISABLED (earlier
+versions get INVALID_REQUEST when `delete.topic.enable` is false); v4 flexible; v5 error messages;
+v6 names each topic by name or by id: an unknown name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id
+UNKNOWN_TOPIC_ID, both or neither given, duplicates, or a name and an id of the same topic are
+INVALID_REQUEST. Like Kafka's controller, results come back shuffled, so their order says nothing.
+Deletion completes before the response; `timeout_ms` is moot.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from typing import Any
+
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 20
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    outcomes = ctx.broker.delete_topics(
+        names=body["topic_names"] if request.version < 6 else [],
+        by_state=[(t["name"], t["topic_id"]) for t in body["topics"]] if request.version >= 6 else [],
+        version=request.version,
+    )
+    random.shuffle(outcomes)
+    return {"throttle_time_ms": 0,
+            "responses": [{"name": o.name, "topic_id": o.topic_id, "error_code": int(o.error),
+                           "error_message": o.message} for o in outcomes]}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """Kafka's DeleteTopicsRequest.getErrorResponse: the same error for every topic."""
+    if request.version >= 6:
+        named = [(t["name"], t["topic_id"]) for t in request.body["topics"]]
+    else:
+        named = [(name, ZERO_UUID) for name in request.body["topic_names"]]
+    return {"throttle_time_ms": 0,
+            "responses": [{"name": name, "topic_id": topic_id, "error_code": int(code), "error_message": message}
+                          for name, topic_id in named]}

@@ -1,0 +1,42 @@
+"""DescribeCluster (key 60), versions 0-1 (KIP-700), flexible throughout.
+
+v1 adds the endpoint type (KIP-919): this is a broker endpoint, so asking it for controllers (2) is
+MISMATCHED_ENDPOINT_TYPE, as on Kafka. Cluster authorized operations, when asked for, are every cluster
+operation (no authorizer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.acl import CLUSTER_OPERATIONS, NOT_REQUESTED
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 60
+
+BROKER_ENDPOINT = 1
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body, broker = request.body, ctx.broker
+    if body["endpoint_type"] != BROKER_ENDPOINT:
+        return error_response(request, ErrorCode.MISMATCHED_ENDPOINT_TYPE,
+                              "The request was sent to an endpoint of type BROKER")
+    return {
+        "throttle_time_ms": 0,
+        "error_code": 0,
+        "error_message": None,
+        "endpoint_type": BROKER_ENDPOINT,
+        "cluster_id": broker.cluster_id,
+        "controller_id": broker.controller_id,
+        "brokers": [{"broker_id": n.node_id, "host": n.host, "port": n.port, "rack": n.rack}
+                    for n in broker.brokers()],
+        "cluster_authorized_operations": (CLUSTER_OPERATIONS if body["include_cluster_authorized_operations"]
+                                          else NOT_REQUESTED),
+    }
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": int(code), "error_message": message}

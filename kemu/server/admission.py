@@ -1,0 +1,60 @@
+"""What to do with one request frame, decided before any handler runs (no I/O here).
+
+Kafka closes the connection on a frame it cannot parse, an unknown API key or an unsupported version —
+except ApiVersions, which it answers as version 0 with UNSUPPORTED_VERSION and its own version range so
+a newer client can retry with a version the broker knows (KIP-511).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from kemu.handlers import Handler
+from kemu.wire import codec
+from kemu.wire.codec import DecodeError, Request
+
+API_VERSIONS = 18
+
+
+@dataclass(frozen=True, slots=True)
+class Refuse:
+    """Close the connection (after the responses to earlier requests); `reason` is logged."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A response that needs no handler."""
+
+    payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatch:
+    handler: Handler
+    request: Request
+
+
+def admit(frame: bytes, handlers: Mapping[int, Handler]) -> Refuse | Answer | Dispatch:
+    try:
+        key, version, correlation_id = codec.peek_header(frame)
+    except DecodeError as exc:
+        return Refuse(str(exc))
+    handler = handlers.get(key)
+    if handler is None:
+        return Refuse(f"unknown API key {key} (version {version})")
+    if not handler.supports(version):
+        if key == API_VERSIONS:
+            from kemu.handlers.k18_api_versions import unsupported_version_response
+
+            body = unsupported_version_response()
+            return Answer(codec.encode_response(handler.api, 0, correlation_id, body))
+        return Refuse(f"unsupported version {version} of {handler.api.name} "
+                      f"(supported {handler.min_version}-{handler.max_version})")
+    try:
+        request = codec.decode_request(frame)
+    except DecodeError as exc:
+        return Refuse(str(exc))
+    return Dispatch(handler, request)

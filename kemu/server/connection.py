@@ -1,0 +1,157 @@
+"""One client connection: a reader, a task per request, and a sender that keeps request order.
+
+The reader admits frames in arrival order. Each request runs in its own task, but a request reaches the
+core only after the previous one has finished (or `detach`ed to wait), so the core sees a connection's
+requests in order, one at a time, as on a Kafka broker. The sender writes responses strictly in request
+order, however the handlers' finishing times interleave; a request that gets no response (acks=0
+Produce) still holds its place. Anything that forces the connection closed is queued in that order too,
+so responses to earlier requests still go out first.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import trio
+
+from kemu.cluster.broker import Broker
+from kemu.cluster.errors import ApiError
+from kemu.handlers import Handler
+from kemu.handlers.context import ClientInfo, RequestContext
+from kemu.server.admission import Answer, Dispatch, Refuse, admit
+from kemu.server.framing import FrameBuffer, FrameError
+from kemu.wire import codec
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+log = logging.getLogger("kemu.server")
+
+RECEIVE_CHUNK = 65536
+# Requests admitted but not yet answered, per connection; beyond it the reader waits (backpressure).
+MAX_PENDING = 32
+
+
+@dataclass(slots=True)
+class _Slot:
+    """One request's place in the response order."""
+
+    done: trio.Event = field(default_factory=trio.Event)
+    payload: bytes | None = None
+    close: bool = False  # close the connection once everything before has been sent
+
+
+class Connection:
+    def __init__(self, stream: trio.SocketStream, broker: Broker, handlers: Mapping[int, Handler]) -> None:
+        self.stream = stream
+        self.broker = broker
+        self.handlers = handlers
+        host, port = _peer(stream)
+        self.client = ClientInfo(host, port)
+        self.name = f"{host}:{port}"
+
+    async def run(self) -> None:
+        async with self.stream:
+            async with trio.open_nursery() as nursery:
+                to_sender, from_reader = trio.open_memory_channel[_Slot](MAX_PENDING)
+                nursery.start_soon(self._send_in_order, from_reader, nursery.cancel_scope)
+                async with to_sender:
+                    if not await self._read(nursery, to_sender):
+                        nursery.cancel_scope.cancel()  # the client went away: drop what is pending
+
+    async def _read(self, nursery: trio.Nursery, slots: trio.MemorySendChannel[_Slot]) -> bool:
+        """Admit frames until the client leaves (False) or a frame forces a close (True)."""
+        frames = FrameBuffer(self.broker.config.socket_request_max_bytes)
+        previous_turn = trio.Event()
+        previous_turn.set()
+        while True:
+            try:
+                frame = frames.next_frame()
+            except FrameError as exc:
+                return await self._refuse(slots, str(exc))
+            if frame is None:
+                try:
+                    data = await self.stream.receive_some(RECEIVE_CHUNK)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    return False
+                if not data:
+                    return False
+                frames.feed(data)
+                continue
+            decision = admit(frame, self.handlers)
+            if isinstance(decision, Refuse):
+                return await self._refuse(slots, decision.reason)
+            slot = _Slot()
+            if isinstance(decision, Answer):
+                slot.payload = decision.payload
+                slot.done.set()
+            else:
+                turn = trio.Event()
+                nursery.start_soon(self._run_request, decision, slot, previous_turn, turn)
+                previous_turn = turn
+            await slots.send(slot)
+
+    async def _refuse(self, slots: trio.MemorySendChannel[_Slot], reason: str) -> bool:
+        log.warning("closing connection from %s: %s", self.name, reason)
+        slot = _Slot(close=True)
+        slot.done.set()
+        await slots.send(slot)
+        return True
+
+    async def _send_in_order(self, slots: trio.MemoryReceiveChannel[_Slot], scope: trio.CancelScope) -> None:
+        try:
+            async for slot in slots:
+                await slot.done.wait()
+                if slot.payload is not None:
+                    await self.stream.send_all(FrameBuffer.frame(slot.payload))
+                if slot.close:
+                    break
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        scope.cancel()
+
+    async def _run_request(self, job: Dispatch, slot: _Slot, after: trio.Event, turn: trio.Event) -> None:
+        handler, request = job.handler, job.request
+        try:
+            await after.wait()
+            ctx = RequestContext(self.broker, self.client, request.header.client_id, turn.set)
+            try:
+                body = await handler.handle(ctx, request)
+            except ApiError as exc:
+                body = self._error_body(handler, request, exc.code, exc.message, slot)
+            except Exception:
+                log.exception("%s v%d from %s failed", handler.api.name, request.version, self.name)
+                body = self._error_body(handler, request, ErrorCode.UNKNOWN_SERVER_ERROR, None, slot)
+            finally:
+                turn.set()
+            if body is not None:
+                slot.payload = self._encode(handler, request, body, slot)
+        finally:
+            slot.done.set()
+
+    def _error_body(self, handler: Handler, request: Request, code: ErrorCode, message: str | None,
+                    slot: _Slot) -> dict[str, Any] | None:
+        if handler.error_response is None:
+            log.warning("closing connection from %s: %s v%d refused with %s", self.name, handler.api.name,
+                        request.version, code.name)
+            slot.close = True
+            return None
+        return handler.error_response(request, code, message)
+
+    def _encode(self, handler: Handler, request: Request, body: dict[str, Any], slot: _Slot) -> bytes | None:
+        try:
+            return codec.encode_response(handler.api, request.version, request.header.correlation_id, body)
+        except Exception:
+            log.exception("closing connection from %s: cannot encode %s v%d response", self.name,
+                          handler.api.name, request.version)
+            slot.close = True
+            return None
+
+
+def _peer(stream: trio.SocketStream) -> tuple[str, int]:
+    try:
+        address = stream.socket.getpeername()
+        return str(address[0]), int(address[1])
+    except OSError:
+        return "?", 0

@@ -1,0 +1,320 @@
+"""The records Kafka's coordinators write to their internal topics, and their framing.
+
+`__transaction_state` holds TransactionLog records; `__consumer_offsets` holds OffsetCommit, GroupMetadata
+and the KIP-848 ConsumerGroup* records. Each record's key and value are written the way Kafka writes them:
+an int16 version, then the struct at that version. In `__consumer_offsets` the key's version is what tells
+the record types apart (0-1 OffsetCommit, 2 GroupMetadata, 3-8 ConsumerGroup*), so it is also the record
+type; in `__transaction_state` there is only TransactionLogKey v0. Keys are never flexible; values are
+flexible from the version each schema says. A record whose value is null is a tombstone: it deletes the key
+and has no value to decode.
+
+Reading follows KIP-915, so a broker can read what a newer broker wrote: a key version this module does not
+know raises `UnknownRecordType` (Kafka skips those records), and a value version above the highest known is
+read with the highest known layout (new fields only ever come as tagged fields, which a reader skips).
+Kafka itself writes the highest non-flexible value version (OffsetCommitValue v3, or v1 when it carries an
+expire timestamp; GroupMetadataValue v3; TransactionLogValue v0) until it needs a tagged field, so that an
+older broker can still read the log.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, NamedTuple
+
+from construct import ConstructError
+
+from kemu.wire.schema import F, Field, Versions
+from kemu.wire.structs import KStruct, struct_for
+
+CONSUMER_OFFSETS = "__consumer_offsets"
+TRANSACTION_STATE = "__transaction_state"
+
+_VERSION = struct.Struct(">h")
+
+
+class CoordinatorRecordError(ValueError):
+    """Bytes that are not a well-formed record, or a version its schema does not have."""
+
+
+class UnknownRecordType(CoordinatorRecordError):
+    """A key version no schema here declares; Kafka skips such records when loading (KIP-915)."""
+
+    def __init__(self, topic: str, version: int) -> None:
+        super().__init__(f"unknown record key version {version} in {topic}")
+        self.topic, self.version = topic, version
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSchema:
+    """One record type: its key and value, each with the versions it has."""
+
+    name: str
+    topic: str
+    key_versions: Versions
+    key: tuple[Field, ...]
+    value_versions: Versions
+    value_flexible: Versions
+    value: tuple[Field, ...]
+
+
+class DecodedKey(NamedTuple):
+    record_type: str
+    version: int
+    fields: dict[str, Any]
+
+
+class DecodedValue(NamedTuple):
+    version: int
+    fields: dict[str, Any]
+
+
+def _record(name: str, topic: str, key_versions: str, key: list[Field], value_versions: str,
+            value_flexible: str, value: list[Field]) -> RecordSchema:
+    return RecordSchema(name, topic, Versions.parse(key_versions), tuple(key), Versions.parse(value_versions),
+                        Versions.parse(value_flexible), tuple(value))
+
+
+_TOPIC_PARTITIONS = [
+    F("topic_id", "uuid"),
+    F("partitions", "[]int32"),
+]
+
+_SCHEMAS = [
+    _record(
+        "TransactionLog", TRANSACTION_STATE, "0",
+        key=[F("transactional_id", "string", "0")],
+        value_versions="0-1", value_flexible="1+",
+        value=[
+            F("producer_id", "int64"),
+            F("previous_producer_id", "int64", "1+", tag=0, default=-1),
+            F("next_producer_id", "int64", "1+", tag=1, default=-1),
+            F("producer_epoch", "int16"),
+            F("transaction_timeout_ms", "int32"),
+            # Kafka's TransactionState ids: 0 Empty, 1 Ongoing, 2 PrepareCommit, 3 PrepareAbort,
+            # 4 CompleteCommit, 5 CompleteAbort, 6 Dead, 7 PrepareEpochFence.
+            F("transaction_status", "int8"),
+            F("transaction_partitions", "[]", nullable="0+", fields=[
+                F("topic", "string"),
+                F("partition_ids", "[]int32"),
+            ]),
+            F("transaction_last_update_timestamp_ms", "int64"),
+            F("transaction_start_timestamp_ms", "int64"),
+            F("client_transaction_version", "int16", "1+", tag=2, default=0),
+        ],
+    ),
+    _record(
+        "OffsetCommit", CONSUMER_OFFSETS, "0-1",
+        key=[
+            F("group", "string", "0-1"),
+            F("topic", "string", "0-1"),
+            F("partition", "int32", "0-1"),
+        ],
+        value_versions="0-4", value_flexible="4+",
+        value=[
+            F("offset", "int64"),
+            F("leader_epoch", "int32", "3+", default=-1),
+            F("metadata", "string"),
+            F("commit_timestamp", "int64"),
+            F("expire_timestamp", "int64", "1", default=-1),
+        ],
+    ),
+    _record(
+        "GroupMetadata", CONSUMER_OFFSETS, "2",
+        key=[F("group", "string", "2")],
+        value_versions="0-4", value_flexible="4+",
+        value=[
+            F("protocol_type", "string"),
+            F("generation", "int32"),
+            F("protocol", "string", nullable="0+"),
+            F("leader", "string", nullable="0+"),
+            F("current_state_timestamp", "int64", "2+", default=-1),
+            F("members", "[]", fields=[
+                F("member_id", "string"),
+                F("group_instance_id", "string", "3+", nullable="3+", default=None),
+                F("client_id", "string"),
+                F("client_host", "string"),
+                F("rebalance_timeout", "int32", "1+", default=-1),
+                F("session_timeout", "int32"),
+                F("subscription", "bytes"),
+                F("assignment", "bytes"),
+            ]),
+        ],
+    ),
+    _record(
+        "ConsumerGroupMetadata", CONSUMER_OFFSETS, "3",
+        key=[F("group_id", "string", "3")],
+        value_versions="0", value_flexible="0+",
+        value=[F("epoch", "int32")],
+    ),
+    _record(
+        "ConsumerGroupPartitionMetadata", CONSUMER_OFFSETS, "4",
+        key=[F("group_id", "string", "4")],
+        value_versions="0", value_flexible="0+",
+        value=[
+            F("topics", "[]", fields=[
+                F("topic_id", "uuid"),
+                F("topic_name", "string"),
+                F("num_partitions", "int32"),
+                # Unused since Kafka 4.0, still on the wire.
+                F("partition_metadata", "[]", fields=[
+                    F("partition", "int32"),
+                    F("racks", "[]string"),
+                ]),
+            ]),
+        ],
+    ),
+    _record(
+        "ConsumerGroupMemberMetadata", CONSUMER_OFFSETS, "5",
+        key=[
+            F("group_id", "string", "5"),
+            F("member_id", "string", "5"),
+        ],
+        value_versions="0", value_flexible="0+",
+        value=[
+            F("instance_id", "string", nullable="0+"),
+            F("rack_id", "string", nullable="0+"),
+            F("client_id", "string"),
+            F("client_host", "string"),
+            F("subscribed_topic_names", "[]string"),
+            F("subscribed_topic_regex", "string", nullable="0+"),
+            F("rebalance_timeout_ms", "int32", default=-1),
+            F("server_assignor", "string", nullable="0+"),
+            # Set only for a member that joined with the classic protocol (KIP-848 upgrade path).
+            F("classic_member_metadata", "{}", nullable="0+", tag=0, default=None, fields=[
+                F("session_timeout_ms", "int32"),
+                F("supported_protocols", "[]", fields=[
+                    F("name", "string"),
+                    F("metadata", "bytes"),
+                ]),
+            ]),
+        ],
+    ),
+    _record(
+        "ConsumerGroupTargetAssignmentMetadata", CONSUMER_OFFSETS, "6",
+        key=[F("group_id", "string", "6")],
+        value_versions="0", value_flexible="0+",
+        value=[F("assignment_epoch", "int32")],
+    ),
+    _record(
+        "ConsumerGroupTargetAssignmentMember", CONSUMER_OFFSETS, "7",
+        key=[
+            F("group_id", "string", "7"),
+            F("member_id", "string", "7"),
+        ],
+        value_versions="0", value_flexible="0+",
+        value=[F("topic_partitions", "[]", fields=_TOPIC_PARTITIONS)],
+    ),
+    _record(
+        "ConsumerGroupCurrentMemberAssignment", CONSUMER_OFFSETS, "8",
+        key=[
+            F("group_id", "string", "8"),
+            F("member_id", "string", "8"),
+        ],
+        value_versions="0", value_flexible="0+",
+        value=[
+            F("member_epoch", "int32"),
+            F("previous_member_epoch", "int32"),
+            # Kafka's MemberState ids.
+            F("state", "int8"),
+            F("assigned_partitions", "[]", fields=_TOPIC_PARTITIONS),
+            F("partitions_pending_revocation", "[]", fields=_TOPIC_PARTITIONS),
+        ],
+    ),
+]
+
+RECORDS: dict[str, RecordSchema] = {schema.name: schema for schema in _SCHEMAS}
+
+
+def _key_owners() -> dict[tuple[str, int], RecordSchema]:
+    owners: dict[tuple[str, int], RecordSchema] = {}
+    for schema in _SCHEMAS:
+        assert schema.key_versions.high is not None
+        for version in range(schema.key_versions.low, schema.key_versions.high + 1):
+            owners[(schema.topic, version)] = schema
+    return owners
+
+
+_KEY_OWNERS = _key_owners()
+
+
+def schema_for(record_type: str) -> RecordSchema:
+    schema = RECORDS.get(record_type)
+    if schema is None:
+        raise KeyError(f"no coordinator record type {record_type!r}")
+    return schema
+
+
+@cache
+def _key_struct(record_type: str, version: int) -> KStruct:
+    return struct_for(schema_for(record_type).key, version, flexible=False)
+
+
+@cache
+def _value_struct(record_type: str, version: int) -> KStruct:
+    schema = schema_for(record_type)
+    return struct_for(schema.value, version, flexible=version in schema.value_flexible)
+
+
+def encode_key(record_type: str, version: int, key: dict[str, Any]) -> bytes:
+    schema = schema_for(record_type)
+    if version not in schema.key_versions:
+        raise CoordinatorRecordError(f"{record_type} has no key version {version}")
+    return _framed(_key_struct(record_type, version), version, key, f"({record_type}Key v{version})")
+
+
+def decode_key(data: bytes | memoryview, topic: str) -> DecodedKey:
+    """Decode a key read from `topic`: the same version means different records in the two topics."""
+    version = _version_of(data)
+    schema = _KEY_OWNERS.get((topic, version))
+    if schema is None:
+        raise UnknownRecordType(topic, version)
+    fields = _parse(_key_struct(schema.name, version), data, f"{schema.name}Key v{version}")
+    return DecodedKey(schema.name, version, fields)
+
+
+def encode_value(record_type: str, version: int, value: dict[str, Any]) -> bytes:
+    schema = schema_for(record_type)
+    if version not in schema.value_versions:
+        raise CoordinatorRecordError(f"{record_type} has no value version {version}")
+    return _framed(_value_struct(record_type, version), version, value, f"({record_type}Value v{version})")
+
+
+def decode_value(record_type: str, data: bytes | memoryview) -> DecodedValue:
+    """Decode a (non-tombstone) value of the record type its key named."""
+    schema = schema_for(record_type)
+    version = _version_of(data)
+    if version < schema.value_versions.low:
+        raise CoordinatorRecordError(f"{record_type} has no value version {version}")
+    highest = schema.value_versions.high
+    layout = version if highest is None else min(version, highest)
+    fields = _parse(_value_struct(record_type, layout), data, f"{record_type}Value v{version}")
+    return DecodedValue(version, fields)
+
+
+def _framed(body: KStruct, version: int, fields: dict[str, Any], path: str) -> bytes:
+    stream = io.BytesIO()
+    stream.write(_VERSION.pack(version))
+    body._build(fields, stream, {}, path)
+    return stream.getvalue()
+
+
+def _version_of(data: bytes | memoryview) -> int:
+    if len(data) < _VERSION.size:
+        raise CoordinatorRecordError("record shorter than its version prefix")
+    version: int = _VERSION.unpack_from(data)[0]
+    return version
+
+
+def _parse(body: KStruct, data: bytes | memoryview, what: str) -> dict[str, Any]:
+    stream = io.BytesIO(data)
+    stream.seek(_VERSION.size)
+    try:
+        fields: dict[str, Any] = body._parsereport(stream, {}, f"({what})")
+    except (ConstructError, UnicodeDecodeError) as exc:
+        raise CoordinatorRecordError(f"malformed {what}: {exc}") from exc
+    if stream.tell() != len(data):
+        raise CoordinatorRecordError(f"{len(data) - stream.tell()} trailing bytes after {what}")
+    return fields

@@ -2,7 +2,8 @@
 
 Kafka closes the connection on a frame it cannot parse, an unknown API key or an unsupported version —
 except ApiVersions, which it answers as version 0 with UNSUPPORTED_VERSION and its own version range so
-a newer client can retry with a version the broker knows (KIP-511).
+a newer client can retry with a version the broker knows (KIP-511). Bytes after a well-formed body are
+ignored, as Kafka ignores them.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def admit(frame: bytes, handlers: Mapping[int, Handler]) -> Refuse | Answer | Di
         return Refuse(f"unsupported version {version} of {handler.api.name} "
                       f"(supported {handler.min_version}-{handler.max_version})")
     try:
-        request = codec.decode_request(frame)
+        request = codec.decode_request(frame, allow_trailing=True)
     except DecodeError as exc:
         return Refuse(str(exc))
     return Dispatch(handler, request)

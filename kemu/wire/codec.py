@@ -68,7 +68,9 @@ def peek_header(frame: bytes | memoryview) -> tuple[int, int, int]:
     return key, version, correlation_id
 
 
-def decode_request(frame: bytes | memoryview) -> Request:
+def decode_request(frame: bytes | memoryview, *, allow_trailing: bool = False) -> Request:
+    """`allow_trailing` ignores bytes after the body, as Kafka's broker does (it never checks, and
+    librdkafka's all-topics Metadata v12 request carries three stray bytes)."""
     key, version, correlation_id = peek_header(frame)
     api = get_api(key)
     if api is None:
@@ -81,7 +83,7 @@ def decode_request(frame: bytes | memoryview) -> Request:
         body = message_struct(api, version, "request")._parsereport(stream, {}, f"({api.name} v{version})")
     except (ConstructError, UnicodeDecodeError, ValueError) as exc:
         raise DecodeError(f"malformed {api.name} v{version} request: {exc}") from exc
-    if stream.tell() != len(frame):
+    if stream.tell() != len(frame) and not allow_trailing:
         raise DecodeError(f"{len(frame) - stream.tell()} trailing bytes after {api.name} v{version} request")
     header = RequestHeader(key, version, correlation_id, raw.get("client_id"))
     return Request(header, api, body)

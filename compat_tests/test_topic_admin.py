@@ -95,7 +95,7 @@ def test_kafka_python_topic_lifecycle(kemu_server: KemuServeProcess, topic_name:
         )
 
         result = admin.delete_topics([topic_name])
-        assert [(t["name"], t["error_code"]) for t in result["responses"]] == [(topic_name, 0)]
+        assert [(t["name"], t["error_code"]) for t in result["topics"]] == [(topic_name, 0)]
         wait_for(lambda: topic_name not in admin.list_topics(), what=f"{topic_name} to disappear")
     finally:
         admin.close()

@@ -1,0 +1,196 @@
+"""Topic creation and deletion in the core, with Kafka's checks, order of checks and messages."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from kemu.clock import VirtualClock
+from kemu.cluster.broker import Broker
+from kemu.cluster.config import BrokerConfig
+from kemu.cluster.errors import ApiError
+from kemu.cluster.topic_admin import NewTopic
+from kemu.wire.errors import ErrorCode
+
+ZERO = uuid.UUID(int=0)
+
+
+@pytest.fixture
+def broker() -> Broker:
+    return Broker(BrokerConfig(), VirtualClock())
+
+
+def test_create_uses_broker_defaults(broker: Broker) -> None:
+    [outcome] = broker.create_topics([NewTopic("t")])
+    assert outcome.error == ErrorCode.NONE and outcome.message is None
+    assert (outcome.num_partitions, outcome.replication_factor) == (1, 1)
+    topic = broker.topics.get("t")
+    assert topic is not None and topic.topic_id == outcome.topic_id != ZERO
+    assert [(p.index, p.leader_id, p.leader_epoch, p.replicas, p.isr) for p in topic.partitions] == [(0, 1, 0, [1], [1])]
+
+
+def test_num_partitions_broker_config(broker: Broker) -> None:
+    broker.config.num_partitions = 4
+    [outcome] = broker.create_topics([NewTopic("t", -1, -1)])
+    assert outcome.num_partitions == 4
+
+
+def test_validate_only_creates_nothing(broker: Broker) -> None:
+    [outcome] = broker.create_topics([NewTopic("t", 3, 1)], validate_only=True)
+    assert outcome.error == ErrorCode.NONE and outcome.num_partitions == 3
+    assert "t" not in broker.topics
+
+
+@pytest.mark.parametrize(("topic", "code", "message"), [
+    (NewTopic("t", 0, 1), ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."),
+    (NewTopic("t", -2, 1), ErrorCode.INVALID_PARTITIONS,
+     "Number of partitions was set to an invalid non-positive value."),
+    (NewTopic("t", 1, 0), ErrorCode.INVALID_REPLICATION_FACTOR,
+     "Replication factor must be larger than 0, or -1 to use the default value."),
+    (NewTopic("t", 1, 3), ErrorCode.INVALID_REPLICATION_FACTOR,
+     "Unable to replicate the partition 3 time(s): The target replication factor of 3 cannot be reached because "
+     "only 1 broker(s) are registered."),
+    (NewTopic("bad/name"), ErrorCode.INVALID_TOPIC_EXCEPTION,
+     'Topic name "bad/name" is illegal, it contains a character other than ASCII alphanumerics, '
+     "'.', '_' and '-'"),
+    (NewTopic(""), ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty"),
+    (NewTopic("t", configs=[("nope", "1")]), ErrorCode.INVALID_CONFIG, "Unknown topic config name: nope"),
+    (NewTopic("t", assignments=[(0, [1])], replication_factor=1), ErrorCode.INVALID_REQUEST,
+     "A manual partition assignment was specified, but replication factor was not set to -1."),
+    (NewTopic("t", assignments=[(0, [1])], num_partitions=1), ErrorCode.INVALID_REQUEST,
+     "A manual partition assignment was specified, but numPartitions was not set to -1."),
+    (NewTopic("t", assignments=[(0, [2])]), ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+     "The manual partition assignment includes broker 2, but no such broker is registered."),
+    (NewTopic("t", assignments=[(0, [1, 1])]), ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+     "The manual partition assignment includes the broker 1 more than once."),
+    (NewTopic("t", assignments=[(0, [])]), ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+     "The manual partition assignment includes an empty replica list."),
+    (NewTopic("t", assignments=[(0, [1]), (0, [1])]), ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+     "Found multiple manual partition assignments for partition 0"),
+    (NewTopic("t", assignments=[(1, [1])]), ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+     "partitions should be a consecutive 0-based integer sequence"),
+])
+def test_create_errors(broker: Broker, topic: NewTopic, code: ErrorCode, message: str) -> None:
+    [outcome] = broker.create_topics([topic])
+    assert (outcome.error, outcome.message) == (code, message)
+    assert outcome.topic_id == ZERO
+    assert len(broker.topics) == 0
+
+
+def test_manual_assignment(broker: Broker) -> None:
+    [outcome] = broker.create_topics([NewTopic("t", assignments=[(1, [1]), (0, [1])])])
+    assert outcome.error == ErrorCode.NONE and outcome.num_partitions == 2
+    topic = broker.topics.get("t")
+    assert topic is not None and [p.index for p in topic.partitions] == [0, 1]
+
+
+def test_already_exists_and_collisions(broker: Broker) -> None:
+    broker.create_topics([NewTopic("a.b")])
+    outcomes = broker.create_topics([NewTopic("a.b"), NewTopic("a_b")])
+    assert [(o.error, o.message) for o in outcomes] == [
+        (ErrorCode.TOPIC_ALREADY_EXISTS, "Topic 'a.b' already exists."),
+        (ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic 'a_b' collides with existing topic: a.b"),
+    ]
+
+
+def test_name_checks_come_before_config_checks(broker: Broker) -> None:
+    [outcome] = broker.create_topics([NewTopic("bad name", configs=[("nope", "1")])])
+    assert outcome.error == ErrorCode.INVALID_TOPIC_EXCEPTION
+
+
+def test_config_checks_come_before_partition_checks(broker: Broker) -> None:
+    [outcome] = broker.create_topics([NewTopic("t", 0, 1, configs=[("nope", "1")])])
+    assert outcome.error == ErrorCode.INVALID_CONFIG
+
+
+def test_duplicates_and_cluster_metadata_are_invalid_requests_listed_last(broker: Broker) -> None:
+    outcomes = broker.create_topics([NewTopic("d"), NewTopic("__cluster_metadata"), NewTopic("ok"), NewTopic("d")])
+    assert [(o.name, o.error, o.message) for o in outcomes] == [
+        ("ok", ErrorCode.NONE, None),
+        ("d", ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
+        ("__cluster_metadata", ErrorCode.INVALID_REQUEST, "Creation of internal topic __cluster_metadata is prohibited."),
+    ]
+    assert [t.name for t in broker.topics] == ["ok"]
+
+
+def test_too_many_partitions_refuses_the_request(broker: Broker) -> None:
+    with pytest.raises(ApiError) as caught:
+        broker.create_topics([NewTopic("a", 6000, 1), NewTopic("b", 4001, 1)])
+    assert caught.value.code == ErrorCode.POLICY_VIOLATION
+    assert caught.value.message == "Excessively large number of partitions per request."
+    assert len(broker.topics) == 0
+
+
+def test_configs_are_stored_and_echoed(broker: Broker) -> None:
+    [outcome] = broker.create_topics([NewTopic("t", configs=[("cleanup.policy", "compact")])])
+    topic = broker.topics.get("t")
+    assert topic is not None and topic.configs == {"cleanup.policy": "compact"}
+    echoed = {c.name: (c.value, c.source) for c in outcome.configs}
+    assert echoed["cleanup.policy"] == ("compact", 1)
+    assert echoed["retention.ms"] == ("604800000", 5)
+
+
+def test_auto_creation_answers_leader_not_available_then_exists(broker: Broker) -> None:
+    assert broker.auto_create_topic("fresh") == ErrorCode.LEADER_NOT_AVAILABLE
+    assert "fresh" in broker.topics
+    assert broker.auto_create_topic("bad name") == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert "bad name" not in broker.topics
+
+
+def test_internal_topics_are_auto_created_with_their_layout(broker: Broker) -> None:
+    broker.auto_create_topic("__consumer_offsets")
+    topic = broker.topics.get("__consumer_offsets")
+    assert topic is not None and topic.is_internal and len(topic.partitions) == 50
+    assert topic.configs["cleanup.policy"] == "compact"
+
+
+def test_delete_by_name_and_unknowns(broker: Broker) -> None:
+    broker.create_topics([NewTopic("t"), NewTopic("u")])
+    t_id = broker.topics.get("t").topic_id  # type: ignore[union-attr]
+    outcomes = broker.delete_topics(["t", "missing"], [], version=5)
+    assert {(o.name, o.topic_id, o.error) for o in outcomes} == {
+        ("t", t_id, ErrorCode.NONE), ("missing", ZERO, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}
+    assert [t.name for t in broker.topics] == ["u"]
+
+
+def test_delete_by_id(broker: Broker) -> None:
+    broker.create_topics([NewTopic("t")])
+    t_id = broker.topics.get("t").topic_id  # type: ignore[union-attr]
+    unknown = uuid.uuid4()
+    outcomes = broker.delete_topics([], [(None, t_id), (None, unknown)], version=6)
+    assert {(o.name, o.topic_id, o.error) for o in outcomes} == {
+        ("t", t_id, ErrorCode.NONE), (None, unknown, ErrorCode.UNKNOWN_TOPIC_ID)}
+    assert len(broker.topics) == 0
+
+
+def test_delete_invalid_requests(broker: Broker) -> None:
+    broker.create_topics([NewTopic("t"), NewTopic("u")])
+    t_id = broker.topics.get("t").topic_id  # type: ignore[union-attr]
+    u_id = broker.topics.get("u").topic_id  # type: ignore[union-attr]
+    outcomes = broker.delete_topics([], [(None, ZERO), ("u", u_id), ("d", ZERO), ("d", ZERO), (None, t_id),
+                                         ("t", ZERO)], version=6)
+    assert {(o.name, o.topic_id, o.error, o.message) for o in outcomes} == {
+        (None, ZERO, ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified."),
+        ("u", u_id, ErrorCode.INVALID_REQUEST, "You may not specify both topic name and topic id."),
+        ("d", ZERO, ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
+        ("t", t_id, ErrorCode.INVALID_REQUEST, "The provided topic name maps to an ID that was already supplied."),
+    }
+    assert {t.name for t in broker.topics} == {"t", "u"}
+
+
+def test_delete_disabled(broker: Broker) -> None:
+    broker.config.delete_topic_enable = False
+    with pytest.raises(ApiError) as old:
+        broker.delete_topics(["t"], [], version=2)
+    assert (old.value.code, old.value.message) == (ErrorCode.INVALID_REQUEST, "Topic deletion is disabled.")
+    with pytest.raises(ApiError) as new:
+        broker.delete_topics(["t"], [], version=3)
+    assert new.value.code == ErrorCode.TOPIC_DELETION_DISABLED
+
+
+def test_recreated_topic_gets_a_new_id(broker: Broker) -> None:
+    [first] = broker.create_topics([NewTopic("t")])
+    broker.delete_topics(["t"], [], version=6)
+    [second] = broker.create_topics([NewTopic("t")])
+    assert first.topic_id != second.topic_id

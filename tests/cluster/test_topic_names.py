@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import pytest
+
+from kemu.cluster.topic_names import has_collision_chars, invalid_name_reason, is_internal, unify_collision_chars
+
+
+@pytest.mark.parametrize("name", ["a", "orders", "A-b_c.d", "x" * 249, "__consumer_offsets", "0"])
+def test_legal_names(name: str) -> None:
+    assert invalid_name_reason(name) is None
+
+
+@pytest.mark.parametrize(("name", "reason"), [
+    ("", "Topic name is illegal, it can't be empty"),
+    (".", 'Topic name cannot be "." or ".."'),
+    ("..", 'Topic name cannot be "." or ".."'),
+    ("x" * 250, "Topic name is illegal, it can't be longer than 249 characters, topic name: " + "x" * 250),
+    ("a b", 'Topic name "a b" is illegal, it contains a character other than ASCII alphanumerics, '
+            "'.', '_' and '-'"),
+    ("é", 'Topic name "é" is illegal, it contains a character other than ASCII alphanumerics, '
+          "'.', '_' and '-'"),
+    ("a/b", 'Topic name "a/b" is illegal, it contains a character other than ASCII alphanumerics, '
+            "'.', '_' and '-'"),
+])
+def test_illegal_names_get_kafkas_message(name: str, reason: str) -> None:
+    assert invalid_name_reason(name) == reason
+
+
+def test_internal_topics() -> None:
+    assert is_internal("__consumer_offsets")
+    assert is_internal("__transaction_state")
+    assert not is_internal("__my_topic")
+
+
+def test_collision_chars() -> None:
+    assert has_collision_chars("a.b") and has_collision_chars("a_b") and not has_collision_chars("ab")
+    assert unify_collision_chars("a.b_c") == "a_b_c"

@@ -363,12 +363,14 @@ def rewrite_header(
     partition_leader_epoch: int | None = None,
     max_timestamp: int | None = None,
     timestamp_type: TimestampType | None = None,
+    payload: bytes | bytearray | memoryview | None = None,
 ) -> None:
     """Patch a writable batch in place, recomputing the CRC only when a CRC-covered field changed.
 
     Base offset and partition leader epoch sit before the CRC'd region, so assigning offsets is two
     stores; a new max timestamp or timestamp type (LogAppendTime) changes covered bytes, as Kafka's
-    `setMaxTimestamp` does, and so costs one CRC pass.
+    `setMaxTimestamp` does, and so costs one CRC pass. `buf` is the whole batch, or only its 61-byte
+    header when the records follow separately as `payload`.
     """
     if base_offset is not None:
         _BASE_OFFSET.pack_into(buf, 0, base_offset)
@@ -388,7 +390,8 @@ def rewrite_header(
         return
     _ATTRIBUTES.pack_into(buf, ATTRIBUTES_OFFSET, new_attributes)
     _MAX_TIMESTAMP.pack_into(buf, MAX_TIMESTAMP_OFFSET, new_max)
-    _CRC.pack_into(buf, CRC_OFFSET, crc_of(buf))
+    crc = crc_of(buf) if payload is None else crc32c.crc32c(payload, crc32c.crc32c(memoryview(buf)[ATTRIBUTES_OFFSET:HEADER_SIZE]))
+    _CRC.pack_into(buf, CRC_OFFSET, crc)
 
 
 # --- records --------------------------------------------------------------------------------------------

@@ -1,0 +1,92 @@
+"""Partition logs in Kafka's on-disk layout: append, read, offsets, retention, recovery.
+
+Plain synchronous Python — no sockets, no Trio — with time from an injected `kemu.clock.Clock`. Handlers
+call it like this:
+
+Produce (per partition, after `kemu.wire.records.check_produce_records(version, records)`)::
+
+    try:
+        result = log.append(records)              # -> AppendResult
+    except LogError as e:                         # e.code, e.response_message, e.record_errors
+        ...                                       # (base_offset -1, log_append_time -1, ...)
+    # result.base_offset, result.log_append_time (-1 unless LogAppendTime), result.log_start_offset
+
+    Idempotence/transactions split it in two and check producer state in between:
+    prepared = log.prepare_append(records)        # validates only; ValidatedBatch.source is the header
+    ... duplicate? out of order? fenced? ...
+    result = log.commit_append(prepared)
+
+    Coordinators (transaction markers, __consumer_offsets, __transaction_state) append with
+    `origin=AppendOrigin.COORDINATOR`, which allows control batches.
+
+Fetch::
+
+    data = log.read(fetch_offset, partition_max_bytes,
+                    isolation=FetchIsolation.TXN_COMMITTED if read_committed else FetchIsolation.HIGH_WATERMARK,
+                    min_one_batch=first_partition_in_response)
+    # data.records (raw batches; the last may be cut short by max bytes, as Kafka does),
+    # data.high_watermark, data.last_stable_offset, data.log_start_offset
+    # OffsetOutOfRangeError (OFFSET_OUT_OF_RANGE) below the log start or above the log end.
+    # Long polling: log.add_listener(callback) is called with LogEvent.APPENDED after every append.
+
+ListOffsets::
+
+    found = log.fetch_offset_for_timestamp(timestamp, isolation)   # -> TimestampAndOffset | None
+    # timestamp: ListOffsetsTimestamp.{LATEST, EARLIEST, MAX_TIMESTAMP, ...} or a real timestamp;
+    # None means "no such offset" (Kafka answers offset -1, timestamp -1).
+
+DeleteRecords: `log.delete_records(offset)` -> low watermark (OffsetOutOfRangeError beyond the HW).
+OffsetForLeaderEpoch: `log.end_offset_for_epoch(epoch)` -> (epoch, end offset).
+Retention: the server calls `LogDir.run_retention()` (or `log.delete_old_segments()`) periodically.
+Topic configs: `LogConfig` (typed, Kafka names in snake_case), `LogConfig.from_props({...})` validates
+Kafka-style properties; `TOPIC_CONFIGS` lists every topic config with its type, default and synonym.
+"""
+
+from kemu.log.config import TOPIC_CONFIG_DEFAULTS, TOPIC_CONFIGS, ConfigKey, InvalidConfigError, LogConfig
+from kemu.log.errors import (
+    LogClosedError,
+    LogError,
+    OffsetOutOfRangeError,
+    RecordError,
+    RecordValidationError,
+)
+from kemu.log.leader_epoch import EpochEntry, LeaderEpochCache
+from kemu.log.log_dir import LogDir
+from kemu.log.partition_log import (
+    DELETE_RECORDS_HIGH_WATERMARK,
+    AppendResult,
+    FetchData,
+    FetchIsolation,
+    ListOffsetsTimestamp,
+    LogEvent,
+    PartitionLog,
+)
+from kemu.log.segment import LogSegment, TimestampAndOffset
+from kemu.log.validator import AppendOrigin, ValidatedBatch
+
+__all__ = [
+    "DELETE_RECORDS_HIGH_WATERMARK",
+    "TOPIC_CONFIGS",
+    "TOPIC_CONFIG_DEFAULTS",
+    "AppendOrigin",
+    "AppendResult",
+    "ConfigKey",
+    "EpochEntry",
+    "FetchData",
+    "FetchIsolation",
+    "InvalidConfigError",
+    "LeaderEpochCache",
+    "ListOffsetsTimestamp",
+    "LogClosedError",
+    "LogConfig",
+    "LogDir",
+    "LogError",
+    "LogEvent",
+    "LogSegment",
+    "OffsetOutOfRangeError",
+    "PartitionLog",
+    "RecordError",
+    "RecordValidationError",
+    "TimestampAndOffset",
+    "ValidatedBatch",
+]

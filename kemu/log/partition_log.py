@@ -1,0 +1,654 @@
+"""The log of one partition: its segments, offsets and the operations handlers need (Kafka's UnifiedLog).
+
+Offsets, from low to high: `log_start_offset` (the first offset a reader may ask for; DeleteRecords and
+retention move it) <= `last_stable_offset` (read_committed readers stop here) <= `high_watermark`
+(read_uncommitted readers stop here) <= `log_end_offset` (the next offset to assign). With a single
+replica the high watermark follows the log end offset on every append, but it stays a separate notion.
+The last stable offset is the high watermark unless the transactions layer installs
+`first_unstable_offset` (the first offset of the earliest open transaction).
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum, IntEnum
+from pathlib import Path
+
+from kemu.clock import Clock
+from kemu.log.config import LogConfig
+from kemu.log.errors import LogClosedError, OffsetOutOfRangeError
+from kemu.log.leader_epoch import LeaderEpochCache
+from kemu.log.segment import (
+    DEFAULT_CACHE_BYTES,
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    LogSegment,
+    TimestampAndOffset,
+    parse_segment_file_name,
+)
+from kemu.log.validator import AppendOrigin, ValidatedBatch, validate_append
+from kemu.wire.records import NO_TIMESTAMP, BatchHeader, RecordBatch, offset_of_max_timestamp
+
+_KAFKA_LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
+
+
+class FetchIsolation(Enum):
+    LOG_END = "log_end"
+    """Up to the log end offset (replicas, internal readers)."""
+    HIGH_WATERMARK = "high_watermark"
+    """read_uncommitted consumers."""
+    TXN_COMMITTED = "txn_committed"
+    """read_committed consumers: up to the last stable offset."""
+
+
+class ListOffsetsTimestamp(IntEnum):
+    """The special timestamps of ListOffsets."""
+
+    LATEST = -1
+    EARLIEST = -2
+    MAX_TIMESTAMP = -3
+    EARLIEST_LOCAL = -4
+    LATEST_TIERED = -5
+    EARLIEST_PENDING_UPLOAD = -6
+
+
+DELETE_RECORDS_HIGH_WATERMARK = -1
+"""DeleteRecords' offset meaning "up to the high watermark"."""
+
+
+class LogEvent(Enum):
+    APPENDED = "appended"
+    """New data; the high watermark (and maybe the last stable offset) moved."""
+    LOG_START_OFFSET = "log_start_offset"
+    ROLLED = "rolled"
+    SEGMENTS_DELETED = "segments_deleted"
+    TRUNCATED = "truncated"
+    CLOSED = "closed"
+
+
+LogListener = Callable[["PartitionLog", LogEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """What a Produce response needs (base offset, log append time, log start offset) and more."""
+
+    base_offset: int
+    last_offset: int
+    log_append_time: int
+    """-1 unless the topic uses LogAppendTime."""
+    log_start_offset: int
+    max_timestamp: int
+    record_count: int
+    size: int
+    batch: BatchHeader
+    """The header as stored (offsets and epoch assigned); producer id, epoch and sequence as sent."""
+
+
+@dataclass(frozen=True, slots=True)
+class FetchData:
+    records: bytes | memoryview
+    """Whole batches as stored — except that, as in Kafka, the last one may be cut short by `max_bytes`."""
+    high_watermark: int
+    last_stable_offset: int
+    log_start_offset: int
+    log_end_offset: int
+
+
+class PartitionLog:
+    """Use `PartitionLog.open(...)`; it creates the directory or recovers what is in it."""
+
+    def __init__(self, directory: Path, topic: str, partition: int, config: LogConfig, clock: Clock) -> None:
+        self.directory = directory
+        self.topic = topic
+        self.partition = partition
+        self.topic_partition = f"{topic}-{partition}"
+        self.config = config
+        self.clock = clock
+        self.leader_epoch = 0
+        """Stamped into every appended batch; the cluster layer bumps it on leadership changes."""
+        self.verify_records = False
+        """Decode and check every record of every append, as Kafka does, instead of only when needed."""
+        self.first_unstable_offset: Callable[[], int | None] | None = None
+        """Installed by the transactions layer: the first offset of the earliest open transaction."""
+        self.on_log_start_offset_change: Callable[[PartitionLog], None] | None = None
+        """Installed by LogDir to persist the log start offset before segments below it are deleted."""
+        self.cache_bytes = DEFAULT_CACHE_BYTES
+        self._segments: list[LogSegment] = []
+        self._bases: list[int] = []
+        self._log_start_offset = 0
+        self._log_end_offset = 0
+        self._high_watermark = 0
+        self._unflushed_messages = 0
+        self._last_flush_ms = clock.now_ms()
+        self._listeners: list[LogListener] = []
+        self._closed = False
+        self.epoch_cache: LeaderEpochCache
+
+    # --- opening -----------------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        directory: Path,
+        topic: str,
+        partition: int,
+        config: LogConfig,
+        clock: Clock,
+        *,
+        log_start_offset: int | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+    ) -> PartitionLog:
+        """Open (creating if needed) the log in `directory`, recovering it after a crash: leftover and
+        orphaned files are removed, unreadable indexes rebuilt, and the last segment re-read batch by batch
+        with any torn or corrupt tail cut off. `log_start_offset` is the checkpointed value, if any."""
+        log = cls(directory, topic, partition, config, clock)
+        log.cache_bytes = cache_bytes
+        directory.mkdir(parents=True, exist_ok=True)
+        log.epoch_cache = LeaderEpochCache(directory)
+        log._load(log_start_offset)
+        return log
+
+    def _segment_options(self) -> dict[str, object]:
+        jitter = self.config.segment_jitter_ms
+        roll_jitter = random.randrange(min(jitter, self.config.segment_ms)) if jitter > 0 else 0
+        return {
+            "clock": self.clock,
+            "index_interval_bytes": self.config.index_interval_bytes,
+            "max_index_size": self.config.segment_index_bytes,
+            "roll_jitter_ms": roll_jitter,
+            "cache_bytes": self.cache_bytes,
+        }
+
+    def _load(self, checkpointed_start: int | None) -> None:
+        bases: set[int] = set()
+        others: list[tuple[int, Path]] = []
+        for path in self.directory.iterdir():
+            if path.name.endswith(_KAFKA_LEFTOVER_SUFFIXES):
+                path.unlink()
+                continue
+            parsed = parse_segment_file_name(path.name)
+            if parsed is None:
+                continue
+            base, suffix = parsed
+            if suffix == LOG_SUFFIX:
+                bases.add(base)
+            else:
+                others.append((base, path))
+        for base, path in others:
+            if base not in bases and path.suffix in (INDEX_SUFFIX, ".timeindex", ".txnindex"):
+                path.unlink()  # an index whose log is gone
+        ordered = sorted(bases)
+        assign_epoch = lambda header: self.epoch_cache.assign(header.partition_leader_epoch, header.base_offset)  # noqa: E731
+        for i, base in enumerate(ordered):
+            if i == len(ordered) - 1:
+                # Only the last segment can have a torn tail: every earlier one was complete when rolled.
+                segment = LogSegment(self.directory, base, **self._segment_options())  # type: ignore[arg-type]
+                segment.recover(assign_epoch)
+                self._add_segment(segment)
+                break
+            segment, indexes_ok = LogSegment.load(self.directory, base, ordered[i + 1], **self._segment_options())
+            self._add_segment(segment)
+            if indexes_ok:
+                continue
+            if segment.recover(assign_epoch):
+                # Kafka: corruption inside an older segment invalidates everything after it.
+                for later in ordered[i + 1 :]:
+                    LogSegment(self.directory, later, **self._segment_options()).delete()  # type: ignore[arg-type]
+                break
+            segment.deactivate()
+        if self._segments:
+            self._segments[-1].activate()
+        start = max(checkpointed_start or 0, 0)
+        if not self._segments:
+            self._add_segment(LogSegment.create(self.directory, start, **self._segment_options()))
+        self._log_end_offset = self._segments[-1].next_offset()
+        if start > self._log_end_offset:
+            # Kafka: a checkpointed start beyond the recovered end means the tail was lost; start afresh there.
+            for segment in self._segments:
+                segment.delete()
+            self._segments, self._bases = [], []
+            self.epoch_cache.clear()
+            self._add_segment(LogSegment.create(self.directory, start, **self._segment_options()))
+            self._log_end_offset = start
+        self._log_start_offset = max(start, self._segments[0].base_offset)
+        self._high_watermark = self._log_end_offset
+        self.epoch_cache.truncate_from_end(self._log_end_offset)
+        self.epoch_cache.truncate_from_start(self._log_start_offset)
+
+    def _add_segment(self, segment: LogSegment) -> None:
+        self._segments.append(segment)
+        self._bases.append(segment.base_offset)
+
+    # --- state -------------------------------------------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._log_end_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @property
+    def last_stable_offset(self) -> int:
+        if self.first_unstable_offset is not None:
+            unstable = self.first_unstable_offset()
+            if unstable is not None and unstable < self._high_watermark:
+                return max(unstable, self._log_start_offset)
+        return self._high_watermark
+
+    @property
+    def segments(self) -> tuple[LogSegment, ...]:
+        return tuple(self._segments)
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(segment.size for segment in self._segments)
+
+    @property
+    def latest_epoch(self) -> int | None:
+        return self.epoch_cache.latest_epoch
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def add_listener(self, listener: LogListener) -> None:
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: LogListener) -> None:
+        self._listeners.remove(listener)
+
+    def _notify(self, event: LogEvent) -> None:
+        for listener in tuple(self._listeners):
+            listener(self, event)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise LogClosedError(f"The log of {self.topic_partition} is closed")
+
+    def update_config(self, config: LogConfig) -> None:
+        """Topic configs can change at runtime (IncrementalAlterConfigs); new segments use the new ones."""
+        self.config = config
+
+    def set_high_watermark(self, offset: int) -> None:
+        """Move the high watermark (clamped to [log start, log end]); appends do this themselves."""
+        self._high_watermark = min(max(offset, self._log_start_offset), self._log_end_offset)
+
+    # --- appending ---------------------------------------------------------------------------------------
+
+    def prepare_append(self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT) -> ValidatedBatch:
+        """Validate a produce's bytes (raises LogError) without changing the log. The transactions layer
+        checks producer state between this and `commit_append`; nothing else may append in between."""
+        self._check_open()
+        return validate_append(
+            data,
+            config=self.config,
+            origin=origin,
+            now_ms=self.clock.now_ms(),
+            partition_leader_epoch=self.leader_epoch,
+            topic_partition=self.topic_partition,
+            verify_records=self.verify_records,
+        )
+
+    def commit_append(self, batch: ValidatedBatch) -> AppendResult:
+        """Assign offsets (from the log end offset), write through to the active segment, advance."""
+        self._check_open()
+        base_offset = self._log_end_offset
+        last_offset = base_offset + batch.last_offset_delta
+        segment = self._maybe_roll(batch.size, batch.max_timestamp, last_offset)
+        data, header = batch.with_base_offset(base_offset)
+        self.epoch_cache.assign(header.partition_leader_epoch, base_offset)
+        segment.append(data, header)
+        self._log_end_offset = last_offset + 1
+        self._high_watermark = self._log_end_offset
+        self._unflushed_messages += batch.record_count
+        if self._unflushed_messages >= self.config.flush_messages:
+            self.flush()
+        self._notify(LogEvent.APPENDED)
+        return AppendResult(
+            base_offset=base_offset,
+            last_offset=last_offset,
+            log_append_time=batch.log_append_time,
+            log_start_offset=self._log_start_offset,
+            max_timestamp=batch.max_timestamp,
+            record_count=batch.record_count,
+            size=len(data),
+            batch=header,
+        )
+
+    def append(self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT) -> AppendResult:
+        """Validate and append one batch (raises LogError with Kafka's code, message and record errors)."""
+        return self.commit_append(self.prepare_append(data, origin=origin))
+
+    def _maybe_roll(self, messages_size: int, max_timestamp: int, max_offset: int) -> LogSegment:
+        active = self._segments[-1]
+        if active.should_roll(
+            max_segment_ms=self.config.max_segment_ms,
+            max_segment_bytes=self.config.segment_bytes,
+            max_timestamp_in_messages=max_timestamp,
+            max_offset_in_messages=max_offset,
+            messages_size=messages_size,
+            now_ms=self.clock.now_ms(),
+        ):
+            return self.roll(self._log_end_offset)
+        return active
+
+    def roll(self, expected_next_offset: int | None = None) -> LogSegment:
+        """Start a new active segment at the log end offset (or later)."""
+        self._check_open()
+        new_offset = max(expected_next_offset or 0, self._log_end_offset)
+        active = self._segments[-1]
+        if active.base_offset == new_offset and active.is_empty:
+            return active
+        active.deactivate()
+        segment = LogSegment.create(self.directory, new_offset, **self._segment_options())
+        self._add_segment(segment)
+        self._notify(LogEvent.ROLLED)
+        return segment
+
+    def flush(self) -> None:
+        self._segments[-1].flush()
+        self._unflushed_messages = 0
+        self._last_flush_ms = self.clock.now_ms()
+
+    def maybe_flush(self) -> None:
+        """`flush.ms`: fsync if the oldest unflushed append is older than that."""
+        if self._unflushed_messages and self.clock.now_ms() - self._last_flush_ms >= self.config.flush_ms:
+            self.flush()
+
+    # --- reading -----------------------------------------------------------------------------------------
+
+    def _upper_bound(self, isolation: FetchIsolation) -> int:
+        if isolation is FetchIsolation.HIGH_WATERMARK:
+            return self._high_watermark
+        if isolation is FetchIsolation.TXN_COMMITTED:
+            return self.last_stable_offset
+        return self._log_end_offset
+
+    def read(
+        self,
+        offset: int,
+        max_bytes: int,
+        *,
+        isolation: FetchIsolation = FetchIsolation.HIGH_WATERMARK,
+        min_one_batch: bool = True,
+    ) -> FetchData:
+        """Raw batches from the one holding `offset`, up to `max_bytes` (or one whole batch when
+        `min_one_batch`), never past the isolation's bound. OffsetOutOfRangeError below the log start or
+        above the log end; empty records at or past the bound."""
+        self._check_open()
+        if max_bytes < 0:
+            raise ValueError(f"max_bytes must not be negative ({max_bytes})")
+        if offset < self._log_start_offset:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {offset} for partition {self.topic_partition}, but we only have log "
+                f"segments starting from offset: {self._log_start_offset}."
+            )
+        if offset > self._log_end_offset:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {offset} for partition {self.topic_partition}, but we only have log "
+                f"segments upto {self._log_end_offset}."
+            )
+        upper = self._upper_bound(isolation)
+        records: bytes | memoryview = b""
+        if offset < upper:
+            records = self._read_below(offset, upper, max_bytes, min_one_batch)
+        return FetchData(records, self._high_watermark, self.last_stable_offset, self._log_start_offset, self._log_end_offset)
+
+    def _read_below(self, offset: int, upper: int, max_bytes: int, min_one_batch: bool) -> bytes | memoryview:
+        i = max(bisect_right(self._bases, offset) - 1, 0)
+        while i < len(self._segments):
+            segment = self._segments[i]
+            next_base = self._bases[i + 1] if i + 1 < len(self._segments) else None
+            if next_base is None or upper < next_base:
+                bound = segment.translate_offset(upper)
+                max_position = bound.position if bound is not None else segment.size
+            else:
+                max_position = segment.size
+            found = segment.read(offset, max_bytes, max_position, min_one_batch)
+            if found is not None:
+                return found[1]
+            i += 1
+        return b""
+
+    def batches(self, start_offset: int | None = None, end_offset: int | None = None) -> list[RecordBatch]:
+        """Whole stored batches overlapping [start, end) (defaults: the whole log) — for coordinators
+        replaying their topics, tests and tools; not the fetch path."""
+        self._check_open()
+        start = self._log_start_offset if start_offset is None else start_offset
+        end = self._log_end_offset if end_offset is None else end_offset
+        out: list[RecordBatch] = []
+        i = max(bisect_right(self._bases, start) - 1, 0)
+        for segment in self._segments[i:]:
+            found = segment.translate_offset(start)
+            if found is None:
+                continue
+            for position, header in segment.batches_from(found.position):
+                if header.base_offset >= end:
+                    return out
+                out.append(RecordBatch(bytes(segment.read_bytes(position, header.size))))
+        return out
+
+    # --- offsets by timestamp ----------------------------------------------------------------------------
+
+    def offset_for_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
+        """Kafka's UnifiedLog.fetchOffsetByTimestamp: the special timestamps of ListOffsetsTimestamp, or the
+        first record with a timestamp >= `timestamp`; None when there is no such record."""
+        self._check_open()
+        if timestamp in (ListOffsetsTimestamp.EARLIEST, ListOffsetsTimestamp.EARLIEST_LOCAL):
+            earliest = self.epoch_cache.earliest_entry
+            epoch = earliest.epoch if earliest is not None and earliest.start_offset <= self._log_start_offset else None
+            return TimestampAndOffset(NO_TIMESTAMP, self._log_start_offset, epoch)
+        if timestamp == ListOffsetsTimestamp.LATEST:
+            return TimestampAndOffset(NO_TIMESTAMP, self._log_end_offset, self.epoch_cache.latest_epoch)
+        if timestamp in (ListOffsetsTimestamp.LATEST_TIERED, ListOffsetsTimestamp.EARLIEST_PENDING_UPLOAD):
+            return TimestampAndOffset(NO_TIMESTAMP, -1, -1)
+        if timestamp == ListOffsetsTimestamp.MAX_TIMESTAMP:
+            return self._max_timestamp_offset()
+        for segment in self._segments:
+            if segment.largest_timestamp >= timestamp:
+                return segment.find_offset_by_timestamp(timestamp, self._log_start_offset)
+        return None
+
+    def _max_timestamp_offset(self) -> TimestampAndOffset | None:
+        best = self._segments[0]
+        for segment in self._segments[1:]:
+            if segment.max_timestamp_so_far > best.max_timestamp_so_far:
+                best = segment
+        target = best.max_timestamp_so_far
+        if target == NO_TIMESTAMP:
+            return None
+        position = best.offset_index.lookup(best.offset_of_max_timestamp_so_far)[1]
+        for pos, header in best.batches_from(position):
+            if header.max_timestamp == target:
+                offset = offset_of_max_timestamp(RecordBatch(bytes(best.read_bytes(pos, header.size))))
+                if offset is None:
+                    return None
+                epoch = header.partition_leader_epoch
+                return TimestampAndOffset(header.max_timestamp, offset, epoch if epoch >= 0 else None)
+        return None
+
+    def fetch_offset_for_timestamp(self, timestamp: int, isolation: FetchIsolation | None) -> TimestampAndOffset | None:
+        """ListOffsets as Kafka's Partition answers it for a client with an isolation level: LATEST is the
+        high watermark (read_uncommitted) or last stable offset (read_committed) with the current leader
+        epoch; timestamp lookups only find offsets below that bound. `isolation=None` means a replica
+        (no bound beyond the log end)."""
+        self._check_open()
+        fetchable = self._upper_bound(isolation) if isolation is not None else self._log_end_offset
+        if timestamp == ListOffsetsTimestamp.LATEST:
+            return TimestampAndOffset(NO_TIMESTAMP, fetchable, self.leader_epoch)
+        found = self.offset_for_timestamp(timestamp)
+        if timestamp in (ListOffsetsTimestamp.EARLIEST, ListOffsetsTimestamp.EARLIEST_LOCAL):
+            return found
+        if found is not None and found.offset < fetchable:
+            return found
+        return None
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch: (epoch, end offset), (-1, -1) when unknown."""
+        return self.epoch_cache.end_offset_for(leader_epoch, self._log_end_offset)
+
+    # --- deleting ----------------------------------------------------------------------------------------
+
+    def delete_records(self, offset: int) -> int:
+        """DeleteRecords: move the log start offset up to `offset` (-1: the high watermark). Returns the
+        new low watermark. OffsetOutOfRangeError if negative or beyond the high watermark. The segments
+        wholly below it go at the next `delete_old_segments`, as in Kafka."""
+        self._check_open()
+        if offset == DELETE_RECORDS_HIGH_WATERMARK:
+            offset = self._high_watermark
+        if offset < 0:
+            raise OffsetOutOfRangeError(f"The offset {offset} for partition {self.topic_partition} is not valid")
+        self._increment_log_start_offset(offset)
+        return self._log_start_offset
+
+    def _increment_log_start_offset(self, offset: int) -> None:
+        if offset > self._high_watermark:
+            raise OffsetOutOfRangeError(
+                f"Cannot increment the log start offset to {offset} of partition {self.topic_partition} since it is "
+                f"larger than the high watermark {self._high_watermark}"
+            )
+        if offset <= self._log_start_offset:
+            return
+        self._log_start_offset = offset
+        self.epoch_cache.truncate_from_start(offset)
+        if self.on_log_start_offset_change is not None:
+            self.on_log_start_offset_change(self)
+        self._notify(LogEvent.LOG_START_OFFSET)
+
+    def delete_old_segments(self) -> int:
+        """Retention, called periodically (Kafka's log.retention.check.interval.ms): drop whole segments
+        below the log start offset, beyond `retention.bytes`, or older than `retention.ms` (by their
+        largest record timestamp). Returns how many segments were deleted."""
+        self._check_open()
+        deleted = self._delete_segments_where(self._below_log_start)
+        if self.config.delete:
+            deleted += self._delete_retention_size_breached()
+            deleted += self._delete_retention_ms_breached()
+        return deleted
+
+    def _below_log_start(self, segment: LogSegment, following: LogSegment | None) -> bool:
+        return following is not None and following.base_offset <= self._log_start_offset
+
+    def _delete_retention_size_breached(self) -> int:
+        retention = self.config.retention_bytes
+        size = self.size_in_bytes
+        if retention < 0 or size < retention:
+            return 0
+        excess = size - retention
+
+        def over(segment: LogSegment, following: LogSegment | None) -> bool:
+            nonlocal excess
+            if excess - segment.size >= 0:
+                excess -= segment.size
+                return True
+            return False
+
+        return self._delete_segments_where(over)
+
+    def _delete_retention_ms_breached(self) -> int:
+        retention = self.config.retention_ms
+        if retention < 0:
+            return 0
+        now = self.clock.now_ms()
+        return self._delete_segments_where(lambda segment, following: now - segment.largest_timestamp > retention)
+
+    def _delete_segments_where(self, predicate: Callable[[LogSegment, LogSegment | None], bool]) -> int:
+        deletable: list[LogSegment] = []
+        for i, segment in enumerate(self._segments):
+            following = self._segments[i + 1] if i + 1 < len(self._segments) else None
+            upper = following.base_offset if following is not None else self._log_end_offset
+            last_and_empty = following is None and segment.is_empty
+            if self._high_watermark >= upper and predicate(segment, following) and not last_and_empty:
+                deletable.append(segment)
+            else:
+                break
+        if not deletable:
+            return 0
+        count = len(deletable)
+        if count == len(self._segments):
+            fresh = self.roll()
+            if deletable[-1] is fresh:
+                deletable.pop()
+        if deletable:
+            following = self._segments[len(deletable)]
+            self._increment_log_start_offset(following.base_offset)
+            for segment in deletable:
+                segment.delete()
+            del self._segments[: len(deletable)]
+            del self._bases[: len(deletable)]
+            self._notify(LogEvent.SEGMENTS_DELETED)
+        return count
+
+    def truncate_to(self, offset: int) -> bool:
+        """Remove everything at and above `offset` (the batch holding it goes whole). False if nothing to do."""
+        self._check_open()
+        if offset < 0:
+            raise ValueError(f"cannot truncate to a negative offset ({offset})")
+        if offset >= self._log_end_offset:
+            return False
+        if offset <= self._segments[0].base_offset:
+            self.truncate_fully_and_start_at(offset, log_start_offset=min(self._log_start_offset, offset))
+            return True
+        keep = bisect_right(self._bases, offset)
+        for segment in self._segments[keep:]:
+            segment.delete()
+        del self._segments[keep:]
+        del self._bases[keep:]
+        active = self._segments[-1]
+        active.truncate_to(offset)
+        if not active.is_active:
+            active.recover()
+            active.activate()
+        self._log_end_offset = offset
+        self._high_watermark = min(self._high_watermark, offset)
+        self._log_start_offset = min(self._log_start_offset, offset)
+        self.epoch_cache.truncate_from_end(offset)
+        self._notify(LogEvent.TRUNCATED)
+        return True
+
+    def truncate_fully_and_start_at(self, offset: int, *, log_start_offset: int | None = None) -> None:
+        self._check_open()
+        for segment in self._segments:
+            segment.delete()
+        self._segments, self._bases = [], []
+        self._add_segment(LogSegment.create(self.directory, offset, **self._segment_options()))
+        self.epoch_cache.clear()
+        self._log_end_offset = offset
+        self._high_watermark = offset
+        self._log_start_offset = offset if log_start_offset is None else log_start_offset
+        if self.on_log_start_offset_change is not None:
+            self.on_log_start_offset_change(self)
+        self._notify(LogEvent.TRUNCATED)
+
+    # --- closing -----------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        for segment in self._segments:
+            segment.close()
+        self._closed = True
+        self._notify(LogEvent.CLOSED)
+
+    def delete(self) -> None:
+        """Remove the partition's directory and everything in it (topic deletion)."""
+        self.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def __repr__(self) -> str:
+        return (
+            f"PartitionLog({self.topic_partition}, start={self._log_start_offset}, hw={self._high_watermark}, "
+            f"end={self._log_end_offset}, segments={len(self._segments)})"
+        )
+

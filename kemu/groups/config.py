@@ -1,0 +1,34 @@
+"""The group coordinator's settings, under Kafka's broker config names, with Kafka's defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_INT_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class GroupConfig:
+    # Classic protocol.
+    min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms
+    max_session_timeout_ms: int = 1800000  # group.max.session.timeout.ms
+    initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
+    max_size: int = _INT_MAX  # group.max.size
+    # A new member's JoinGroup is parked with no member id to heartbeat with; Kafka times it out after
+    # this fixed delay (GroupCoordinatorConfig.CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS), not a config.
+    new_member_join_timeout_ms: int = 300000
+
+    # KIP-848 consumer groups.
+    consumer_session_timeout_ms: int = 45000  # group.consumer.session.timeout.ms
+    consumer_heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
+    consumer_max_size: int = _INT_MAX  # group.consumer.max.size
+    consumer_assignors: tuple[str, ...] = ("uniform", "range")  # group.consumer.assignors; first is default
+
+    # Offsets.
+    offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
+    offsets_retention_minutes: int = 10080  # offsets.retention.minutes
+    offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
+
+    @property
+    def offsets_retention_ms(self) -> int:
+        return self.offsets_retention_minutes * 60_000

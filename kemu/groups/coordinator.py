@@ -1,0 +1,158 @@
+"""GroupCoordinator: the one object the broker talks to for everything about groups and offsets."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Callable, Iterable, Mapping
+
+from kemu.clock import Clock
+from kemu.groups.admin import GroupAdmin
+from kemu.groups.classic import ClassicGroupManager
+from kemu.groups.classic_group import ClassicGroup
+from kemu.groups.config import GroupConfig
+from kemu.groups.consumer import ConsumerGroupManager
+from kemu.groups.consumer_group import ConsumerGroup
+from kemu.groups.context import CoordinatorState, Group, RequestContext
+from kemu.groups.offset_ops import CommitOffset, OffsetOps
+from kemu.groups.offsets import OffsetAndMetadata
+from kemu.groups.pending import Pending
+from kemu.groups.records import CoordinatorRecord, Journal, discard
+from kemu.groups.replay import Replayer
+from kemu.groups.topics import TopicSource, no_topics
+
+Body = dict[str, Any]
+
+
+class GroupCoordinator:
+    def __init__(
+        self,
+        clock: Clock,
+        *,
+        config: GroupConfig | None = None,
+        journal: Journal = discard,
+        topics: TopicSource = no_topics,
+        new_uuid: Callable[[], uuid.UUID] = uuid.uuid4,
+    ) -> None:
+        self._state = CoordinatorState(clock, config or GroupConfig(), journal, topics, new_uuid)
+        self._replayer = Replayer(self._state)
+        self._state.replay = self._replayer.replay
+        self._classic = ClassicGroupManager(self._state)
+        self._consumer = ConsumerGroupManager(self._state)
+        self._offsets = OffsetOps(self._state)
+        self._admin = GroupAdmin(self._state, self._offsets)
+        self._offsets.schedule_cleanup()
+
+    @property
+    def config(self) -> GroupConfig:
+        return self._state.config
+
+    # ---- time -------------------------------------------------------------------------------------
+    def tick(self) -> int:
+        """Fire every timer that is due on the clock; returns how many fired."""
+        return self._state.timers.run_due(self._state.clock.monotonic_ms())
+
+    def next_deadline_ms(self) -> int | None:
+        """When (on `clock.monotonic_ms()`) the earliest timer is due, or None if none is scheduled."""
+        return self._state.timers.next_deadline()
+
+    def ms_until_next_deadline(self) -> int | None:
+        deadline = self.next_deadline_ms()
+        return None if deadline is None else max(0, deadline - self._state.clock.monotonic_ms())
+
+    # ---- classic protocol -------------------------------------------------------------------------
+    def join_group(self, request: Body, ctx: RequestContext) -> Pending[Body]:
+        self.tick()
+        return self._classic.join_group(request, ctx)
+
+    def sync_group(self, request: Body, ctx: RequestContext) -> Pending[Body]:
+        self.tick()
+        return self._classic.sync_group(request, ctx)
+
+    def heartbeat(self, request: Body, ctx: RequestContext) -> Body:
+        self.tick()
+        return self._classic.heartbeat(request, ctx)
+
+    def leave_group(self, request: Body, ctx: RequestContext) -> Body:
+        self.tick()
+        return self._classic.leave_group(request, ctx)
+
+    # ---- KIP-848 ----------------------------------------------------------------------------------
+    def consumer_group_heartbeat(self, request: Body, ctx: RequestContext) -> Body:
+        self.tick()
+        return self._consumer.heartbeat(request, ctx)
+
+    def consumer_group_describe(self, request: Body, ctx: RequestContext) -> Body:
+        self.tick()
+        return {"groups": self._consumer.describe(request["group_ids"])}
+
+    # ---- offsets ----------------------------------------------------------------------------------
+    def offset_commit(self, request: Body, ctx: RequestContext) -> Body:
+        self.tick()
+        return self._offsets.commit(request, ctx)
+
+    def offset_fetch(self, request: Body, ctx: RequestContext) -> Body:
+        self.tick()
+        return self._offsets.fetch(request, ctx)
+
+    def offset_delete(self, request: Body, ctx: RequestContext) -> Body:
+        self.tick()
+        return self._offsets.delete(request, ctx)
+
+    def txn_offset_commit(self, request: Body, ctx: RequestContext) -> Body:
+        self.tick()
+        return self._offsets.txn_commit(request, ctx)
+
+    def stage_txn_offsets(self, producer_id: int, producer_epoch: int, group_id: str,
+                          offsets: Iterable[CommitOffset]) -> None:
+        self._offsets.stage_txn_offsets(producer_id, producer_epoch, group_id, offsets)
+
+    def complete_txn(self, producer_id: int, committed: bool) -> None:
+        self._state.offsets.complete(producer_id, committed)
+
+    def has_pending_txn_offsets(self, group_id: str, topic: str, partition: int) -> bool:
+        return self._state.offsets.has_pending(group_id, topic, partition)
+
+    def committed_offset(self, group_id: str, topic: str, partition: int) -> OffsetAndMetadata | None:
+        return self._state.offsets.get(group_id, topic, partition)
+
+    def expire_offsets(self) -> int:
+        """Run the offsets-retention clean-up now (it also runs every offsets.retention.check.interval.ms)."""
+        self.tick()
+        return self._offsets.cleanup_expired()
+
+    # ---- administration ---------------------------------------------------------------------------
+    def list_groups(self, request: Body, ctx: RequestContext) -> Body:
+        self.tick()
+        return self._admin.list_groups(request, ctx)
+
+    def describe_groups(self, request: Body, ctx: RequestContext) -> Body:
+        self.tick()
+        return self._admin.describe_groups(request, ctx)
+
+    def delete_groups(self, request: Body, ctx: RequestContext) -> Body:
+        self.tick()
+        return self._admin.delete_groups(request, ctx)
+
+    # ---- persistence ------------------------------------------------------------------------------
+    def replay(self, record: CoordinatorRecord) -> None:
+        """Apply one journaled record (start-up). Transaction markers go to `complete_txn`."""
+        self._replayer.replay(record)
+
+    def loaded(self) -> None:
+        """After the last record is replayed: start the session timers of the members found."""
+        for group in self._state.groups.values():
+            if isinstance(group, ClassicGroup):
+                self._classic.on_loaded(group)
+            else:
+                self._consumer.on_loaded(group)
+
+    # ---- inspection -------------------------------------------------------------------------------
+    @property
+    def groups(self) -> Mapping[str, Group]:
+        return self._state.groups
+
+    def group(self, group_id: str) -> ClassicGroup | ConsumerGroup | None:
+        return self._state.groups.get(group_id)
+
+    def committed_offsets(self, group_id: str) -> dict[str, dict[int, OffsetAndMetadata]]:
+        return {topic: dict(parts) for topic, parts in self._state.offsets.group_offsets(group_id).items()}

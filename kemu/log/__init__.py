@@ -35,9 +35,17 @@ ListOffsets::
     # timestamp: ListOffsetsTimestamp.{LATEST, EARLIEST, MAX_TIMESTAMP, ...} or a real timestamp;
     # None means "no such offset" (Kafka answers offset -1, timestamp -1).
 
+Producer state (kemu.txn) wraps the log rather than the log calling it: check the prepared batch's
+`source` header between `prepare_append` and `commit_append`, record it from the `AppendResult`, install
+`log.first_unstable_offset` (the last stable offset follows it), take snapshots on `LogEvent.ROLLED`,
+and react to `LogEvent.TRUNCATED` / `SEGMENTS_DELETED` / `LOG_START_OFFSET`. Coordinators replay their
+topics with `log.batches(start, end)`.
+
 DeleteRecords: `log.delete_records(offset)` -> low watermark (OffsetOutOfRangeError beyond the HW).
 OffsetForLeaderEpoch: `log.end_offset_for_epoch(epoch)` -> (epoch, end offset).
-Retention: the server calls `LogDir.run_retention()` (or `log.delete_old_segments()`) periodically.
+Storage: `LogDir(path, clock)` owns a data directory — `open(topic, partition, config, topic_id=...)`,
+`open_all(config_for)` at start-up, `delete(topic, partition)`, and `run_retention()`, which the server
+calls periodically (Kafka: every log.retention.check.interval.ms, 5 minutes).
 Topic configs: `LogConfig` (typed, Kafka names in snake_case), `LogConfig.from_props({...})` validates
 Kafka-style properties; `TOPIC_CONFIGS` lists every topic config with its type, default and synonym.
 """

@@ -466,8 +466,7 @@ class PartitionLog:
             if segment.max_timestamp_so_far > best.max_timestamp_so_far:
                 best = segment
         target = best.max_timestamp_so_far
-        if target == NO_TIMESTAMP:
-            return None
+        # With no timestamps at all Kafka still answers: the first batch whose max timestamp is -1.
         position = best.offset_index.lookup(best.offset_of_max_timestamp_so_far)[1]
         for pos, header in best.batches_from(position):
             if header.max_timestamp == target:

@@ -90,3 +90,10 @@ def test_earliest_follows_delete_records(open_log: OpenLog) -> None:
     assert log.offset_for_timestamp(ListOffsetsTimestamp.EARLIEST) == TimestampAndOffset(-1, 3, 2)
     assert log.offset_for_timestamp(ListOffsetsTimestamp.EARLIEST_LOCAL) == TimestampAndOffset(-1, 3, 2)
     assert log.offset_for_timestamp(T).offset == 3  # records below the log start are not found
+
+
+def test_max_timestamp_without_any_timestamps_is_the_first_record(open_log: OpenLog) -> None:
+    log = open_log()
+    log.append(timed(-1, -1))
+    log.append(timed(-1))
+    assert log.offset_for_timestamp(ListOffsetsTimestamp.MAX_TIMESTAMP) == TimestampAndOffset(-1, 0, 0)

@@ -6,7 +6,7 @@ import pytest
 from aiokafka.record.default_records import DefaultRecordBatch as AioBatch
 from aiokafka.record.default_records import DefaultRecordBatchBuilder as AioBuilder
 
-from kemu.log import FetchIsolation, LogConfig, LogEvent, OffsetOutOfRangeError, PartitionLog
+from kemu.log import FetchIsolation, LogConfig, LogEvent, OffsetOutOfRangeError
 from kemu.wire.compression import CompressionType
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import RecordBatch, iter_batches

@@ -1,0 +1,86 @@
+"""A kemu broker served in-process on a background thread, for tests that talk to it over real sockets.
+
+The broker's Trio loop runs in its own thread; tests reach the core through `call`, which runs a function
+on that loop (the core is only ever touched from the Trio thread).
+"""
+
+from __future__ import annotations
+
+import threading
+from types import TracebackType
+from typing import Any, Callable, Mapping, TypeVar
+
+import trio
+import trio.from_thread
+import trio.lowlevel
+
+from kemu.clock import SystemClock
+from kemu.cluster.broker import Broker
+from kemu.cluster.config import BrokerConfig
+from kemu.handlers import Handler
+from kemu.server import serve
+
+T = TypeVar("T")
+
+
+class BrokerThread:
+    def __init__(self, config: BrokerConfig | None = None, handlers: Mapping[int, Handler] | None = None) -> None:
+        self.config = config or BrokerConfig(port=0)
+        self.broker = Broker(self.config, SystemClock())
+        self.handlers = handlers
+        self.port = 0
+        self._ready = threading.Event()
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._scope: trio.CancelScope | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="kemu-broker", daemon=True)
+
+    def __enter__(self) -> BrokerThread:
+        self._thread.start()
+        if not self._ready.wait(timeout=30) or self._error is not None:
+            raise RuntimeError("broker did not start") from self._error
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self.config.host, self.port
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.config.host}:{self.port}"
+
+    def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run `fn(*args)` on the broker's Trio thread and return its result."""
+        assert self._token is not None
+        return trio.from_thread.run_sync(fn, *args, trio_token=self._token)
+
+    def stop(self) -> None:
+        if self._token is not None and self._scope is not None and self._thread.is_alive():
+            scope = self._scope
+            self._token.run_sync_soon(scope.cancel)
+        self._thread.join(timeout=30)
+        if self._thread.is_alive():
+            raise RuntimeError("broker did not shut down")
+        if self._error is not None:
+            raise RuntimeError("broker failed") from self._error
+
+    def _run(self) -> None:
+        try:
+            trio.run(self._main)
+        except BaseException as exc:  # reported to the test thread
+            self._error = exc
+            self._ready.set()
+
+    async def _main(self) -> None:
+        self._token = trio.lowlevel.current_trio_token()
+        with trio.CancelScope() as scope:
+            self._scope = scope
+            async with trio.open_nursery() as nursery:
+                self.port = await nursery.start(lambda task_status: serve(
+                    self.broker, self.config.host, self.config.port, handlers=self.handlers,
+                    task_status=task_status))
+                self._ready.set()

@@ -1,0 +1,118 @@
+"""CreateTopics through a real socket: every version, Kafka's errors and messages, configs echoed in v5+."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from tests.server.broker_thread import BrokerThread
+from tests.server.kafka_socket import KafkaSocket
+
+KEY = 19
+ZERO = uuid.UUID(int=0)
+
+
+def topic(name: str, partitions: int = 1, factor: int = 1, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "num_partitions": partitions, "replication_factor": factor, **extra}
+
+
+@pytest.mark.parametrize("version", range(8))
+def test_create_every_version(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+    body = conn.request(KEY, version, {"topics": [topic("t", 3)], "timeout_ms": 1000})
+    [result] = body["topics"]
+    assert (result["name"], result["error_code"]) == ("t", 0)
+    assert result["error_message"] == (None if version >= 1 else "")  # v0 has no message field
+    created = broker.broker.topics.get("t")
+    assert created is not None and len(created.partitions) == 3
+    assert result["topic_id"] == (created.topic_id if version >= 7 else ZERO)
+    if version >= 5:
+        assert (result["num_partitions"], result["replication_factor"]) == (3, 1)
+        configs = {c["name"]: c for c in result["configs"]}
+        assert configs["cleanup.policy"] == {"name": "cleanup.policy", "value": "delete", "read_only": False,
+                                             "config_source": 5, "is_sensitive": False}
+        assert [c["name"] for c in result["configs"]] == sorted(configs)
+
+
+@pytest.mark.parametrize("version", range(4, 8))
+def test_defaults_with_minus_one(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+    [result] = conn.request(KEY, version, {"topics": [topic("t", -1, -1)]})["topics"]
+    assert result["error_code"] == 0
+    assert len(broker.broker.topics.get("t").partitions) == 1  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("version", range(1, 8))
+def test_validate_only(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+    [result] = conn.request(KEY, version, {"topics": [topic("t", 2)], "validate_only": True})["topics"]
+    assert result["error_code"] == 0
+    assert "t" not in broker.broker.topics
+
+
+def test_configs_set_and_echoed(broker: BrokerThread, conn: KafkaSocket) -> None:
+    wanted = topic("t", configs=[{"name": "cleanup.policy", "value": "compact"},
+                                 {"name": "retention.ms", "value": "1000"}])
+    [result] = conn.request(KEY, 7, {"topics": [wanted]})["topics"]
+    configs = {c["name"]: (c["value"], c["config_source"]) for c in result["configs"]}
+    assert configs["cleanup.policy"] == ("compact", 1) and configs["retention.ms"] == ("1000", 1)
+    assert configs["segment.bytes"] == ("1073741824", 5)
+    assert broker.broker.topics.get("t").configs == {  # type: ignore[union-attr]
+        "cleanup.policy": "compact", "retention.ms": "1000"}
+
+
+@pytest.mark.parametrize(("wanted", "code", "message"), [
+    (topic("t", 1, 3), 38, "Unable to replicate the partition 3 time(s): The target replication factor of 3 "
+                           "cannot be reached because only 1 broker(s) are registered."),
+    (topic("t", 0, 1), 37, "Number of partitions was set to an invalid non-positive value."),
+    (topic("t", 1, 0), 38, "Replication factor must be larger than 0, or -1 to use the default value."),
+    (topic("bad name"), 17, 'Topic name "bad name" is illegal, it contains a character other than ASCII '
+                            "alphanumerics, '.', '_' and '-'"),
+    (topic("."), 17, 'Topic name cannot be "." or ".."'),
+    (topic("x" * 250), 17, "Topic name is illegal, it can't be longer than 249 characters, topic name: " + "x" * 250),
+    (topic("t", configs=[{"name": "bogus", "value": "1"}]), 40, "Unknown topic config name: bogus"),
+    (topic("t", configs=[{"name": "retention.ms", "value": None}]), 40,
+     "Null value not supported for topic configs: retention.ms"),
+    (topic("t", -1, -1, assignments=[{"partition_index": 0, "broker_ids": [2]}]), 39,
+     "The manual partition assignment includes broker 2, but no such broker is registered."),
+])
+@pytest.mark.parametrize("version", [1, 4, 5, 7])
+def test_errors(broker: BrokerThread, conn: KafkaSocket, wanted: dict[str, Any], code: int, message: str,
+                version: int) -> None:
+    [result] = conn.request(KEY, version, {"topics": [wanted]})["topics"]
+    assert (result["error_code"], result["error_message"]) == (code, message)
+    assert result["topic_id"] == ZERO
+    if version >= 5:
+        assert (result["num_partitions"], result["replication_factor"], result["configs"]) == (-1, -1, [])
+    assert len(broker.broker.topics) == 0
+
+
+def test_errors_in_v0_carry_codes_only(conn: KafkaSocket) -> None:
+    [result] = conn.request(KEY, 0, {"topics": [topic("t", 1, 3)]})["topics"]
+    assert (result["error_code"], result["error_message"]) == (38, "")  # v0 has no message field
+
+
+def test_already_exists(conn: KafkaSocket) -> None:
+    conn.request(KEY, 7, {"topics": [topic("t")]})
+    [result] = conn.request(KEY, 7, {"topics": [topic("t")]})["topics"]
+    assert (result["error_code"], result["error_message"]) == (36, "Topic 't' already exists.")
+
+
+def test_manual_assignment(broker: BrokerThread, conn: KafkaSocket) -> None:
+    wanted = topic("t", -1, -1, assignments=[{"partition_index": 0, "broker_ids": [1]},
+                                             {"partition_index": 1, "broker_ids": [1]}])
+    [result] = conn.request(KEY, 6, {"topics": [wanted]})["topics"]
+    assert (result["error_code"], result["num_partitions"], result["replication_factor"]) == (0, 2, 1)
+
+
+def test_mixed_request(broker: BrokerThread, conn: KafkaSocket) -> None:
+    body = conn.request(KEY, 7, {"topics": [topic("ok"), topic("dup"), topic("bad", 1, 2), topic("dup")]})
+    assert [(r["name"], r["error_code"]) for r in body["topics"]] == [("ok", 0), ("bad", 38), ("dup", 42)]
+    assert [t.name for t in broker.broker.topics] == ["ok"]
+
+
+def test_too_many_partitions_fails_every_topic(broker: BrokerThread, conn: KafkaSocket) -> None:
+    body = conn.request(KEY, 7, {"topics": [topic("a", 10_000), topic("b", 1)]})
+    assert [(r["name"], r["error_code"], r["error_message"]) for r in body["topics"]] == [
+        ("a", 44, "Excessively large number of partitions per request."),
+        ("b", 44, "Excessively large number of partitions per request.")]
+    assert len(broker.broker.topics) == 0

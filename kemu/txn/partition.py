@@ -1,0 +1,272 @@
+"""A partition log together with its producer state and aborted-transaction index.
+
+Kafka's UnifiedLog checks every producer batch against the partition's ProducerStateManager between
+validating it and appending it, and keeps a `.txnindex` beside each segment listing the transactions that
+were aborted. Here the transactions layer wraps `kemu.log.PartitionLog` to do the same, since the log
+itself may not import this package.
+
+On disk, beside the segments: `<offset>.snapshot` files in Kafka's producer-snapshot format (written when a
+segment rolls and on clean close) and `<segment base>.txnindex` files in Kafka's format. Opening a
+partition loads the newest snapshot at or below the log end and replays the batches after it, which is
+how a broker recovers producer state after a crash.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from kemu.log import AppendOrigin, AppendResult, LogEvent, PartitionLog, ValidatedBatch
+from kemu.log.errors import LogError
+from kemu.txn.producer_state import (
+    CompletedTxn,
+    ProducerStateError,
+    ProducerStateManager,
+    decode_snapshot,
+    encode_snapshot,
+    snapshot_path,
+)
+from kemu.wire.errors import ErrorCode
+from kemu.wire.records import (
+    BatchHeader,
+    ControlRecordType,
+    RecordBatch,
+    decode_control_key,
+    decode_end_txn_marker_value,
+)
+
+log = logging.getLogger(__name__)
+
+# `.txnindex` entry: version int16 (0), producer id int64, first offset int64, last offset int64,
+# last stable offset int64 — Kafka's AbortedTxn layout.
+_TXN_ENTRY = struct.Struct(">hqqqq")
+_SNAPSHOTS_KEPT = 2
+
+
+@dataclass(frozen=True, slots=True)
+class AbortedTxn:
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    last_stable_offset: int
+
+
+class MarkerError(LogError):
+    """A control batch that does not hold a well-formed COMMIT/ABORT marker."""
+
+
+class TransactionalPartition:
+    def __init__(self, log: PartitionLog) -> None:
+        self.log = log
+        self.producers = ProducerStateManager(log.topic_partition)
+        # Aborted transactions by the base offset of the segment whose .txnindex holds them.
+        self._aborted: dict[int, list[AbortedTxn]] = {}
+        log.first_unstable_offset = self._first_unstable_offset
+        log.add_listener(self._on_event)
+        self._recover()
+
+    # ---- appending -------------------------------------------------------------------------------------
+    def append(self, data: bytes | bytearray | memoryview, *,
+               origin: AppendOrigin = AppendOrigin.CLIENT) -> AppendResult:
+        """Validate, check producer state, append. Raises LogError or ProducerStateError (both with .code)."""
+        prepared = self.log.prepare_append(data, origin=origin)
+        source = prepared.source
+        if source.is_control:
+            return self._append_marker(prepared, source)
+        if not source.has_producer_id:
+            return self.log.commit_append(prepared)
+        duplicate = self.producers.check_batch(
+            producer_id=source.producer_id, epoch=source.producer_epoch, first_seq=source.base_sequence,
+            last_seq=source.last_sequence, transactional=source.is_transactional,
+            from_client=origin == AppendOrigin.CLIENT)
+        if duplicate is not None:
+            # A retry of a batch already in the log: acknowledged with where it went the first time.
+            return AppendResult(
+                base_offset=duplicate.first_offset, last_offset=duplicate.last_offset, log_append_time=-1,
+                log_start_offset=self.log.log_start_offset, max_timestamp=duplicate.max_timestamp,
+                record_count=0, size=0, batch=source)
+        result = self.log.commit_append(prepared)
+        self._record_batch(result.batch)
+        return result
+
+    def _append_marker(self, prepared: ValidatedBatch, source: BatchHeader) -> AppendResult:
+        commit, coordinator_epoch = self._marker_of(RecordBatch(bytes(prepared.header) + bytes(prepared.payload)))
+        self.producers.check_marker(producer_id=source.producer_id, epoch=source.producer_epoch,
+                                    coordinator_epoch=coordinator_epoch)
+        result = self.log.commit_append(prepared)
+        self._record_marker(result.batch, commit, coordinator_epoch, persist=True)
+        return result
+
+    @staticmethod
+    def _marker_of(batch: RecordBatch) -> tuple[bool, int]:
+        records = batch.records()
+        if len(records) != 1:
+            raise MarkerError("a transaction marker batch must hold one record", ErrorCode.INVALID_RECORD)
+        _, record_type = decode_control_key(records[0].key)
+        if record_type not in (ControlRecordType.COMMIT, ControlRecordType.ABORT):
+            raise MarkerError(f"unexpected control record type {record_type}", ErrorCode.INVALID_RECORD)
+        _, coordinator_epoch = decode_end_txn_marker_value(records[0].value)
+        return record_type == ControlRecordType.COMMIT, coordinator_epoch
+
+    def _record_batch(self, header: BatchHeader) -> None:
+        self.producers.record_batch(
+            producer_id=header.producer_id, epoch=header.producer_epoch, first_seq=header.base_sequence,
+            last_seq=header.last_sequence, first_offset=header.base_offset, last_offset=header.last_offset,
+            max_timestamp=header.max_timestamp, transactional=header.is_transactional)
+
+    def _record_marker(self, header: BatchHeader, commit: bool, coordinator_epoch: int, *,
+                       persist: bool) -> CompletedTxn:
+        done = self.producers.record_marker(
+            producer_id=header.producer_id, epoch=header.producer_epoch, coordinator_epoch=coordinator_epoch,
+            offset=header.base_offset, timestamp=header.max_timestamp, commit=commit)
+        if done.aborted:
+            entry = AbortedTxn(done.producer_id, done.first_offset, done.last_offset,
+                               min(done.last_stable_offset, self.log.high_watermark))
+            segment_base = self._segment_base_for(done.last_offset)
+            self._aborted.setdefault(segment_base, []).append(entry)
+            if persist:
+                self._write_txn_index(segment_base)
+        return done
+
+    def _segment_base_for(self, offset: int) -> int:
+        base = self.log.segments[0].base_offset
+        for segment in self.log.segments:
+            if segment.base_offset <= offset:
+                base = segment.base_offset
+        return base
+
+    # ---- reading ---------------------------------------------------------------------------------------
+    def _first_unstable_offset(self) -> int | None:
+        return min(self.producers.ongoing.values(), default=None)
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [fetch_offset, upper_bound_offset), for read_committed Fetch."""
+        out = [entry for entries in self._aborted.values() for entry in entries
+               if entry.last_offset >= fetch_offset and entry.first_offset < upper_bound_offset]
+        out.sort(key=lambda e: e.first_offset)
+        return out
+
+    # ---- events from the log ---------------------------------------------------------------------------
+    def _on_event(self, log: PartitionLog, event: LogEvent) -> None:
+        if event is LogEvent.ROLLED:
+            self.take_snapshot()
+        elif event in (LogEvent.SEGMENTS_DELETED, LogEvent.LOG_START_OFFSET):
+            live = {s.base_offset for s in log.segments}
+            for base in [b for b in self._aborted if b not in live]:
+                del self._aborted[base]
+            self.producers.truncate_head(log.log_start_offset)
+            self._delete_snapshots_below(log.segments[0].base_offset)
+        elif event is LogEvent.TRUNCATED:
+            self._rebuild_from(0)
+        elif event is LogEvent.CLOSED:
+            self.take_snapshot()
+
+    # ---- persistence -----------------------------------------------------------------------------------
+    def take_snapshot(self) -> None:
+        directory = self.log.directory
+        if not directory.exists():
+            return
+        path = snapshot_path(directory, self.log.log_end_offset)
+        tmp = path.with_suffix(".snapshot.tmp")
+        tmp.write_bytes(encode_snapshot(self.producers))
+        os.replace(tmp, path)
+        snapshots = self._snapshot_offsets()
+        for offset in snapshots[:-_SNAPSHOTS_KEPT]:
+            snapshot_path(directory, offset).unlink(missing_ok=True)
+
+    def _snapshot_offsets(self) -> list[int]:
+        found = []
+        for path in self.log.directory.glob("*.snapshot"):
+            try:
+                found.append(int(path.stem))
+            except ValueError:
+                continue
+        return sorted(found)
+
+    def _delete_snapshots_below(self, offset: int) -> None:
+        snapshots = self._snapshot_offsets()
+        for snap in snapshots[:-1]:
+            if snap < offset:
+                snapshot_path(self.log.directory, snap).unlink(missing_ok=True)
+
+    def _write_txn_index(self, segment_base: int) -> None:
+        path = self.log.directory / f"{segment_base:020d}.txnindex"
+        data = b"".join(_TXN_ENTRY.pack(0, e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset)
+                        for e in self._aborted.get(segment_base, []))
+        tmp = path.with_suffix(".txnindex.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+
+    def _read_txn_indexes(self) -> None:
+        self._aborted.clear()
+        live = {s.base_offset for s in self.log.segments}
+        for path in self.log.directory.glob("*.txnindex"):
+            try:
+                base = int(path.stem)
+            except ValueError:
+                continue
+            if base not in live:
+                path.unlink(missing_ok=True)
+                continue
+            data = path.read_bytes()
+            whole = len(data) - len(data) % _TXN_ENTRY.size
+            entries = []
+            for pos in range(0, whole, _TXN_ENTRY.size):
+                _, pid, first, last, lso = _TXN_ENTRY.unpack_from(data, pos)
+                entries.append(AbortedTxn(pid, first, last, lso))
+            self._aborted[base] = entries
+
+    def _recover(self) -> None:
+        self._read_txn_indexes()
+        end = self.log.log_end_offset
+        usable = [o for o in self._snapshot_offsets() if o <= end]
+        for stale in [o for o in self._snapshot_offsets() if o > end]:
+            snapshot_path(self.log.directory, stale).unlink(missing_ok=True)
+        start = self.log.log_start_offset
+        for offset in reversed(usable):
+            try:
+                self.producers = decode_snapshot(snapshot_path(self.log.directory, offset).read_bytes(),
+                                                 self.log.topic_partition)
+                start = offset
+                break
+            except (OSError, ValueError) as exc:
+                log.warning("%s: ignoring unreadable producer snapshot %d: %s", self.log.topic_partition,
+                            offset, exc)
+        self._rebuild_from(start, keep_state=start != self.log.log_start_offset)
+
+    def _rebuild_from(self, start: int, keep_state: bool = False) -> None:
+        """Replay batches from `start` to the log end into producer state and the aborted index."""
+        if not keep_state:
+            self.producers.clear()
+            start = self.log.log_start_offset
+        touched = set()
+        for base, entries in self._aborted.items():
+            kept = [e for e in entries if e.last_offset < start and e.last_offset < self.log.log_end_offset]
+            if len(kept) != len(entries):
+                self._aborted[base] = kept
+                touched.add(base)
+        for batch in self.log.batches(start, None):
+            header = batch.header
+            if header.base_offset < start or not header.has_producer_id:
+                continue
+            if header.is_control:
+                try:
+                    commit, coordinator_epoch = self._marker_of(batch)
+                except (LogError, ValueError):
+                    continue
+                self._record_marker(header, commit, coordinator_epoch, persist=False)
+                touched.add(self._segment_base_for(header.base_offset))
+            else:
+                self._record_batch(header)
+        for base in touched:
+            self._write_txn_index(base)
+
+    # ---- maintenance -----------------------------------------------------------------------------------
+    def expire_producers(self, now_ms: int, expiration_ms: int) -> list[int]:
+        return self.producers.expire(now_ms, expiration_ms)
+
+
+__all__ = ["AbortedTxn", "ProducerStateError", "TransactionalPartition"]

@@ -1,0 +1,250 @@
+"""Produce and consume throughput with confluent-kafka, each figure checked before it counts.
+
+A record's value is its sequence number (8 bytes, big-endian) followed by a fixed filler up to the record
+size; record i goes to partition i % partitions. The produce phase counts as passed only if every record
+was acknowledged without error and each partition's acknowledged offsets are exactly 0..n-1. The consume
+phase reads from known offsets (no ListOffsets, no group coordinator: `assign`, no commits) and passes
+only if it got every sequence number exactly once, each on the partition it was sent to, each value of
+the right size and content. Values are built before the clock starts and checked after it stops, so the timings
+measure the client and the broker, not this module.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+
+SEQUENCE_BYTES = 8
+_FILLER = bytes(range(256)) * 64
+_POLL_EVERY = 1024
+_CONSUME_BATCH = 10_000
+
+
+@dataclass(frozen=True)
+class Workload:
+    record_size: int
+    records: int
+    partitions: int
+
+    @property
+    def topic(self) -> str:
+        return f"bench-{self.record_size}b-{self.records}r-{self.partitions}p"
+
+    def records_on(self, partition: int) -> int:
+        whole, extra = divmod(self.records, self.partitions)
+        return whole + (1 if partition < extra else 0)
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    records: int
+    payload_bytes: int
+    seconds: float | None = None
+    failure: str | None = None
+
+    @property
+    def msgs_per_s(self) -> float | None:
+        return None if self.failure or not self.seconds else self.records / self.seconds
+
+    @property
+    def mb_per_s(self) -> float | None:
+        return None if self.failure or not self.seconds else self.payload_bytes / 1e6 / self.seconds
+
+    @classmethod
+    def failed(cls, workload: Workload, why: str) -> PhaseResult:
+        return cls(workload.records, workload.records * workload.record_size, None, why)
+
+
+def record_values(workload: Workload) -> list[bytes]:
+    if workload.record_size < SEQUENCE_BYTES or workload.record_size - SEQUENCE_BYTES > len(_FILLER):
+        raise ValueError(f"record size must be {SEQUENCE_BYTES}..{SEQUENCE_BYTES + len(_FILLER)} bytes")
+    filler = _FILLER[: workload.record_size - SEQUENCE_BYTES]
+    return [sequence.to_bytes(SEQUENCE_BYTES, "big") + filler for sequence in range(workload.records)]
+
+
+class _DeliveryTally:
+    """Delivery reports: how many were acknowledged, at which offsets, and the first error."""
+
+    def __init__(self, partitions: int) -> None:
+        self.offsets: list[list[int]] = [[] for _ in range(partitions)]
+        self.acknowledged = 0
+        self.errors = 0
+        self.first_error: str | None = None
+
+    def __call__(self, error: KafkaError | None, message: Message) -> None:
+        if error is not None:
+            self.errors += 1
+            if self.first_error is None:
+                self.first_error = str(error)
+            return
+        self.acknowledged += 1
+        self.offsets[message.partition()].append(message.offset())
+
+    def problem(self, workload: Workload) -> str | None:
+        if self.errors:
+            return f"{self.errors} records failed delivery, first: {self.first_error}"
+        if self.acknowledged != workload.records:
+            return f"{self.acknowledged} of {workload.records} records acknowledged"
+        for partition, offsets in enumerate(self.offsets):
+            expected = workload.records_on(partition)
+            if sorted(offsets) != list(range(expected)):
+                return (f"partition {partition}: acknowledged offsets are not 0..{expected - 1} "
+                        f"({len(offsets)} offsets, {len(set(offsets))} distinct)")
+        return None
+
+
+def producer_config(bootstrap: str, timeout: float) -> dict[str, Any]:
+    # Stock settings except the local queue, which must hold the whole run (no BufferError back-off
+    # in the timed loop), and the delivery timeout, which bounds a broker that never answers.
+    return {
+        "bootstrap.servers": bootstrap,
+        "acks": "all",
+        "linger.ms": 5,
+        "queue.buffering.max.messages": 2_000_000,
+        "queue.buffering.max.kbytes": 4_194_304,
+        "message.timeout.ms": max(1000, int(timeout * 1000)),
+        "log_level": 4,
+    }
+
+
+class PhaseFailed(Exception):
+    """A produce or consume round could not complete; the message says why."""
+
+
+def rounds(workload: Workload, round_bytes: int) -> list[tuple[int, int]]:
+    """[start, end) record ranges putting at most `round_bytes` of values on each partition per round."""
+    step = max(1, round_bytes // workload.record_size) * workload.partitions
+    return [(start, min(start + step, workload.records)) for start in range(0, workload.records, step)]
+
+
+def run_workload(bootstrap: str, workload: Workload, values: list[bytes], timeout: float,
+                 round_bytes: int) -> tuple[PhaseResult, PhaseResult]:
+    """Produce then consume, alternating in rounds; returns (produce, consume), each checked.
+
+    The rounds exist for the librdkafka mock cluster, which keeps only the newest 5 MiB of each
+    partition: a round never puts more on a partition than `round_bytes`, and is read back before the
+    next one is written. Every broker runs the same rounds; each phase's time is the sum of its rounds.
+    """
+    deadline = time.perf_counter() + timeout
+    producer = Producer(producer_config(bootstrap, timeout))
+    producer.list_topics(workload.topic, timeout=min(timeout, 10.0))  # connect before the clock starts
+    tally = _DeliveryTally(workload.partitions)
+    batches: list[list[Message]] = []
+    produce_seconds = consume_seconds = 0.0
+    for number, (start, end) in enumerate(rounds(workload, round_bytes), 1):
+        try:
+            produce_seconds += _produce_round(producer, workload, values, start, end, tally, deadline)
+        except PhaseFailed as failure:
+            return (PhaseResult.failed(workload, f"round {number}: {failure}"),
+                    PhaseResult.failed(workload, "not run: produce failed"))
+        try:
+            consume_seconds += _consume_round(bootstrap, workload, start, end, batches, deadline)
+        except PhaseFailed as failure:
+            return (PhaseResult.failed(workload, f"stopped in round {number}: the consume failed"),
+                    PhaseResult.failed(workload, f"round {number}: {failure}"))
+    payload = workload.records * workload.record_size
+    problem = tally.problem(workload)
+    produced = PhaseResult.failed(workload, problem) if problem else \
+        PhaseResult(workload.records, payload, produce_seconds)
+    problem = check_read_back(workload, batches)
+    consumed = PhaseResult.failed(workload, problem) if problem else \
+        PhaseResult(workload.records, payload, consume_seconds)
+    return produced, consumed
+
+
+def _produce_round(producer: Producer, workload: Workload, values: list[bytes], start: int, end: int,
+                   tally: _DeliveryTally, deadline: float) -> float:
+    topic, partitions = workload.topic, workload.partitions
+    started = time.perf_counter()
+    for index in range(start, end):
+        while True:
+            try:
+                producer.produce(topic, values[index], partition=index % partitions, on_delivery=tally)
+                break
+            except BufferError:
+                producer.poll(0.01)
+        if index % _POLL_EVERY == 0:
+            producer.poll(0)
+    unsent = producer.flush(max(0.0, deadline - time.perf_counter()))
+    seconds = time.perf_counter() - started
+    if unsent:
+        raise PhaseFailed(f"{unsent} records still unacknowledged at the deadline")
+    if tally.errors:
+        raise PhaseFailed(f"{tally.errors} records failed delivery, first: {tally.first_error}")
+    return seconds
+
+
+def consumer_config(bootstrap: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "bootstrap.servers": bootstrap,
+        "group.id": "kemu-bench",  # required by the client; never used: assign() and no commits
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "enable.partition.eof": False,
+        "log_level": 4,
+        **extra,
+    }
+
+
+def _consume_round(bootstrap: str, workload: Workload, start: int, end: int, batches: list[list[Message]],
+                   deadline: float) -> float:
+    """Read records [start, end) with a fresh consumer assigned at the round's first offsets.
+
+    A fresh consumer per round, rather than one paused between rounds, keeps its background fetcher
+    from competing with the next produce round.
+    """
+    wanted = end - start
+    before = Workload(workload.record_size, start, workload.partitions)
+    consumer = Consumer(consumer_config(bootstrap))
+    try:
+        consumer.list_topics(workload.topic, timeout=max(0.1, min(10.0, deadline - time.perf_counter())))
+        started = time.perf_counter()
+        consumer.assign([TopicPartition(workload.topic, p, before.records_on(p))
+                         for p in range(workload.partitions)])
+        received = 0
+        first_error: str | None = None
+        while received < wanted and time.perf_counter() < deadline:
+            wait = min(0.5, max(0.0, deadline - time.perf_counter()))
+            batch = consumer.consume(min(_CONSUME_BATCH, wanted - received), timeout=wait)
+            good = [message for message in batch if message.error() is None]
+            if len(good) != len(batch) and first_error is None:
+                first_error = next(str(m.error()) for m in batch if m.error() is not None)
+            batches.append(good)
+            received += len(good)
+        seconds = time.perf_counter() - started
+    finally:
+        consumer.close()
+    if received < wanted:
+        why = f"read {received} of {wanted} records by the deadline"
+        raise PhaseFailed(why + (f" (first error: {first_error})" if first_error else ""))
+    return seconds
+
+
+def check_read_back(workload: Workload, batches: list[list[Message]]) -> str | None:
+    """None if the records read are exactly the records written; else what is wrong."""
+    filler = _FILLER[: workload.record_size - SEQUENCE_BYTES]
+    seen = bytearray(workload.records)
+    total_bytes = 0
+    count = 0
+    for batch in batches:
+        for message in batch:
+            value = message.value() or b""
+            count += 1
+            total_bytes += len(value)
+            if len(value) != workload.record_size:
+                return f"a record of {len(value)} bytes read back, {workload.record_size} written"
+            sequence = int.from_bytes(value[:SEQUENCE_BYTES], "big")
+            if sequence >= workload.records or value[SEQUENCE_BYTES:] != filler:
+                return f"a record read back that was never written (sequence {sequence})"
+            if seen[sequence]:
+                return f"record {sequence} read back twice"
+            seen[sequence] = 1
+            if sequence % workload.partitions != message.partition():
+                return f"record {sequence} read from partition {message.partition()}"
+    if count != workload.records or total_bytes != workload.records * workload.record_size:
+        return f"read {count} records / {total_bytes} bytes, wrote {workload.records} / " \
+               f"{workload.records * workload.record_size}"
+    return None

@@ -1,0 +1,98 @@
+"""Commit latency of one-record transactions with confluent-kafka.
+
+One transactional producer runs `count` transactions of one record each on a one-partition topic:
+begin, produce, commit. Two latencies are kept per transaction: the `commit_transaction()` call alone
+(the record's Produce, then EndTxn and the markers), and the whole transaction from `begin_transaction()`
+to the commit's return. The figures count only if a `read_committed` consumer then reads back exactly
+the records committed, in order.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+
+from benchmarks.kafka_probe import api_versions
+from benchmarks.throughput import consumer_config
+
+TRANSACTION_APIS = {10: "FindCoordinator", 22: "InitProducerId", 24: "AddPartitionsToTxn", 26: "EndTxn"}
+RECORD_SIZE = 100
+
+
+@dataclass(frozen=True)
+class TxnResult:
+    commit_ms: list[float]
+    transaction_ms: list[float]
+    failure: str | None = None
+    # Set when the broker does not offer transactions at all (distinct from trying and failing).
+    unsupported: str | None = None
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    """Nearest-rank percentile: the smallest sample with at least `fraction` of samples at or below it."""
+    ordered = sorted(samples)
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
+
+
+def median(samples: list[float]) -> float:
+    return statistics.median(samples)
+
+
+def missing_transaction_apis(host: str, port: int) -> list[str]:
+    offered = api_versions(host, port)
+    return [name for key, name in TRANSACTION_APIS.items() if key not in offered]
+
+
+def run_transactions(bootstrap: str, topic: str, count: int, timeout: float) -> TxnResult:
+    host, port = bootstrap.rsplit(":", 1)
+    missing = missing_transaction_apis(host, int(port))
+    if missing:
+        return TxnResult([], [], unsupported="the broker offers no " + ", ".join(missing))
+    producer = Producer({
+        "bootstrap.servers": bootstrap,
+        "transactional.id": f"kemu-bench-{topic}",
+        "linger.ms": 0,  # the commit flushes anyway; no linger keeps "whole transaction" honest
+        "log_level": 4,
+    })
+    commit_ms: list[float] = []
+    transaction_ms: list[float] = []
+    try:
+        producer.init_transactions(timeout)
+        for sequence in range(count):
+            began = time.perf_counter()
+            producer.begin_transaction()
+            producer.produce(topic, sequence.to_bytes(8, "big") + bytes(RECORD_SIZE - 8), partition=0)
+            committing = time.perf_counter()
+            producer.commit_transaction(timeout)
+            done = time.perf_counter()
+            commit_ms.append((done - committing) * 1000)
+            transaction_ms.append((done - began) * 1000)
+    except KafkaException as error:
+        return TxnResult(commit_ms, transaction_ms,
+                         failure=f"after {len(commit_ms)} commits: {error.args[0] if error.args else error}")
+    problem = check_committed(bootstrap, topic, count, timeout)
+    return TxnResult(commit_ms, transaction_ms, failure=problem)
+
+
+def check_committed(bootstrap: str, topic: str, count: int, timeout: float) -> str | None:
+    consumer = Consumer(consumer_config(bootstrap, **{"isolation.level": "read_committed"}))
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        deadline = time.perf_counter() + timeout
+        sequences: list[int] = []
+        while len(sequences) < count and time.perf_counter() < deadline:
+            for message in consumer.consume(count, timeout=0.5):
+                if message.error() is None:
+                    value = message.value() or b""
+                    if len(value) != RECORD_SIZE:
+                        return f"a committed record of {len(value)} bytes read back, {RECORD_SIZE} written"
+                    sequences.append(int.from_bytes(value[:8], "big"))
+    finally:
+        consumer.close()
+    if sequences != list(range(count)):
+        return f"read_committed read {len(sequences)} records back, not the {count} committed in order"
+    return None

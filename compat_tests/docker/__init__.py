@@ -1,0 +1,1 @@
+"""The kemu docker image, driven through kemu.testcontainers.KemuContainer."""

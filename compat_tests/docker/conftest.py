@@ -1,0 +1,56 @@
+"""Fixtures for the docker image tests: a reachable Docker engine and an image built from this tree.
+
+testcontainers reads its settings from the environment when it is imported, so they are set here,
+before any test module imports it (values already in the environment win):
+- TESTCONTAINERS_RYUK_DISABLED: the reaper is an image from a registry this machine cannot reach;
+  every test stops its own container instead.
+- inside a container or VM marked by /.dockerenv, testcontainers would connect to the default
+  gateway; the engine here publishes ports on this machine, so connect to the docker host at
+  127.0.0.1 (TESTCONTAINERS_CONNECTION_MODE=docker_host, TESTCONTAINERS_HOST_OVERRIDE).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+if Path("/.dockerenv").exists():
+    os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
+    os.environ.setdefault("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
+
+from compat_tests.external_clients import tool_missing  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+IMAGE_TAG = "kemu:compat-test"
+BUILD_TIMEOUT_S = 900.0
+
+
+@pytest.fixture(scope="session")
+def docker_engine() -> None:
+    import docker
+
+    try:
+        docker.from_env().ping()
+    except docker.errors.DockerException as exc:
+        tool_missing(f"no Docker engine answers ({exc}); `bash docker/start-dockerd` starts one")
+
+
+@pytest.fixture(scope="session")
+def kemu_image(docker_engine: None) -> str:
+    """The image built from this checkout by docker/build-image (its debootstrap base is reused)."""
+    try:
+        completed = subprocess.run(
+            ["bash", str(REPO / "docker" / "build-image"), "--tag", IMAGE_TAG],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"docker/build-image ran longer than {BUILD_TIMEOUT_S:.0f}s", pytrace=False)
+    if completed.returncode != 0:
+        pytest.fail(
+            f"docker/build-image exited {completed.returncode}\n{completed.stdout}\n{completed.stderr}", pytrace=False
+        )
+    return IMAGE_TAG

@@ -1,0 +1,106 @@
+#!/bin/sh
+# The kemu image's entrypoint: `kemu serve`, configured the way Kafka images are, from environment
+# variables, plus any kemu flags given as arguments (they come last, so they win):
+#
+#   KAFKA_LISTENERS             PLAINTEXT://0.0.0.0:9092   first listener -> --host, --port
+#   KAFKA_ADVERTISED_LISTENERS  PLAINTEXT://localhost:9092 first listener -> --advertised-host (and its
+#                                                          port must be the listen port: see below)
+#   KAFKA_NODE_ID (or KAFKA_BROKER_ID)                     -> --node-id
+#   KAFKA_LOG_DIRS              /var/lib/kemu/data         first directory -> --data-dir
+#   KEMU_LOG_LEVEL (or KAFKA_LOG4J_ROOT_LOGLEVEL)          -> --log-level
+#
+# Other KAFKA_* variables have no kemu equivalent yet and are reported as ignored.
+# Arguments that do not start with "-" are run as a command instead (`docker run -it IMAGE sh`).
+set -eu
+
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
+    exec "$@"
+fi
+
+say() { echo "kemu-docker: $*" >&2; }
+
+# "PLAINTEXT://host:port,OTHER://..." -> "host:port" of the first listener.
+first_listener() {
+    listener=${1%%,*}
+    echo "${listener#*://}"
+}
+host_of() { host=${1%:*}; host=${host#[}; echo "${host%]}"; }
+port_of() { echo "${1##*:}"; }
+
+listen_host=0.0.0.0
+listen_port=9092
+if [ -n "${KAFKA_LISTENERS:-}" ]; then
+    address=$(first_listener "$KAFKA_LISTENERS")
+    listen_host=$(host_of "$address")
+    listen_port=$(port_of "$address")
+    [ -n "$listen_host" ] || listen_host=0.0.0.0
+fi
+
+# A broker listening on every interface must still tell clients one name to reach it by; for
+# `docker run -p 9092:9092` that is localhost, as in Kafka's own images.
+advertised_host=localhost
+advertised_port=$listen_port
+if [ -n "${KAFKA_ADVERTISED_LISTENERS:-}" ]; then
+    address=$(first_listener "$KAFKA_ADVERTISED_LISTENERS")
+    advertised_host=$(host_of "$address")
+    advertised_port=$(port_of "$address")
+fi
+
+data_dir=/var/lib/kemu/data
+if [ -n "${KAFKA_LOG_DIRS:-}" ]; then
+    data_dir=${KAFKA_LOG_DIRS%%,*}
+fi
+
+node_id=${KAFKA_NODE_ID:-${KAFKA_BROKER_ID:-}}
+
+log_level=${KEMU_LOG_LEVEL:-${KAFKA_LOG4J_ROOT_LOGLEVEL:-}}
+case "$log_level" in
+    WARN|warn) log_level=WARNING ;;
+    TRACE|trace) log_level=DEBUG ;;
+    FATAL|fatal) log_level=CRITICAL ;;
+esac
+
+# Flags given as arguments override the environment; the health check must probe what kemu binds.
+previous=
+for argument in "$@"; do
+    case "$previous" in
+        --host) listen_host=$argument ;;
+        --port) listen_port=$argument ;;
+    esac
+    case "$argument" in
+        --host=*) listen_host=${argument#--host=} ;;
+        --port=*) listen_port=${argument#--port=} ;;
+    esac
+    previous=$argument
+done
+
+if [ "$advertised_port" != "$listen_port" ]; then
+    if kemu serve --help | grep -q -- '--advertised-port'; then
+        set -- --advertised-port "$advertised_port" "$@"
+    else
+        say "KAFKA_ADVERTISED_LISTENERS names port $advertised_port but kemu listens on $listen_port, and this" \
+            "kemu cannot advertise another port: listen on the advertised port" \
+            "(KAFKA_LISTENERS=PLAINTEXT://0.0.0.0:$advertised_port) and publish it as -p $advertised_port:$advertised_port"
+        exit 64
+    fi
+fi
+
+for variable in $(env | sed -n 's/^\(KAFKA_[A-Z0-9_]*\)=.*/\1/p'); do
+    case "$variable" in
+        KAFKA_LISTENERS|KAFKA_ADVERTISED_LISTENERS|KAFKA_NODE_ID|KAFKA_BROKER_ID|KAFKA_LOG_DIRS|KAFKA_LOG4J_ROOT_LOGLEVEL) ;;
+        *) say "ignoring $variable: kemu has no equivalent setting yet" ;;
+    esac
+done
+
+case "$listen_host" in
+    0.0.0.0|"") probe_host=127.0.0.1 ;;
+    ::) probe_host=::1 ;;
+    *) probe_host=$listen_host ;;
+esac
+echo "$probe_host:$listen_port" > /tmp/kemu-healthcheck-address
+
+mkdir -p "$data_dir"
+set -- --host "$listen_host" --port "$listen_port" --advertised-host "$advertised_host" --data-dir "$data_dir" "$@"
+[ -z "$node_id" ] || set -- --node-id "$node_id" "$@"
+[ -z "$log_level" ] || set -- --log-level "$log_level" "$@"
+exec kemu serve "$@"

@@ -532,8 +532,8 @@ class ClassicGroupManager:
             self._remove_pending_sync_member(group, member_id)
             if group.is_leader(member_id):
                 assignment = {a["member_id"]: a["assignment"] for a in request["assignments"]}
-                for other in group.members:
-                    assignment.setdefault(other, EMPTY_ASSIGNMENT)
+                for missing in group.members:
+                    assignment.setdefault(missing, EMPTY_ASSIGNMENT)
                 self.state.append([group_metadata_record(group, assignment)], replay=False)
                 for other_id, other in group.members.items():
                     other.assignment = assignment[other_id]
@@ -612,14 +612,14 @@ class ClassicGroupManager:
         for identity in identities:
             member_id = identity["member_id"]
             instance_id = identity.get("group_instance_id")
-            error = ErrorCode.NONE
+            code = ErrorCode.NONE
             if member_id == UNKNOWN_MEMBER_ID:
                 # Administrative removal of a static member by its instance id alone.
                 static_id = group.static_member_id(instance_id)
                 if static_id is not None:
                     self._remove_current_member(group, static_id)
                 else:
-                    error = ErrorCode.UNKNOWN_MEMBER_ID
+                    code = ErrorCode.UNKNOWN_MEMBER_ID
             elif group.is_pending_member(member_id):
                 group.remove(member_id)
                 self.state.cancel(heartbeat_key(group.group_id, member_id))
@@ -628,9 +628,9 @@ class ClassicGroupManager:
                     group.validate_member(member_id, instance_id)
                     self._remove_current_member(group, member_id)
                 except GroupError as failure:
-                    error = failure.code
-            left_any = left_any or error is ErrorCode.NONE
-            results.append({"member_id": member_id, "group_instance_id": instance_id, "error_code": error})
+                    code = failure.code
+            left_any = left_any or code is ErrorCode.NONE
+            results.append({"member_id": member_id, "group_instance_id": instance_id, "error_code": code})
 
         if left_any:
             if group.state in (S.STABLE, S.COMPLETING_REBALANCE):
@@ -651,7 +651,7 @@ class ClassicGroupManager:
         if version < 3:
             # Before batching, the one member's error is the response's error.
             if error is ErrorCode.NONE and members:
-                error = ErrorCode(members[0]["error_code"])
+                error = members[0]["error_code"]
             return {"error_code": error, "members": []}
         return {"error_code": error, "members": members}
 

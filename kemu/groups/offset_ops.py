@@ -101,9 +101,9 @@ class OffsetOps:
             for p in topic["partitions"]:
                 metadata = p.get("committed_metadata")
                 if self._metadata_too_large(metadata):
-                    error = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                    code = ErrorCode.OFFSET_METADATA_TOO_LARGE
                 else:
-                    error = ErrorCode.NONE
+                    code = ErrorCode.NONE
                     commit_ts = p.get("commit_timestamp", -1)
                     offset = OffsetAndMetadata(
                         offset=p["committed_offset"],
@@ -113,7 +113,7 @@ class OffsetOps:
                         expire_timestamp=expire,
                     )
                     records.append(offset_record(group_id, topic["name"], p["partition_index"], offset))
-                partitions.append({"partition_index": p["partition_index"], "error_code": error})
+                partitions.append({"partition_index": p["partition_index"], "error_code": code})
             response.append({"name": topic["name"], "partitions": partitions})
         self.state.append(records)
         return {"topics": response}
@@ -152,12 +152,12 @@ class OffsetOps:
             for p in topic["partitions"]:
                 metadata = p.get("committed_metadata")
                 if self._metadata_too_large(metadata):
-                    error = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                    code = ErrorCode.OFFSET_METADATA_TOO_LARGE
                 else:
-                    error = ErrorCode.NONE
+                    code = ErrorCode.NONE
                     staged.append(CommitOffset(topic["name"], p["partition_index"], p["committed_offset"],
                                                p.get("committed_leader_epoch", NO_LEADER_EPOCH), metadata))
-                partitions.append({"partition_index": p["partition_index"], "error_code": error})
+                partitions.append({"partition_index": p["partition_index"], "error_code": code})
             response.append({"name": topic["name"], "partitions": partitions})
         self.stage_txn_offsets(request["producer_id"], request["producer_epoch"], group_id, staged)
         return {"topics": response}
@@ -250,12 +250,12 @@ class OffsetOps:
             for p in topic["partitions"]:
                 index = p["partition_index"]
                 if subscribed:
-                    error = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+                    code = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
                 else:
-                    error = ErrorCode.NONE
+                    code = ErrorCode.NONE
                     if self.offsets.get(group_id, name, index) is not None:
                         records.append(offset_tombstone(group_id, name, index))
-                partitions.append({"partition_index": index, "error_code": error})
+                partitions.append({"partition_index": index, "error_code": code})
             response.append({"name": name, "partitions": partitions})
         self.state.append(records)
         return {"error_code": ErrorCode.NONE, "topics": response}

@@ -8,7 +8,7 @@ by replaying OffsetCommit records, so the journal and the state can never disagr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
 NO_OFFSET = -1
 NO_LEADER_EPOCH = -1
@@ -26,7 +26,7 @@ class OffsetAndMetadata:
     # offsets only win over ones committed after them outside the transaction if they were written later.
     record_seq: int = 0
 
-    def to_value(self) -> dict[str, object]:
+    def to_value(self) -> dict[str, Any]:
         return {
             "offset": self.offset,
             "leader_epoch": self.leader_epoch,
@@ -36,13 +36,14 @@ class OffsetAndMetadata:
         }
 
     @classmethod
-    def from_value(cls, value: dict[str, object], record_seq: int) -> OffsetAndMetadata:
+    def from_value(cls, value: Mapping[str, Any], record_seq: int) -> OffsetAndMetadata:
+        # Older value versions lack leader_epoch (v0-2) or expire_timestamp (all but v1).
         return cls(
-            offset=int(value["offset"]),  # type: ignore[arg-type]
-            leader_epoch=int(value.get("leader_epoch", NO_LEADER_EPOCH)),  # type: ignore[arg-type]
-            metadata=str(value.get("metadata") or ""),
-            commit_timestamp=int(value["commit_timestamp"]),  # type: ignore[arg-type]
-            expire_timestamp=int(value.get("expire_timestamp", NO_TIMESTAMP)),  # type: ignore[arg-type]
+            offset=value["offset"],
+            leader_epoch=value.get("leader_epoch", NO_LEADER_EPOCH),
+            metadata=value.get("metadata") or "",
+            commit_timestamp=value["commit_timestamp"],
+            expire_timestamp=value.get("expire_timestamp", NO_TIMESTAMP),
             record_seq=record_seq,
         )
 

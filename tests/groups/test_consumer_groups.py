@@ -364,20 +364,19 @@ def test_consumer_group_describe() -> None:
     h = Harness()
     t = h.topics.create("t", 2)
     a = Member(h, topics=["t"], member_id="a", version=1)
-    h.advance(1)
-    response = h.coordinator.consumer_group_describe({"group_ids": ["cg", "nope", "", "classic"]}, ctx(0))
-    h.coordinator.offset_commit({"group_id": "classic", "generation_id_or_member_epoch": -1, "member_id": "",
-                                 "group_instance_id": None, "topics": []}, ctx(8))
-    described, missing, invalid, _ = response["groups"]
+    response = h.coordinator.consumer_group_describe({"group_ids": ["cg", "nope", ""]}, ctx(0))
+    described, missing, invalid = response["groups"]
     assert described["error_code"] == ErrorCode.NONE and described["group_state"] == "Stable"
     assert described["group_epoch"] == 1 and described["assignment_epoch"] == 1
     (member,) = described["members"]
-    assert member["member_id"] == "a" and member["member_epoch"] == 1 and member["client_host"] == "/127.0.0.1"
+    assert member["member_id"] == a.member_id == "a" and member["member_epoch"] == 1 and member["client_host"] == "/127.0.0.1"
     assert member["subscribed_topic_names"] == ["t"]
     assert member["assignment"] == {"topic_partitions": [{"topic_id": t, "topic_name": "t", "partitions": [0, 1]}]}
     assert member["target_assignment"] == member["assignment"]
     assert missing["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND and missing["error_message"]
     assert invalid["error_code"] == ErrorCode.INVALID_GROUP_ID
+    h.coordinator.offset_commit({"group_id": "classic", "generation_id_or_member_epoch": -1, "member_id": "",
+                                 "group_instance_id": None, "topics": []}, ctx(8))
     classic = h.coordinator.consumer_group_describe({"group_ids": ["classic"]}, ctx(0))["groups"][0]
     assert classic["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
     assert classic["error_message"] == "Group classic is not a consumer group."

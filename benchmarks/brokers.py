@@ -228,7 +228,7 @@ class RunningBroker:
     def _create_topic_via_admin(self, name: str, partitions: int, timeout: float) -> None:
         from confluent_kafka.admin import AdminClient, NewTopic
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 4})
         futures = admin.create_topics([NewTopic(name, partitions, 1)], request_timeout=timeout)
         try:
             futures[name].result(timeout)
@@ -257,7 +257,7 @@ class RunningBroker:
     def _wait_for_leaders(self, name: str, partitions: int, deadline: float) -> None:
         from confluent_kafka.admin import AdminClient
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 4})
         seen = "nothing"
         while time.perf_counter() < deadline:
             topic = admin.list_topics(name, timeout=max(0.1, deadline - time.perf_counter())).topics.get(name)

@@ -28,10 +28,11 @@ class Workload:
     record_size: int
     records: int
     partitions: int
+    repeat: int = 1  # each repeat writes a topic of its own
 
     @property
     def topic(self) -> str:
-        return f"bench-{self.record_size}b-{self.records}r-{self.partitions}p"
+        return f"bench-{self.record_size}b-{self.records}r-{self.partitions}p-{self.repeat}"
 
     def records_on(self, partition: int) -> int:
         whole, extra = divmod(self.records, self.partitions)
@@ -56,6 +57,15 @@ class PhaseResult:
     @classmethod
     def failed(cls, workload: Workload, why: str) -> PhaseResult:
         return cls(workload.records, workload.records * workload.record_size, None, why)
+
+    @classmethod
+    def median_of(cls, repeats: list[PhaseResult]) -> PhaseResult:
+        """The median run (by time) if every repeat passed its checks, else the first failure."""
+        for result in repeats:
+            if result.failure is not None:
+                return result
+        ordered = sorted(repeats, key=lambda result: result.seconds or 0.0)
+        return ordered[len(ordered) // 2]
 
 
 def record_values(workload: Workload) -> list[bytes]:

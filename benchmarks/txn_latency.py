@@ -5,6 +5,10 @@ begin, produce, commit. Two latencies are kept per transaction: the `commit_tran
 (the record's Produce, then EndTxn and the markers), and the whole transaction from `begin_transaction()`
 to the commit's return. The figures count only if a `read_committed` consumer then reads back exactly
 the records committed, in order.
+
+Latency says nothing about whether a broker's transactions mean anything, so `probe_semantics` also
+commits, aborts and leaves one transaction open on a topic of its own and reports what a `read_committed`
+consumer sees: a broker that accepts the transactional protocol yet shows aborted records is named as such.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ class TxnResult:
     failure: str | None = None
     # Set when the broker does not offer transactions at all (distinct from trying and failing).
     unsupported: str | None = None
+    # What read_committed showed after a commit, an abort, a commit and a still-open transaction.
+    semantics: str | None = None
 
 
 def percentile(samples: list[float], fraction: float) -> float:
@@ -76,6 +82,59 @@ def run_transactions(bootstrap: str, topic: str, count: int, timeout: float) -> 
                          failure=f"after {len(commit_ms)} commits: {error.args[0] if error.args else error}")
     problem = check_committed(bootstrap, topic, count, timeout)
     return TxnResult(commit_ms, transaction_ms, failure=problem)
+
+
+_IDLE_S = 1.0
+
+
+def probe_semantics(bootstrap: str, topic: str, timeout: float) -> str:
+    """Commit, abort, commit, then hold a transaction open; describe what read_committed returns."""
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"kemu-bench-{topic}",
+                         "linger.ms": 0, "log_level": 4})
+    try:
+        producer.init_transactions(timeout)
+        for value, commit in ((b"committed-1", True), (b"aborted", False), (b"committed-2", True)):
+            producer.begin_transaction()
+            producer.produce(topic, value, partition=0)
+            producer.flush(timeout)
+            if commit:
+                producer.commit_transaction(timeout)
+            else:
+                producer.abort_transaction(timeout)
+        producer.begin_transaction()
+        producer.produce(topic, b"open", partition=0)
+        producer.flush(timeout)
+        seen = _drain_read_committed(bootstrap, topic, timeout)
+        producer.abort_transaction(timeout)
+    except KafkaException as error:
+        return f"the commit/abort probe failed: {error.args[0] if error.args else error}"
+    verdicts = [
+        "committed records visible" if {b"committed-1", b"committed-2"} <= set(seen)
+        else "committed records MISSING",
+        "aborted record hidden" if b"aborted" not in seen else "aborted record SHOWN",
+        "open transaction's record hidden" if b"open" not in seen else "open transaction's record SHOWN",
+    ]
+    return "read_committed: " + "; ".join(verdicts)
+
+
+def _drain_read_committed(bootstrap: str, topic: str, timeout: float) -> list[bytes]:
+    """Everything read_committed returns: read until the last commit shows, then until 1 s passes idle."""
+    consumer = Consumer(consumer_config(bootstrap, **{"isolation.level": "read_committed"}))
+    seen: list[bytes] = []
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        deadline = time.perf_counter() + timeout
+        idle_since = time.perf_counter()
+        while time.perf_counter() < deadline:
+            fresh = [m.value() or b"" for m in consumer.consume(100, timeout=0.1) if m.error() is None]
+            if fresh:
+                seen += fresh
+                idle_since = time.perf_counter()
+            elif b"committed-2" in seen and time.perf_counter() - idle_since > _IDLE_S:
+                break
+    finally:
+        consumer.close()
+    return seen
 
 
 def check_committed(bootstrap: str, topic: str, count: int, timeout: float) -> str | None:

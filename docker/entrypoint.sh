@@ -36,6 +36,20 @@ if [ -n "${KAFKA_LISTENERS:-}" ]; then
     [ -n "$listen_host" ] || listen_host=0.0.0.0
 fi
 
+# Flags given as arguments override the environment; the health check must probe what kemu binds.
+previous=
+for argument in "$@"; do
+    case "$previous" in
+        --host) listen_host=$argument ;;
+        --port) listen_port=$argument ;;
+    esac
+    case "$argument" in
+        --host=*) listen_host=${argument#--host=} ;;
+        --port=*) listen_port=${argument#--port=} ;;
+    esac
+    previous=$argument
+done
+
 # A broker listening on every interface must still tell clients one name to reach it by; for
 # `docker run -p 9092:9092` that is localhost, as in Kafka's own images.
 advertised_host=localhost
@@ -59,20 +73,6 @@ case "$log_level" in
     TRACE|trace) log_level=DEBUG ;;
     FATAL|fatal) log_level=CRITICAL ;;
 esac
-
-# Flags given as arguments override the environment; the health check must probe what kemu binds.
-previous=
-for argument in "$@"; do
-    case "$previous" in
-        --host) listen_host=$argument ;;
-        --port) listen_port=$argument ;;
-    esac
-    case "$argument" in
-        --host=*) listen_host=${argument#--host=} ;;
-        --port=*) listen_port=${argument#--port=} ;;
-    esac
-    previous=$argument
-done
 
 if [ "$advertised_port" != "$listen_port" ]; then
     if kemu serve --help | grep -q -- '--advertised-port'; then

@@ -66,6 +66,22 @@ def test_kafka_environment_variables_configure_the_broker(kemu_image: str) -> No
         assert list(admin.list_topics(timeout=10).brokers) == [7]
 
 
+def test_flags_given_as_arguments_override_the_environment(kemu_image: str) -> None:
+    container = KemuContainer(kemu_image).with_env("KAFKA_NODE_ID", "7").with_command(["--node-id", "9"])
+    with container as kemu:
+        admin = AdminClient({"bootstrap.servers": kemu.get_bootstrap_server()})
+        assert list(admin.list_topics(timeout=10).brokers) == [9]
+
+
+def test_docker_stop_is_a_clean_shutdown(kemu_image: str) -> None:
+    with KemuContainer(kemu_image) as kemu:
+        container = kemu.get_wrapped_container()
+        container.stop(timeout=20)
+        container.reload()
+        # kemu is PID 1 (the entrypoint execs it) and handles SIGTERM itself.
+        assert (container.status, container.attrs["State"]["ExitCode"]) == ("exited", 0), kemu.get_logs()
+
+
 def test_produce_and_consume_through_the_container(kemu_image: str) -> None:
     with KemuContainer(kemu_image) as kemu:
         bootstrap = kemu.get_bootstrap_server()

@@ -226,7 +226,7 @@ class RunningBroker:
         self._wait_for_leaders(name, partitions, time.perf_counter() + timeout)
 
     def _create_topic_via_admin(self, name: str, partitions: int, timeout: float) -> None:
-        from confluent_kafka.admin import AdminClient, NewTopic
+        from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
         admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 4})
         futures = admin.create_topics([NewTopic(name, partitions, 1)], request_timeout=timeout)

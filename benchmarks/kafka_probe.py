@@ -55,7 +55,7 @@ def _exchange(host: str, port: int, api_key: int, api_version: int, body: bytes,
 def metadata_broker_count(host: str, port: int, timeout: float = 2.0) -> int:
     """Metadata v1 for all topics (a null topic array); returns how many brokers the answer lists."""
     body = _exchange(host, port, METADATA_KEY, 1, struct.pack(">i", -1), timeout)
-    (brokers,) = struct.unpack_from(">i", body)
+    brokers: int = struct.unpack_from(">i", body)[0]
     if brokers < 1:
         raise ProbeError(f"Metadata answer lists {brokers} brokers")
     return brokers

@@ -138,8 +138,8 @@ def measure_throughput(definition: BrokerDefinition, args: argparse.Namespace, w
             broker.start()
         except BrokerError as error:
             why = f"did not start: {first_line(error)}"
-            names = [*metric.values(), *(name for w in workloads for name in workload_metrics(w).values())]
-            cells.update({name: Cell.failed(why) for name in names if name not in cells})
+            every = [*metric.values(), *(name for w in workloads for name in workload_metrics(w).values())]
+            cells.update({name: Cell.failed(why) for name in every if name not in cells})
             return
         cells[metric["idle"]] = Cell(broker.rss_kib() / KIB)
         missing = missing_apis(broker, THROUGHPUT_APIS)

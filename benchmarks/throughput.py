@@ -90,8 +90,13 @@ class _DeliveryTally:
             if self.first_error is None:
                 self.first_error = str(error)
             return
+        partition, offset = message.partition(), message.offset()
+        if partition is None or offset is None:
+            self.errors += 1
+            self.first_error = self.first_error or "a delivery report without partition or offset"
+            return
         self.acknowledged += 1
-        self.offsets[message.partition()].append(message.offset())
+        self.offsets[partition].append(offset)
 
     def problem(self, workload: Workload) -> str | None:
         if self.errors:

@@ -51,6 +51,13 @@ def serve_command(args: argparse.Namespace) -> int:
     data_dir = tempfile.mkdtemp(prefix="kemu-") if temporary else args.data_dir
     try:
         trio.run(_serve, args, data_dir)
+    except BaseExceptionGroup as failed:
+        # e.g. the port is taken: say so in one line, as a server should, rather than with a traceback
+        cannot_listen, rest = failed.split(OSError)
+        if cannot_listen is None or rest is not None:
+            raise
+        print(f"kemu: {cannot_listen.exceptions[0]}", file=sys.stderr)
+        return 1
     finally:
         if temporary:
             shutil.rmtree(data_dir, ignore_errors=True)
@@ -58,6 +65,8 @@ def serve_command(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace, data_dir: str) -> None:
+    import logging
+
     import trio
 
     from kemu.clock import SystemClock
@@ -69,6 +78,8 @@ async def _serve(args: argparse.Namespace, data_dir: str) -> None:
     config = BrokerConfig(node_id=args.node_id, host=args.host, port=args.port,
                           advertised_host=args.advertised_host, data_dir=data_dir)
     cluster_id = meta_properties.load_or_format(data_dir, config.node_id, None)
+    logging.getLogger("kemu").info("data directory %s%s, cluster id %s, node id %d", data_dir,
+                                   "" if args.data_dir else " (temporary)", cluster_id, config.node_id)
     broker = Broker(config, SystemClock(), cluster_id)
     async with trio.open_nursery() as nursery:
         await nursery.start(_cancel_on_signals, nursery.cancel_scope)

@@ -1,0 +1,79 @@
+"""Start-up time of `kemu serve`: from process start to the first Metadata answer.
+
+Each run starts `python -m kemu serve --port 0`, waits for its `kemu serving on HOST:PORT` line, connects,
+sends Metadata v12 for all topics and reads the answer, then stops the server with SIGTERM. Prints the
+median (and min/max) of several runs, for the banner and for the Metadata answer.
+
+    python benchmarks/startup.py [--runs 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import time
+
+from kemu.wire import codec
+
+BANNER = re.compile(r"kemu serving on (\S+):(\d+)")
+
+
+def one_run(request: bytes) -> tuple[float, float]:
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "kemu", "serve", "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert process.stdout is not None
+        match = BANNER.search(process.stdout.readline())
+        if match is None:
+            raise RuntimeError("kemu serve printed no banner")
+        banner = time.perf_counter() - started
+        with socket.create_connection((match[1], int(match[2])), timeout=10) as conn:
+            conn.sendall(request)
+            size = struct.unpack(">i", _exactly(conn, 4))[0]
+            codec.decode_response(3, 12, _exactly(conn, size))
+        answered = time.perf_counter() - started
+    finally:
+        process.send_signal(signal.SIGTERM)
+        if process.wait(timeout=30) != 0:
+            raise RuntimeError(f"kemu serve exited with {process.returncode}")
+        if process.stdout is not None:
+            process.stdout.close()
+    return banner, answered
+
+
+def _exactly(conn: socket.socket, count: int) -> bytes:
+    data = bytearray()
+    while len(data) < count:
+        chunk = conn.recv(count - len(data))
+        if not chunk:
+            raise ConnectionError("connection closed early")
+        data += chunk
+    return bytes(data)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    payload = codec.encode_request(3, 12, 1, {"topics": None}, client_id="startup-bench")
+    request = struct.pack(">i", len(payload)) + payload
+    one_run(request)  # warm the file system cache; not counted
+    banners, answers = [], []
+    for _ in range(args.runs):
+        banner, answered = one_run(request)
+        banners.append(banner)
+        answers.append(answered)
+    for label, values in (("banner printed", banners), ("Metadata answered", answers)):
+        print(f"{label:>18}: median {statistics.median(values) * 1000:6.1f} ms   "
+              f"min {min(values) * 1000:6.1f} ms   max {max(values) * 1000:6.1f} ms   ({args.runs} runs)")
+
+
+if __name__ == "__main__":
+    main()

@@ -212,8 +212,8 @@ def delete_topics(broker: Broker, names: Sequence[str], by_state: Sequence[tuple
 
     for name in names:
         add_name(name)
-    for name, topic_id in by_state:
-        if name is None:
+    for maybe_name, topic_id in by_state:
+        if maybe_name is None:
             if topic_id == ZERO_UUID:
                 outcomes.append(DeleteOutcome(None, ZERO_UUID, ErrorCode.INVALID_REQUEST,
                                               "Neither topic name nor id were specified."))
@@ -223,9 +223,9 @@ def delete_topics(broker: Broker, names: Sequence[str], by_state: Sequence[tuple
             else:
                 provided_ids[topic_id] = None
         elif topic_id == ZERO_UUID:
-            add_name(name)
+            add_name(maybe_name)
         else:
-            outcomes.append(DeleteOutcome(name, topic_id, ErrorCode.INVALID_REQUEST,
+            outcomes.append(DeleteOutcome(maybe_name, topic_id, ErrorCode.INVALID_REQUEST,
                                           "You may not specify both topic name and topic id."))
     for name in duplicate_names:
         outcomes.append(DeleteOutcome(name, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))

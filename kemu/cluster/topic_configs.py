@@ -120,7 +120,8 @@ TOPIC_CONFIGS: tuple[TopicConfigDef, ...] = (
                    "log.message.timestamp.type"),
     TopicConfigDef("message.timestamp.before.max.ms", "long", LONG_MAX, at_least(0),
                    "log.message.timestamp.before.max.ms"),
-    TopicConfigDef("message.timestamp.after.max.ms", "long", LONG_MAX, at_least(0),
+    # Kafka 4.0 (KIP-1030) lowered this default from Long.MAX_VALUE to one hour.
+    TopicConfigDef("message.timestamp.after.max.ms", "long", "3600000", at_least(0),
                    "log.message.timestamp.after.max.ms"),
     TopicConfigDef("leader.replication.throttled.replicas", "list", "", _throttled_replicas, None),
     TopicConfigDef("follower.replication.throttled.replicas", "list", "", _throttled_replicas, None),

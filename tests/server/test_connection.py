@@ -45,8 +45,9 @@ def _frame(payload: bytes) -> bytes:
 
 def test_pipelined_requests_answered_in_order(broker: BrokerThread) -> None:
     with KafkaSocket(broker.address) as conn:
-        body = {"client_software_name": "kemu-tests", "client_software_version": "1"}
-        conn.send_raw(b"".join(conn.encode(API_VERSIONS, i % 5, body, correlation_id=1000 + i) for i in range(200)))
+        software = {"client_software_name": "kemu-tests", "client_software_version": "1"}
+        conn.send_raw(b"".join(conn.encode(API_VERSIONS, i % 5, software, correlation_id=1000 + i)
+                               for i in range(200)))
         for i in range(200):
             correlation_id, body = conn.receive(API_VERSIONS, i % 5)
             assert correlation_id == 1000 + i and body["error_code"] == 0

@@ -58,4 +58,6 @@ def admit(frame: bytes, handlers: Mapping[int, Handler]) -> Refuse | Answer | Di
         request = codec.decode_request(frame, allow_trailing=True)
     except DecodeError as exc:
         return Refuse(str(exc))
+    except Exception as exc:  # a codec gap must not cost more than this one connection
+        return Refuse(f"undecodable {handler.api.name} v{version} request: {exc!r}")
     return Dispatch(handler, request)

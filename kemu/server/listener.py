@@ -43,10 +43,14 @@ async def serve(
             # No input may take the broker down: a connection's failure ends that connection only.
             log.exception("connection failed")
 
-    async with trio.open_nursery() as nursery:
-        await nursery.start(trio.serve_listeners, connection, listeners)
-        log.info("listening on %s port %d", host, bound)
-        task_status.started(bound)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(trio.serve_listeners, connection, listeners)
+            log.info("listening on %s port %d", host, bound)
+            task_status.started(bound)
+    finally:
+        for listener in listeners:
+            listener.socket.close()
 
 
 async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:

@@ -69,8 +69,8 @@ def free_port() -> int:
 
 def kemu_definition() -> BrokerDefinition:
     def plan() -> LaunchPlan:
-        command = [sys.executable, "-m", "kemu", "serve", "--host", "127.0.0.1", "--port", "0",
-                   "--log-level", "WARNING"]
+        # As a user runs it (and as benchmarks/startup.py does): default log level, a temporary data dir.
+        command = [sys.executable, "-m", "kemu", "serve", "--host", "127.0.0.1", "--port", "0"]
         return LaunchPlan(command=command, ready_line=KEMU_READY, env={"PYTHONUNBUFFERED": "1"})
 
     return BrokerDefinition(key="kemu", label="kemu", plan=plan)

@@ -3,19 +3,12 @@ are still there, on the same address, as they would be on a real broker."""
 
 from __future__ import annotations
 
-import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat_tests.kemu_process import KemuServeProcess
 from compat_tests.polling import wait_for
 
 PARTITIONS = 3
-
-# Strict: the day kemu keeps topics in --data-dir these pass, and pytest says to drop the marker.
-not_yet_durable = pytest.mark.xfail(
-    strict=True, reason="kemu serve does not yet write topics to --data-dir, so a restart forgets them"
-)
-
 
 def _create_topic(server: KemuServeProcess, name: str) -> None:
     admin = AdminClient({"bootstrap.servers": server.bootstrap})
@@ -38,7 +31,6 @@ def _led_partition_ids(server: KemuServeProcess, name: str) -> list[int]:
     return wait_for(led, what=f"{name} with led partitions at {server.bootstrap}", timeout=5)
 
 
-@not_yet_durable
 def test_topic_survives_clean_restart(fresh_kemu_server: KemuServeProcess, topic_name: str) -> None:
     _create_topic(fresh_kemu_server, topic_name)
     bootstrap = fresh_kemu_server.bootstrap
@@ -51,7 +43,6 @@ def test_topic_survives_clean_restart(fresh_kemu_server: KemuServeProcess, topic
     assert _led_partition_ids(fresh_kemu_server, topic_name) == list(range(PARTITIONS))
 
 
-@not_yet_durable
 def test_topic_survives_kill_9(fresh_kemu_server: KemuServeProcess, topic_name: str) -> None:
     _create_topic(fresh_kemu_server, topic_name)
     assert _led_partition_ids(fresh_kemu_server, topic_name) == list(range(PARTITIONS))

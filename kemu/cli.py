@@ -23,6 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=9092, help="port to listen on; 0 picks a free one")
     serve.add_argument("--advertised-host", default=None,
                        help="host clients are told to connect to (default: the listen address)")
+    serve.add_argument("--advertised-port", type=int, default=None,
+                       help="port clients are told to connect to (default: the bound port), e.g. a mapped one")
     serve.add_argument("--data-dir", default=None,
                        help="where the broker keeps its data (default: a temporary directory removed on exit)")
     serve.add_argument("--log-level", default="INFO", type=str.upper,
@@ -76,17 +78,21 @@ async def _serve(args: argparse.Namespace, data_dir: str) -> None:
     from kemu.server import serve
 
     config = BrokerConfig(node_id=args.node_id, host=args.host, port=args.port,
-                          advertised_host=args.advertised_host, data_dir=data_dir)
+                          advertised_host=args.advertised_host, advertised_port=args.advertised_port,
+                          data_dir=data_dir)
     cluster_id = meta_properties.load_or_format(data_dir, config.node_id, None)
     logging.getLogger("kemu").info("data directory %s%s, cluster id %s, node id %d", data_dir,
                                    "" if args.data_dir else " (temporary)", cluster_id, config.node_id)
     broker = Broker(config, SystemClock(), cluster_id)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(_cancel_on_signals, nursery.cancel_scope)
-        await nursery.start(serve, broker, args.host, args.port)
-        host, port = broker.advertised_endpoint()
-        shown = f"[{host}]" if ":" in host else host
-        print(f"kemu serving on {shown}:{port}", flush=True)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(_cancel_on_signals, nursery.cancel_scope)
+            await nursery.start(serve, broker, args.host, args.port)
+            host, port = broker.advertised_endpoint()
+            shown = f"[{host}]" if ":" in host else host
+            print(f"kemu serving on {shown}:{port}", flush=True)
+    finally:
+        broker.close()
 
 
 async def _cancel_on_signals(scope: trio.CancelScope, *, task_status: trio.TaskStatus[None]) -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
+import tempfile
 import uuid
 from dataclasses import dataclass
-from typing import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
 from kemu.clock import Clock
 from kemu.cluster import topic_admin
@@ -13,8 +16,12 @@ from kemu.cluster.config import BrokerConfig
 from kemu.cluster.ids import new_cluster_id
 from kemu.cluster.topic_admin import CreateOutcome, DeleteOutcome, NewTopic
 from kemu.cluster.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, invalid_name_reason
+from kemu.cluster.storage import Storage
 from kemu.cluster.topics import Topic, TopicRegistry
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.txn.partition import TransactionalPartition
 
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 
@@ -34,6 +41,11 @@ class Broker:
         self.cluster_id = cluster_id or config.cluster_id or new_cluster_id()
         self.topics = TopicRegistry()
         self.bound_port: int | None = None  # set by the server once its listener is bound
+        # Without a data directory the broker keeps its logs in a temporary one, removed on close().
+        self._temporary_dir = None if config.data_dir else tempfile.mkdtemp(prefix="kemu-")
+        self.data_dir = Path(config.data_dir or self._temporary_dir or ".")
+        self.storage = Storage(self.data_dir, clock)
+        self.storage.load(self.topics, config.node_id)
 
     @property
     def node_id(self) -> int:
@@ -66,8 +78,28 @@ class Broker:
                       version: int) -> list[DeleteOutcome]:
         return topic_admin.delete_topics(self, names, by_state, version)
 
+    def add_topic(self, topic: Topic) -> None:
+        self.topics.add(topic)
+        self.storage.open_topic(topic)
+        self.storage.save(self.topics)
+
     def delete_topic(self, topic_id: uuid.UUID) -> Topic:
-        return self.topics.remove(topic_id)
+        topic = self.topics.remove(topic_id)
+        self.storage.delete_topic(topic)
+        self.storage.save(self.topics)
+        return topic
+
+    def partition_log(self, topic: str, partition: int) -> TransactionalPartition | None:
+        """The log of a partition this broker leads, or None if there is no such partition."""
+        found = self.topics.get(topic)
+        if found is None or not 0 <= partition < len(found.partitions):
+            return None
+        return found.partitions[partition].log
+
+    def close(self) -> None:
+        self.storage.close()
+        if self._temporary_dir is not None:
+            shutil.rmtree(self._temporary_dir, ignore_errors=True)
 
     def auto_create_topic(self, name: str) -> ErrorCode:
         """What Metadata reports for a missing topic it may create: Kafka starts the creation and answers

@@ -97,7 +97,7 @@ def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: 
             for index, replicas in sorted(layout.items())
         ], overrides)
         if not validate_only:
-            broker.topics.add(created)
+            broker.add_topic(created)
         outcomes.append(CreateOutcome(
             topic.name, topic_id=created.topic_id, num_partitions=len(created.partitions),
             replication_factor=created.replication_factor, configs=topic_configs.effective(overrides)))

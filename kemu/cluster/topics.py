@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from kemu.cluster.topic_names import has_collision_chars, is_internal, unify_collision_chars
+
+if TYPE_CHECKING:
+    from kemu.txn.partition import TransactionalPartition
 
 
 @dataclass(slots=True)
@@ -23,6 +26,8 @@ class Partition:
     leader_id: int
     leader_epoch: int = 0
     offline_replicas: list[int] = field(default_factory=list)
+    # The partition's log with its producer state; None only while a topic is being validated.
+    log: TransactionalPartition | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(slots=True)

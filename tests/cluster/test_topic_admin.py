@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Iterator
 
 import pytest
 
@@ -17,8 +18,10 @@ ZERO = uuid.UUID(int=0)
 
 
 @pytest.fixture
-def broker() -> Broker:
-    return Broker(BrokerConfig(), VirtualClock())
+def broker() -> Iterator[Broker]:
+    created = Broker(BrokerConfig(), VirtualClock())
+    yield created
+    created.close()
 
 
 def test_create_uses_broker_defaults(broker: Broker) -> None:

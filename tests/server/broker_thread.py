@@ -44,6 +44,7 @@ class BrokerThread:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
+        self.broker.close()
 
     @property
     def address(self) -> tuple[str, int]:

@@ -1,0 +1,96 @@
+"""Where topics live on disk: each partition's log under the data directory, and the topic list.
+
+Kafka keeps topic names, ids, partition counts and config overrides in its KRaft metadata log; kemu
+keeps the same facts in one small file, `kemu-topics.json`, rewritten atomically on every change. The
+partition directories are Kafka's own (`<topic>-<partition>/` with `partition.metadata` naming the topic
+id), so a start-up reads the file and recovers every partition log listed in it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import uuid
+from pathlib import Path
+
+from kemu.clock import Clock
+from kemu.cluster.topics import Partition, Topic, TopicRegistry
+from kemu.log import LogConfig, LogDir
+from kemu.txn.partition import TransactionalPartition
+
+TOPICS_FILE = "kemu-topics.json"
+_FORMAT_VERSION = 1
+
+log = logging.getLogger(__name__)
+
+
+class Storage:
+    def __init__(self, data_dir: Path, clock: Clock) -> None:
+        self.data_dir = data_dir
+        self.log_dir = LogDir(data_dir, clock)
+        self._path = data_dir / TOPICS_FILE
+
+    def log_config(self, topic: Topic) -> LogConfig:
+        return LogConfig.from_props(topic.configs)
+
+    def open_partition(self, topic: Topic, partition: Partition) -> TransactionalPartition:
+        plog = self.log_dir.open(topic.name, partition.index, self.log_config(topic), topic_id=topic.topic_id)
+        plog.leader_epoch = partition.leader_epoch
+        partition.log = TransactionalPartition(plog)
+        return partition.log
+
+    def open_topic(self, topic: Topic) -> None:
+        for partition in topic.partitions:
+            if partition.log is None:
+                self.open_partition(topic, partition)
+
+    def delete_topic(self, topic: Topic) -> None:
+        for partition in topic.partitions:
+            self.log_dir.delete(topic.name, partition.index)
+            partition.log = None
+
+    def reconfigure(self, topic: Topic) -> None:
+        config = self.log_config(topic)
+        for partition in topic.partitions:
+            if partition.log is not None:
+                partition.log.log.update_config(config)
+
+    def save(self, registry: TopicRegistry) -> None:
+        doc = {
+            "version": _FORMAT_VERSION,
+            "topics": [
+                {
+                    "name": topic.name,
+                    "id": str(topic.topic_id),
+                    "configs": topic.configs,
+                    "partitions": [
+                        {"index": p.index, "replicas": p.replicas, "leader_epoch": p.leader_epoch}
+                        for p in topic.partitions
+                    ],
+                }
+                for topic in registry
+            ],
+        }
+        tmp = self._path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(doc, indent=1, sort_keys=True))
+        os.replace(tmp, self._path)
+
+    def load(self, registry: TopicRegistry, node_id: int) -> None:
+        """Register every saved topic and recover its partition logs."""
+        if not self._path.exists():
+            return
+        doc = json.loads(self._path.read_text())
+        for entry in doc.get("topics", []):
+            partitions = [
+                # One broker leads everything; a node id changed between runs takes over the replicas.
+                Partition(entry["name"], p["index"], [node_id], [node_id], node_id, p.get("leader_epoch", 0))
+                for p in entry["partitions"]
+            ]
+            topic = Topic(entry["name"], uuid.UUID(entry["id"]), partitions, dict(entry.get("configs", {})))
+            registry.add(topic)
+            self.open_topic(topic)
+        log.info("recovered %d topics from %s", len(registry), self.data_dir)
+
+    def close(self) -> None:
+        self.log_dir.close()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Sequence
 from kemu.clock import Clock
 from kemu.cluster import topic_admin
 from kemu.cluster.config import BrokerConfig
+from kemu.cluster.housekeeping import Housekeeping
 from kemu.cluster.ids import new_cluster_id
 from kemu.cluster.topic_admin import CreateOutcome, DeleteOutcome, NewTopic
 from kemu.cluster.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, invalid_name_reason
@@ -46,6 +47,12 @@ class Broker:
         self.data_dir = Path(config.data_dir or self._temporary_dir or ".")
         self.storage = Storage(self.data_dir, clock)
         self.storage.load(self.topics, config.node_id)
+        self.housekeeping = Housekeeping(clock)
+        self.housekeeping.add("log-retention", self._run_retention)
+
+    def _run_retention(self, now_ms: int) -> int:
+        self.storage.log_dir.run_retention()
+        return now_ms + self.config.log_retention_check_interval_ms
 
     @property
     def node_id(self) -> int:

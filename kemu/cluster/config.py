@@ -20,6 +20,7 @@ class BrokerConfig:
     default_replication_factor: int = 1  # default.replication.factor
     delete_topic_enable: bool = True  # delete.topic.enable
     socket_request_max_bytes: int = 104857600  # socket.request.max.bytes
+    log_retention_check_interval_ms: int = 300000  # log.retention.check.interval.ms
     # Kafka defaults these replication factors to 3; a one-broker cluster could then never create its
     # internal topics, so kemu starts from what every single-node Kafka setup configures: 1.
     offsets_topic_num_partitions: int = 50  # offsets.topic.num.partitions

@@ -16,6 +16,7 @@ import trio
 from kemu.cluster.broker import Broker
 from kemu.handlers import Handler, all_handlers
 from kemu.server.connection import Connection
+from kemu.server.housekeeper import run_housekeeper
 
 log = logging.getLogger("kemu.server")
 
@@ -45,6 +46,7 @@ async def serve(
 
     try:
         async with trio.open_nursery() as nursery:
+            await nursery.start(run_housekeeper, broker)
             await nursery.start(trio.serve_listeners, connection, listeners)
             log.info("listening on %s port %d", host, bound)
             task_status.started(bound)

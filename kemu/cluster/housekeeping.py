@@ -1,0 +1,56 @@
+"""The broker's timers, in one place: each subsystem registers a `tick(now_ms)` that does what is due and
+returns when it next wants to run (ms on the broker clock's wall time), or None for "only when woken".
+
+The core stays sans-I/O: the server's housekeeper task sleeps until the earliest deadline, or until
+`wake()` is called (a coordinator queued work, a virtual clock moved), and then calls `run_due()`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+from kemu.clock import Clock
+
+Tick = Callable[[int], "int | None"]
+
+log = logging.getLogger(__name__)
+
+
+class Housekeeping:
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self._ticks: list[tuple[str, Tick]] = []
+        self._due: dict[str, int | None] = {}
+        self._wake: Callable[[], None] = lambda: None
+
+    def add(self, name: str, tick: Tick, first_run_ms: int | None = None) -> None:
+        self._ticks.append((name, tick))
+        self._due[name] = self.clock.now_ms() if first_run_ms is None else first_run_ms
+        self._wake()
+
+    def set_waker(self, wake: Callable[[], None]) -> None:
+        self._wake = wake
+
+    def wake(self, name: str | None = None) -> None:
+        """Ask for `name` (or every tick) to run as soon as possible."""
+        now = self.clock.now_ms()
+        for tick_name, _ in self._ticks:
+            if name is None or tick_name == name:
+                self._due[tick_name] = now
+        self._wake()
+
+    def run_due(self) -> int | None:
+        """Run every tick that is due; returns the next deadline (None if nothing is scheduled)."""
+        now = self.clock.now_ms()
+        for name, tick in self._ticks:
+            due = self._due.get(name)
+            if due is not None and due <= now:
+                try:
+                    self._due[name] = tick(now)
+                except Exception:
+                    # A failing subsystem must not stop the others' timers; it is retried in a second.
+                    log.exception("housekeeping task %s failed", name)
+                    self._due[name] = now + 1000
+        pending = [d for d in self._due.values() if d is not None]
+        return min(pending, default=None)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Sequence
 from kemu.clock import Clock
 from kemu.cluster import topic_admin
 from kemu.cluster.config import BrokerConfig
+from kemu.cluster.group_service import GroupService
 from kemu.cluster.housekeeping import Housekeeping
 from kemu.cluster.ids import new_cluster_id
 from kemu.cluster.topic_admin import CreateOutcome, DeleteOutcome, NewTopic
@@ -49,6 +50,8 @@ class Broker:
         self.storage.load(self.topics, config.node_id)
         self.housekeeping = Housekeeping(clock)
         self.housekeeping.add("log-retention", self._run_retention)
+        # Replays __consumer_offsets into the group coordinator before the first request.
+        self.groups = GroupService(self)
 
     def _run_retention(self, now_ms: int) -> int:
         self.storage.log_dir.run_retention()

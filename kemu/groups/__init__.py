@@ -56,7 +56,8 @@ clock listener that calls `tick()` (or waking the shell's sleeper) is enough.
 Transactions (KIP-98/KIP-447)
 -----------------------------
     stage_txn_offsets(producer_id, producer_epoch, group_id, [CommitOffset(...)])
-    complete_txn(producer_id, committed)              the COMMIT/ABORT marker reached __consumer_offsets
+    complete_txn(producer_id, committed, groups=None) the COMMIT/ABORT marker reached __consumer_offsets;
+                                                      `groups(group_id) -> bool` limits it to one partition's
     has_pending_txn_offsets(group_id, topic, partition) -> bool
 
 Staged offsets are journaled as OffsetCommit records carrying the producer id and epoch (written to the log

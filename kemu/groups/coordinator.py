@@ -106,8 +106,10 @@ class GroupCoordinator:
                           offsets: Iterable[CommitOffset]) -> None:
         self._offsets.stage_txn_offsets(producer_id, producer_epoch, group_id, offsets)
 
-    def complete_txn(self, producer_id: int, committed: bool) -> None:
-        self._state.offsets.complete(producer_id, committed)
+    def complete_txn(self, producer_id: int, committed: bool, groups: Callable[[str], bool] | None = None) -> None:
+        """A COMMIT/ABORT marker of `producer_id` reached __consumer_offsets: make its staged offsets visible
+        or drop them. `groups` narrows it to the groups placed on the partition the marker was written to."""
+        self._state.offsets.complete(producer_id, committed, groups)
 
     def has_pending_txn_offsets(self, group_id: str, topic: str, partition: int) -> bool:
         return self._state.offsets.has_pending(group_id, topic, partition)

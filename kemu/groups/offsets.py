@@ -8,7 +8,7 @@ by replaying OffsetCommit records, so the journal and the state can never disagr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 NO_OFFSET = -1
 NO_LEADER_EPOCH = -1
@@ -106,8 +106,18 @@ class OffsetStore:
         if partitions is not None:
             partitions.pop(partition, None)
 
-    def complete(self, producer_id: int, commit: bool) -> None:
-        staged = self._pending.pop(producer_id, {})
+    def complete(self, producer_id: int, commit: bool, groups: Callable[[str], bool] | None = None) -> None:
+        """Apply or drop the producer's staged offsets: all of them, or only those of the `groups` selected
+        (a marker lands on one __consumer_offsets partition and decides only the groups placed there)."""
+        pending = self._pending.get(producer_id, {})
+        if groups is None:
+            staged = pending
+        else:
+            staged = {group: pending[group] for group in list(pending) if groups(group)}
+        for group in staged:
+            pending.pop(group)
+        if not pending:
+            self._pending.pop(producer_id, None)
         if not commit:
             return
         for group, topics in staged.items():

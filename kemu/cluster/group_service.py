@@ -1,0 +1,439 @@
+"""The group coordinator on the broker: its journal in `__consumer_offsets`, its replay at start-up, its timers.
+
+`kemu.groups.GroupCoordinator` is sans I/O; this is the thin shell that Kafka's CoordinatorRuntime is:
+
+- **Journal.** Every `CoordinatorRecord` the coordinator journals during one operation (a request, a timer)
+  is appended to `__consumer_offsets` partition `partition_for(group_id, partitions)`, as one batch per
+  partition (Kafka writes one operation's records atomically), encoded with Kafka's coordinator record
+  schemas, tombstones as null values, with `AppendOrigin.COORDINATOR`. Transactional offsets (TxnOffsetCommit)
+  go in as transactional batches with the producer id and epoch, as Kafka writes them, so that the
+  COMMIT/ABORT marker the transactions layer writes to that partition decides them.
+- **Markers.** The service listens to its partitions' logs: a batch appended by someone else (a marker of the
+  transactions layer) is applied as it lands — a marker completes the producer's staged offsets of the
+  groups on that partition (`GroupCoordinator.complete_txn`). Nobody needs to call the service for it.
+- **Start-up.** Every `__consumer_offsets` partition is replayed batch by batch (data records through
+  `replay`, markers through `complete_txn`), then `loaded()` starts the session timers of the members found.
+  Replay happens in the constructor, so the broker never answers COORDINATOR_LOAD_IN_PROGRESS.
+- **Time.** The coordinator's timers (session and rebalance timeouts, the initial rebalance delay, offsets
+  retention) run from the broker's housekeeping under the name "groups"; after each operation that moved the
+  earliest deadline forward in time, the housekeeper is woken.
+- **Placement.** A group belongs to this broker when it leads the group's `__consumer_offsets` partition;
+  until that topic exists no broker coordinates anything (NOT_COORDINATOR). FindCoordinator creates it.
+
+Handlers call `run(lambda coordinator: coordinator.<method>(body, context))` for every coordinator request, and
+`wait_for_result(pending, ctx.detach)` for a JoinGroup/SyncGroup `Pending`. For the transactions layer:
+`txn_offset_commit(body, context)` is TxnOffsetCommit minus the producer's transaction checks.
+
+If an append fails (a disk error, a fenced producer epoch) the request fails with Kafka's error for it, but
+the in-memory state keeps the change; Kafka would roll it back. Only a broken disk gets there.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import logging
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, TypeVar
+
+import trio
+
+from kemu.cluster.errors import ApiError
+from kemu.cluster.topic_names import GROUP_METADATA_TOPIC
+from kemu.groups import CoordinatorRecord, GroupConfig, GroupCoordinator, Pending, RequestContext, TopicInfo
+from kemu.groups import log_records
+from kemu.hashing import partition_for
+from kemu.log import AppendOrigin, LogError, LogEvent, PartitionLog
+from kemu.txn.producer_state import ProducerStateError
+from kemu.wire.coordinator_records import CoordinatorRecordError, UnknownRecordType
+from kemu.wire.errors import ErrorCode
+from kemu.wire.records import (
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    ControlRecordType,
+    NewRecord,
+    RecordBatch,
+    RecordsError,
+    build_batch,
+    decode_control_key,
+)
+
+if TYPE_CHECKING:
+    from kemu.cluster.broker import Broker
+    from kemu.txn.partition import TransactionalPartition
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Body = dict[str, Any]
+
+HOUSEKEEPING_NAME = "groups"
+# Kafka cuts a coordinator's writes into batches below the topic's max.message.bytes (1 MiB by default).
+_MAX_BATCH_BYTES = 512 * 1024
+
+
+class _Run(NamedTuple):
+    partition: int
+    producer_id: int
+    producer_epoch: int
+    records: list[tuple[bytes, bytes | None]]
+    size: int
+
+
+class GroupService:
+    def __init__(self, broker: Broker, config: GroupConfig | None = None) -> None:
+        self.broker = broker
+        self.coordinator = GroupCoordinator(broker.clock, config=config, journal=self._journal,
+                                            topics=self._topics)
+        self._buffer: list[CoordinatorRecord] | None = None
+        self._watched: dict[int, TransactionalPartition] = {}
+        # Per partition, the log end offset the coordinator's state reflects.
+        self._applied: dict[int, int] = {}
+        self._own_append = False
+        self._due_ms: int | None = None
+        self._load()
+        broker.housekeeping.add(HOUSEKEEPING_NAME, self._tick)
+
+    # ---- placement --------------------------------------------------------------------------------
+    def partition_count(self) -> int:
+        topic = self.broker.topics.get(GROUP_METADATA_TOPIC)
+        if topic is not None and topic.partitions:
+            return len(topic.partitions)
+        return self.broker.config.offsets_topic_num_partitions
+
+    def partition_of(self, group_id: str) -> int:
+        return partition_for(group_id, self.partition_count())
+
+    def coordinator_error(self, group_id: str) -> ErrorCode:
+        """NONE when this broker coordinates `group_id`, else NOT_COORDINATOR (the client looks it up again)."""
+        topic = self.broker.topics.get(GROUP_METADATA_TOPIC)
+        if topic is None or not topic.partitions:
+            return ErrorCode.NOT_COORDINATOR
+        partition = topic.partitions[partition_for(group_id, len(topic.partitions))]
+        if partition.leader_id != self.broker.node_id or partition.log is None:
+            return ErrorCode.NOT_COORDINATOR
+        return ErrorCode.NONE
+
+    def ensure_offsets_topic(self) -> bool:
+        """Create `__consumer_offsets` as Kafka does on the first FindCoordinator; False if that failed."""
+        if not ensure_internal_topic(self.broker, GROUP_METADATA_TOPIC):
+            return False
+        self._watch_all()
+        return True
+
+    # ---- running coordinator operations -----------------------------------------------------------
+    def run(self, operation: Callable[[GroupCoordinator], T]) -> T:
+        """Run one coordinator operation; what it journals is appended to the log as it returns."""
+        with self._batched():
+            result = operation(self.coordinator)
+        self._rearm()
+        return result
+
+    def txn_offset_commit(self, request: Body, context: RequestContext) -> Body:
+        """TxnOffsetCommit (28) once the transactions layer has checked the producer's transaction (and that
+        AddOffsetsToTxn added the group): the rest of Kafka's handling, without throttle_time_ms.
+
+        Unknown topics and partitions answer UNKNOWN_TOPIC_OR_PARTITION; a group led elsewhere (or before
+        `__consumer_offsets` exists) NOT_COORDINATOR; a producer epoch older than the one that last wrote to
+        the group's partition INVALID_PRODUCER_EPOCH. The offsets stay invisible until the transaction's
+        marker reaches the group's partition.
+        """
+        known, unknown = split_hosted(self.broker, request["topics"])
+        if not known:
+            return {"topics": unknown}
+        error = self.coordinator_error(request["group_id"])
+        if error is ErrorCode.NONE:
+            error = self._check_producer(request["group_id"], request["producer_id"], request["producer_epoch"])
+        if error is not ErrorCode.NONE:
+            return {"topics": merge_topics(unknown, partition_errors(known, error))}
+        response = self.run(lambda c: c.txn_offset_commit({**request, "topics": known}, context))
+        return {**response, "topics": merge_topics(unknown, response["topics"])}
+
+    def _check_producer(self, group_id: str, producer_id: int, producer_epoch: int) -> ErrorCode:
+        plog = self._partition_log(self.partition_of(group_id))
+        try:
+            plog.producers.check_batch(producer_id=producer_id, epoch=producer_epoch, first_seq=0, last_seq=0,
+                                       transactional=True, from_client=False)
+        except ProducerStateError as error:
+            return error.code
+        return ErrorCode.NONE
+
+    # ---- time -------------------------------------------------------------------------------------
+    def tick(self) -> None:
+        """Fire the coordinator's due timers now (the housekeeping task does this on its own)."""
+        with self._batched():
+            self.coordinator.tick()
+
+    def _tick(self, now_ms: int) -> int | None:
+        self.tick()
+        self._due_ms = self._next_due_ms()
+        return self._due_ms
+
+    def _next_due_ms(self) -> int | None:
+        """The coordinator's next deadline (monotonic) as broker wall-clock time, which housekeeping uses."""
+        until = self.coordinator.ms_until_next_deadline()
+        return None if until is None else self.broker.clock.now_ms() + until
+
+    def _rearm(self) -> None:
+        due = self._next_due_ms()
+        if due is not None and (self._due_ms is None or due < self._due_ms):
+            self._due_ms = due
+            self.broker.housekeeping.wake(HOUSEKEEPING_NAME)
+
+    # ---- the journal ------------------------------------------------------------------------------
+    def _topics(self) -> list[TopicInfo]:
+        return [TopicInfo(t.name, t.topic_id, len(t.partitions), t.is_internal) for t in self.broker.topics]
+
+    def _journal(self, record: CoordinatorRecord) -> None:
+        if self._buffer is not None:
+            self._buffer.append(record)
+        else:
+            self._write([record])
+
+    @contextmanager
+    def _batched(self) -> Iterator[None]:
+        if self._buffer is not None:
+            yield
+            return
+        self._buffer = []
+        try:
+            yield
+        finally:
+            # Records of an operation that then failed were applied to the state all the same: keep them.
+            records, self._buffer = self._buffer, None
+            if records:
+                self._write(records)
+
+    def _write(self, records: list[CoordinatorRecord]) -> None:
+        runs: list[_Run] = []
+        for record in records:
+            index = self.partition_of(_group_of(record))
+            key, value = log_records.encode(record)
+            size = len(key) + (len(value) if value is not None else 0)
+            last = runs[-1] if runs else None
+            if (last is not None and (last.partition, last.producer_id, last.producer_epoch)
+                    == (index, record.producer_id, record.producer_epoch)
+                    and last.size + size <= _MAX_BATCH_BYTES):
+                last.records.append((key, value))
+                runs[-1] = last._replace(size=last.size + size)
+            else:
+                runs.append(_Run(index, record.producer_id, record.producer_epoch, [(key, value)], size))
+        failure: ApiError | None = None
+        for run in runs:
+            try:
+                self._append(run)
+            except (LogError, ProducerStateError, RecordsError, ApiError) as error:
+                log.error("could not write %d group coordinator records to %s-%d: %s", len(run.records),
+                          GROUP_METADATA_TOPIC, run.partition, error)
+                failure = failure or ApiError(_write_error(error), str(error))
+        if failure is not None:
+            raise failure
+
+    def _append(self, run: _Run) -> None:
+        plog = self._partition_log(run.partition)
+        now = self.broker.clock.now_ms()
+        transactional = run.producer_id != NO_PRODUCER_ID
+        batch = build_batch(
+            [NewRecord(value=value, key=key, timestamp=now) for key, value in run.records],
+            producer_id=run.producer_id if transactional else NO_PRODUCER_ID,
+            producer_epoch=run.producer_epoch if transactional else NO_PRODUCER_EPOCH,
+            base_sequence=0 if transactional else NO_SEQUENCE,
+            transactional=transactional,
+        )
+        self._own_append = True
+        try:
+            plog.append(batch, origin=AppendOrigin.COORDINATOR)
+        finally:
+            self._own_append = False
+        self._applied[run.partition] = plog.log.log_end_offset
+
+    def _partition_log(self, index: int) -> TransactionalPartition:
+        topic = self.broker.topics.get(GROUP_METADATA_TOPIC)
+        if topic is None and self.ensure_offsets_topic():
+            topic = self.broker.topics.get(GROUP_METADATA_TOPIC)
+        if topic is None or index >= len(topic.partitions) or topic.partitions[index].log is None:
+            raise ApiError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{GROUP_METADATA_TOPIC}-{index} is not available")
+        plog = topic.partitions[index].log
+        assert plog is not None
+        self._watch(index, plog)
+        return plog
+
+    # ---- reading the log: start-up and other writers' batches -------------------------------------
+    def _load(self) -> None:
+        topic = self.broker.topics.get(GROUP_METADATA_TOPIC)
+        if topic is not None:
+            for partition in topic.partitions:
+                if partition.log is not None:
+                    self._replay_from(partition.index, partition.log.log, 0)
+                    self._watch(partition.index, partition.log)
+            log.info("group coordinator loaded %d groups from %s", len(self.coordinator.groups),
+                     GROUP_METADATA_TOPIC)
+        self.coordinator.loaded()
+
+    def _watch_all(self) -> None:
+        topic = self.broker.topics.get(GROUP_METADATA_TOPIC)
+        for partition in topic.partitions if topic is not None else ():
+            if partition.log is not None:
+                self._watch(partition.index, partition.log)
+
+    def _watch(self, index: int, plog: TransactionalPartition) -> None:
+        if self._watched.get(index) is plog:
+            return
+        # A partition seen for the first time (or a re-created topic's): its content so far is either
+        # replayed already (start-up) or empty.
+        self._watched[index] = plog
+        self._applied[index] = plog.log.log_end_offset
+        plog.log.add_listener(functools.partial(self._on_log_event, index))
+
+    def _on_log_event(self, index: int, partition_log: PartitionLog, event: LogEvent) -> None:
+        if event is not LogEvent.APPENDED or self._own_append:
+            return
+        watched = self._watched.get(index)
+        if watched is None or watched.log is not partition_log:
+            return
+        try:
+            with self._batched():
+                self._replay_from(index, partition_log, self._applied.get(index, 0))
+        except Exception:
+            # Another component's append must not fail because of the group coordinator.
+            log.exception("group coordinator could not apply a batch appended to %s", partition_log.topic_partition)
+        self._applied[index] = partition_log.log_end_offset
+
+    def _replay_from(self, index: int, partition_log: PartitionLog, start: int) -> None:
+        for batch in partition_log.batches(start):
+            self._apply(index, batch)
+        self._applied[index] = partition_log.log_end_offset
+
+    def _apply(self, index: int, batch: RecordBatch) -> None:
+        header = batch.header
+        if header.is_control:
+            records = batch.records()
+            if not records:
+                return
+            try:
+                _, kind = decode_control_key(records[0].key)
+            except RecordsError:
+                return
+            if kind in (ControlRecordType.COMMIT, ControlRecordType.ABORT):
+                count = self.partition_count()
+                self.coordinator.complete_txn(header.producer_id, kind == ControlRecordType.COMMIT,
+                                              lambda group_id: partition_for(group_id, count) == index)
+            return
+        producer = (header.producer_id, header.producer_epoch) if header.is_transactional else (-1, -1)
+        for item in log_records.decode_all(batch.records(), *producer):
+            if isinstance(item, UnknownRecordType):
+                continue  # a record type of a newer Kafka: skipped, as Kafka does (KIP-915)
+            if isinstance(item, CoordinatorRecordError):
+                log.warning("skipping a malformed record in %s-%d: %s", GROUP_METADATA_TOPIC, index, item)
+                continue
+            try:
+                self.coordinator.replay(item)
+            except Exception:
+                log.exception("skipping a %s record the group coordinator cannot apply", item.type)
+
+
+def _group_of(record: CoordinatorRecord) -> str:
+    group_id = record.key.get("group", record.key.get("group_id"))
+    assert isinstance(group_id, str)
+    return group_id
+
+
+def _write_error(error: Exception) -> ErrorCode:
+    """The error a failed coordinator write answers with (Kafka's CoordinatorRuntime normalisation)."""
+    code = getattr(error, "code", ErrorCode.UNKNOWN_SERVER_ERROR)
+    if code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
+                ErrorCode.REQUEST_TIMED_OUT, ErrorCode.KAFKA_STORAGE_ERROR):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if code is ErrorCode.NOT_LEADER_OR_FOLLOWER:
+        return ErrorCode.NOT_COORDINATOR
+    if code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+    return ErrorCode(code)
+
+
+# ---- helpers for the handlers ---------------------------------------------------------------------------
+
+def ensure_internal_topic(broker: Broker, name: str) -> bool:
+    """Create an internal topic (`__consumer_offsets`, `__transaction_state`) with Kafka's layout for it, if
+    missing. Kafka starts the creation and answers COORDINATOR_NOT_AVAILABLE meanwhile; kemu creates it at
+    once. False if the creation failed."""
+    if name in broker.topics:
+        return True
+    [outcome] = broker.create_topics([broker.auto_creation_request(name)])
+    if outcome.error not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
+        log.error("could not create %s: %s %s", name, outcome.error.name, outcome.message)
+        return False
+    return True
+
+
+def client_host(host: str) -> str:
+    """The client's address as Kafka shows it (Java's InetAddress.toString of an unresolved address):
+    "/127.0.0.1", and "/0:0:0:0:0:0:0:1" for IPv6."""
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return f"/{host}"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return f"/{address.ipv4_mapped}"  # Java reports a v4-mapped peer as an Inet4Address
+        groups = address.exploded.split(":")
+        return "/" + ":".join(format(int(group, 16), "x") for group in groups)
+    return f"/{address}"
+
+
+def core_context(api_version: int, client_id: str | None, host: str) -> RequestContext:
+    return RequestContext(api_version=api_version, client_id=client_id or "", client_host=client_host(host))
+
+
+async def wait_for_result(pending: Pending[T], detach: Callable[[], None]) -> T:
+    """The result of a JoinGroup/SyncGroup `Pending`: at once if it is done, else after letting the
+    connection's next request start (`detach`) and waiting until the coordinator completes it."""
+    if not pending.done:
+        done = trio.Event()
+        pending.add_done_callback(lambda _result: done.set())
+        detach()
+        await done.wait()
+    return pending.result()
+
+
+def split_hosted(broker: Broker, topics: list[Body]) -> tuple[list[Body], list[Body]]:
+    """Split a request's topics (each with `name` and `partitions` of `partition_index`) into those this
+    broker hosts and, in response shape, UNKNOWN_TOPIC_OR_PARTITION for the rest — the check Kafka's
+    KafkaApis makes before offsets reach the coordinator."""
+    known: list[Body] = []
+    unknown: list[Body] = []
+    for topic in topics:
+        found = broker.topics.get(topic["name"])
+        hosted = [p for p in topic["partitions"]
+                  if found is not None and 0 <= p["partition_index"] < len(found.partitions)]
+        missing = [p for p in topic["partitions"] if p not in hosted]
+        if hosted:
+            known.append({**topic, "partitions": hosted})
+        if missing:
+            unknown.append({"name": topic["name"], "partitions": [
+                {"partition_index": p["partition_index"], "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+                for p in missing]})
+    return known, unknown
+
+
+def partition_errors(topics: list[Body], error: ErrorCode) -> list[Body]:
+    return [{"name": t["name"], "partitions": [{"partition_index": p["partition_index"], "error_code": error}
+                                               for p in t["partitions"]]}
+            for t in topics]
+
+
+def merge_topics(first: list[Body], second: list[Body]) -> list[Body]:
+    """Per-topic partition results merged as Kafka's response builders do: a topic present in both gets
+    the second's partitions appended; the others keep their order, first's topics first."""
+    merged: list[Body] = [{**t, "partitions": list(t["partitions"])} for t in first]
+    by_name = {t["name"]: t for t in merged}
+    for topic in second:
+        existing = by_name.get(topic["name"])
+        if existing is None:
+            copy = {**topic, "partitions": list(topic["partitions"])}
+            merged.append(copy)
+            by_name[topic["name"]] = copy
+        else:
+            existing["partitions"].extend(topic["partitions"])
+    return merged

@@ -2,9 +2,10 @@
 
 Each module exports `KEY`, optionally `VERSIONS` (min, max) narrowing the declared range, and
 `async def handle(ctx, request) -> dict | None` (None: the request gets no response, as acks=0 Produce).
-It may export `error_response(request, code, message) -> dict`, Kafka's `getErrorResponse` for that API,
-which answers a request the handler refused with `ApiError` or failed on unexpectedly; without it such a
-failure closes the connection. Modules open with a note of what each version changes and what is left out.
+It may export `error_response(request, code, message) -> dict | None`, Kafka's `getErrorResponse` for that
+API, which answers a request the handler refused with `ApiError` or failed on unexpectedly; without it (or
+when it returns None, as Kafka's does for an acks=0 Produce) such a failure closes the connection.
+Modules open with a note of what each version changes and what is left out.
 
 ApiVersions advertises exactly the keys found here, with their ranges.
 """
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from kemu.wire.errors import ErrorCode
 
 HandleFn = Callable[["RequestContext", "Request"], Awaitable["dict[str, Any] | None"]]
-ErrorResponseFn = Callable[["Request", "ErrorCode", "str | None"], "dict[str, Any]"]
+ErrorResponseFn = Callable[["Request", "ErrorCode", "str | None"], "dict[str, Any] | None"]
 
 _MODULE_NAME = re.compile(r"k(\d\d)_\w+")
 

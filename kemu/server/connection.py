@@ -137,7 +137,14 @@ class Connection:
                         request.version, code.name)
             slot.close = True
             return None
-        return handler.error_response(request, code, message)
+        body = handler.error_response(request, code, message)
+        if body is None:
+            # Kafka's getErrorResponse has nothing to send (an acks=0 Produce): it closes the connection
+            # instead, so the client notices and refreshes its metadata.
+            log.info("closing connection from %s: %s v%d failed with %s and wants no response", self.name,
+                     handler.api.name, request.version, code.name)
+            slot.close = True
+        return body
 
     def _encode(self, handler: Handler, request: Request, body: dict[str, Any], slot: _Slot) -> bytes | None:
         try:

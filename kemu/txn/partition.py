@@ -83,9 +83,11 @@ class TransactionalPartition:
             last_seq=source.last_sequence, transactional=source.is_transactional,
             from_client=origin == AppendOrigin.CLIENT)
         if duplicate is not None:
-            # A retry of a batch already in the log: acknowledged with where it went the first time.
+            # A retry of a batch already in the log: acknowledged with where it went the first time (and,
+            # as UnifiedLog does, with the batch's timestamp as its log append time).
             return AppendResult(
-                base_offset=duplicate.first_offset, last_offset=duplicate.last_offset, log_append_time=-1,
+                base_offset=duplicate.first_offset, last_offset=duplicate.last_offset,
+                log_append_time=duplicate.max_timestamp,
                 log_start_offset=self.log.log_start_offset, max_timestamp=duplicate.max_timestamp,
                 record_count=0, size=0, batch=source)
         result = self.log.commit_append(prepared)

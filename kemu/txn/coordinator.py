@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable
 from kemu.clock import Clock
 from kemu.txn.producer_ids import ProducerIdAllocator
 from kemu.txn.state import (
+    MAX_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     TopicPartition,
@@ -89,7 +90,8 @@ class TransactionCoordinator:
         expected = expected_producer_id != NO_PRODUCER_ID or expected_epoch != NO_PRODUCER_EPOCH
         txn = self.txns.get(transactional_id)
         if txn is None or txn.state == TxnState.DEAD:
-            txn = TxnMetadata(transactional_id, self.producer_ids.next_id(), timeout_ms=timeout_ms)
+            txn = TxnMetadata(transactional_id, self.producer_ids.next_id(), timeout_ms=timeout_ms,
+                              update_ms=self.clock.now_ms())
             self.txns[transactional_id] = txn
         if expected and not self._valid_expected_producer(txn, expected_producer_id, expected_epoch):
             return InitResult(ErrorCode.PRODUCER_FENCED)
@@ -104,13 +106,15 @@ class TransactionCoordinator:
         nxt = self._copy(txn)
         if epoch_exhausted(txn.producer_epoch) and (not expected or expected_epoch == txn.producer_epoch):
             nxt.last_producer_id, nxt.producer_id = txn.producer_id, self.producer_ids.next_id()
-            nxt.producer_epoch, nxt.last_producer_epoch = 0, txn.producer_epoch
+            nxt.producer_epoch = 0
+            nxt.last_producer_epoch = txn.producer_epoch if expected else NO_PRODUCER_EPOCH
         elif not expected or txn.producer_epoch == NO_PRODUCER_EPOCH or expected_epoch == txn.producer_epoch:
             nxt.producer_epoch, nxt.last_producer_epoch = txn.producer_epoch + 1, (
                 txn.producer_epoch if expected else NO_PRODUCER_EPOCH)
         elif expected_epoch == txn.last_producer_epoch:
-            # A retry of a bump whose response was lost: answer with the current epoch, unbumped.
-            return InitResult(ErrorCode.NONE, txn.producer_id, txn.producer_epoch)
+            # A retry of a bump whose response was lost: the current epoch again, unbumped. (A newer
+            # producer's init would have reset the last epoch to -1, so this cannot un-fence anyone.)
+            pass
         else:
             return InitResult(ErrorCode.PRODUCER_FENCED)
         nxt.timeout_ms = timeout_ms
@@ -154,15 +158,21 @@ class TransactionCoordinator:
         self._commit(nxt)
         return ErrorCode.NONE
 
-    def verify_partition(self, transactional_id: str, producer_id: int, epoch: int,
-                         partition: TopicPartition) -> ErrorCode:
-        """KIP-890 verification (AddPartitionsToTxn v4+ verify_only): is this partition in the transaction?"""
+    def verify_partitions(self, transactional_id: str, producer_id: int, epoch: int,
+                          partitions: Iterable[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
+        """KIP-890 verification (AddPartitionsToTxn v4+ `verify_only`): is each partition in the transaction?
+
+        As Kafka's handleVerifyPartitionsInTransaction: a producer mismatch or a completing transaction
+        answers the same error for every partition; otherwise each partition is NONE if it was added and
+        TRANSACTION_ABORTABLE if not (callers translate that for clients that predate the code).
+        """
+        wanted = list(partitions)
         txn, error = self._check_producer(transactional_id, producer_id, epoch)
-        if txn is None:
-            return error
-        if txn.state == TxnState.ONGOING and partition in txn.partitions:
-            return ErrorCode.NONE
-        return ErrorCode.INVALID_TXN_STATE
+        if txn is not None and txn.state in _COMPLETING:
+            error = ErrorCode.CONCURRENT_TRANSACTIONS
+        if error != ErrorCode.NONE or txn is None:
+            return {tp: error for tp in wanted}
+        return {tp: ErrorCode.NONE if tp in txn.partitions else ErrorCode.TRANSACTION_ABORTABLE for tp in wanted}
 
     # ---- EndTxn ---------------------------------------------------------------------------------------
     def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool) -> ErrorCode:
@@ -213,14 +223,17 @@ class TransactionCoordinator:
         self.on_markers_queued(job)
 
     def _fence_and_abort(self, txn: TxnMetadata) -> None:
-        if epoch_exhausted(txn.producer_epoch):
-            # No epoch left to fence with: abort with the current one; the next init rotates the id.
-            self._prepare(txn, False, txn.producer_epoch)
-            return
+        """Kafka's prepareFenceProducerEpoch followed by an abort from the coordinator itself."""
         fenced = self._copy(txn)
-        fenced.producer_epoch = txn.producer_epoch + 1
-        fenced.last_producer_epoch = txn.producer_epoch
-        # PrepareEpochFence lives only in memory in Kafka; the abort that follows is what gets journaled.
+        # Kafka bumps even an exhausted epoch (that is what the reserved last epoch is for); only at
+        # Short.MaxValue is there nothing left, and the abort goes out with the current epoch.
+        if txn.producer_epoch < MAX_EPOCH:
+            fenced.producer_epoch = txn.producer_epoch + 1
+        # The fencing epoch is never handed out, and the fenced producer's epoch must not pass for the
+        # "retried InitProducerId" of KIP-360: forget the last epoch.
+        fenced.last_producer_epoch = NO_PRODUCER_EPOCH
+        # Kafka's PrepareEpochFence is only a pending transition, never journaled: the abort that follows
+        # is. Should that journal write fail, the bumped epoch stays in memory unreturned, as in Kafka.
         self.txns[txn.transactional_id] = fenced
         self._prepare(fenced, False, fenced.producer_epoch)
 
@@ -231,16 +244,17 @@ class TransactionCoordinator:
         txn = self.txns.get(job.transactional_id)
         if self.pending_markers.get(job.transactional_id) != job or txn is None:
             return
-        del self.pending_markers[job.transactional_id]
         nxt = self._copy(txn)
         nxt.state = TxnState.COMPLETE_COMMIT if job.commit else TxnState.COMPLETE_ABORT
         nxt.partitions = set()
         nxt.update_ms = self.clock.now_ms()
         self._commit(nxt)
+        del self.pending_markers[job.transactional_id]
 
     # ---- timers ---------------------------------------------------------------------------------------
     def next_deadline(self) -> int | None:
-        deadlines = [t.start_ms + t.timeout_ms for t in self.txns.values() if t.state == TxnState.ONGOING]
+        # Kafka aborts a transaction once start + timeout < now: the first millisecond past the timeout.
+        deadlines = [t.start_ms + t.timeout_ms + 1 for t in self.txns.values() if t.state == TxnState.ONGOING]
         deadlines += [t.update_ms + self.config.id_expiration_ms for t in self.txns.values()
                       if t.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)]
         return min(deadlines, default=None)
@@ -250,7 +264,7 @@ class TransactionCoordinator:
         now = self.clock.now_ms()
         aborted = []
         for txn in list(self.txns.values()):
-            if txn.state == TxnState.ONGOING and now >= txn.start_ms + txn.timeout_ms:
+            if txn.state == TxnState.ONGOING and now > txn.start_ms + txn.timeout_ms:
                 self._fence_and_abort(txn)
                 aborted.append(txn.transactional_id)
             elif (txn.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
@@ -292,18 +306,26 @@ class TransactionCoordinator:
     def list(
         self, states: Iterable[str] = (), producer_ids: Iterable[int] = (), duration_filter_ms: int = -1
     ) -> list[TxnMetadata]:
-        wanted_states = {s for s in states}
+        """ListTransactions, filtered as Kafka's listTransactionStates filters.
+
+        `states` are Kafka's state names; a name that is no state matches nothing (the handler reports it
+        as unknown), so a filter of unknown names only lists nothing. With `duration_filter_ms` >= 0, only
+        transactions whose start lies more than that far back are listed — which, as in Kafka, includes
+        ids that never started one (start time -1).
+        """
+        names = list(states)
+        wanted_states = {state for state in map(TxnState.from_kafka_name, names) if state is not None}
         wanted_ids = set(producer_ids)
         now = self.clock.now_ms()
         out = []
         for txn in self.txns.values():
             if txn.state == TxnState.DEAD:
                 continue
-            if wanted_states and txn.state.kafka_name not in wanted_states:
-                continue
             if wanted_ids and txn.producer_id not in wanted_ids:
                 continue
-            if duration_filter_ms >= 0 and (txn.start_ms < 0 or now - txn.start_ms < duration_filter_ms):
+            if names and txn.state not in wanted_states:
+                continue
+            if duration_filter_ms >= 0 and now - txn.start_ms <= duration_filter_ms:
                 continue
             out.append(txn)
         return out

@@ -103,8 +103,9 @@ def test_stalled_transaction_is_aborted_with_an_epoch_bump(coord: TransactionCoo
                                                            clock: VirtualClock) -> None:
     p = coord.init_producer_id("t", 5000)
     coord.add_partitions("t", p.producer_id, p.producer_epoch, [("a", 0)])
-    assert coord.next_deadline() == clock.now_ms() + 5000
-    clock.advance(4999)
+    # Kafka aborts once start + timeout < now: the first millisecond past the timeout.
+    assert coord.next_deadline() == clock.now_ms() + 5001
+    clock.advance(5000)
     assert coord.tick() == []
     clock.advance(1)
     assert coord.tick() == ["t"]
@@ -165,3 +166,95 @@ def test_producer_ids_never_repeat_across_restarts(tmp_path) -> None:  # type: i
     used = {first.next_id() for _ in range(3)}
     again = ProducerIdAllocator(path)
     assert again.next_id() not in used
+
+
+def test_fenced_producer_cannot_pass_for_a_kip360_retry(coord: TransactionCoordinator) -> None:
+    """Fencing forgets the last epoch, so the old producer's InitProducerId with its epoch is fenced."""
+    old = coord.init_producer_id("t", 60000)
+    coord.add_partitions("t", old.producer_id, old.producer_epoch, [("a", 0)])
+    assert coord.init_producer_id("t", 60000).error == E.CONCURRENT_TRANSACTIONS
+    complete(coord)
+    assert coord.txns["t"].last_producer_epoch == -1
+    retry = coord.init_producer_id("t", 60000, old.producer_id, old.producer_epoch)
+    assert retry.error == E.PRODUCER_FENCED
+
+
+def test_timed_out_transaction_fences_the_stalled_producer(coord: TransactionCoordinator,
+                                                          clock: VirtualClock) -> None:
+    p = coord.init_producer_id("t", 1000)
+    coord.add_partitions("t", p.producer_id, p.producer_epoch, [("a", 0)])
+    clock.advance(1001)
+    coord.tick()
+    complete(coord)
+    assert coord.add_partitions("t", p.producer_id, p.producer_epoch, [("a", 0)]) == E.PRODUCER_FENCED
+    assert coord.init_producer_id("t", 1000, p.producer_id, p.producer_epoch).error == E.PRODUCER_FENCED
+
+
+def test_exhausted_epoch_rotates_the_producer_id(coord: TransactionCoordinator) -> None:
+    p = coord.init_producer_id("t", 60000)
+    coord.txns["t"].producer_epoch = 0x7FFE  # as if 32766 producers had come and gone
+    rotated = coord.init_producer_id("t", 60000)
+    assert rotated.error == E.NONE and rotated.producer_id != p.producer_id and rotated.producer_epoch == 0
+    assert coord.txns["t"].last_producer_id == p.producer_id
+    assert coord.txns["t"].last_producer_epoch == -1  # no expected epoch given: nothing to remember
+
+
+def test_kip360_retry_after_rotation_gets_the_new_id(coord: TransactionCoordinator) -> None:
+    p = coord.init_producer_id("t", 60000)
+    coord.txns["t"].producer_epoch = 0x7FFE
+    rotated = coord.init_producer_id("t", 60000, p.producer_id, 0x7FFE)
+    assert (rotated.error, rotated.producer_epoch) == (E.NONE, 0)
+    # The same request retried: the old id with its exhausted epoch is recognised, no second rotation.
+    again = coord.init_producer_id("t", 60000, p.producer_id, 0x7FFE)
+    assert (again.error, again.producer_id, again.producer_epoch) == (E.NONE, rotated.producer_id, 0)
+
+
+def test_verify_partitions_as_kafka(coord: TransactionCoordinator) -> None:
+    p = coord.init_producer_id("t", 60000)
+    pid, epoch = p.producer_id, p.producer_epoch
+    # No transaction yet: not in it.
+    assert coord.verify_partitions("t", pid, epoch, [("a", 0)]) == {("a", 0): E.TRANSACTION_ABORTABLE}
+    coord.add_partitions("t", pid, epoch, [("a", 0)])
+    assert coord.verify_partitions("t", pid, epoch, [("a", 0), ("a", 1)]) == {
+        ("a", 0): E.NONE, ("a", 1): E.TRANSACTION_ABORTABLE}
+    assert coord.verify_partitions("t", pid, epoch + 1, [("a", 0)]) == {("a", 0): E.PRODUCER_FENCED}
+    assert coord.verify_partitions("t", pid + 1, epoch, [("a", 0)]) == {("a", 0): E.INVALID_PRODUCER_ID_MAPPING}
+    assert coord.verify_partitions("nope", pid, epoch, [("a", 0)]) == {("a", 0): E.INVALID_PRODUCER_ID_MAPPING}
+    coord.end_txn("t", pid, epoch, commit=True)
+    assert coord.verify_partitions("t", pid, epoch, [("a", 0)]) == {("a", 0): E.CONCURRENT_TRANSACTIONS}
+
+
+def test_list_unknown_state_names_match_nothing(coord: TransactionCoordinator) -> None:
+    coord.init_producer_id("a", 60000)
+    assert coord.list(states=["Bogus"]) == []
+    assert [t.transactional_id for t in coord.list(states=["Bogus", "Empty"])] == ["a"]
+
+
+def test_list_duration_filter(coord: TransactionCoordinator, clock: VirtualClock) -> None:
+    a = coord.init_producer_id("a", 60000)
+    coord.add_partitions("a", a.producer_id, a.producer_epoch, [("x", 0)])
+    b = coord.init_producer_id("b", 60000)
+    clock.advance(1000)
+    coord.add_partitions("b", b.producer_id, b.producer_epoch, [("x", 0)])
+    clock.advance(10)
+    assert [t.transactional_id for t in coord.list(duration_filter_ms=500)] == ["a"]
+    # As in Kafka, an id that never started a transaction (start -1) passes any duration filter.
+    coord.init_producer_id("c", 60000)
+    assert {t.transactional_id for t in coord.list(duration_filter_ms=500)} == {"a", "c"}
+
+
+def test_markers_written_keeps_the_job_if_the_journal_fails(clock: VirtualClock) -> None:
+    failing = Journal()
+    coord = TransactionCoordinator(clock, ProducerIdAllocator(None), failing)
+    p = coord.init_producer_id("t", 60000)
+    coord.add_partitions("t", p.producer_id, p.producer_epoch, [("a", 0)])
+    coord.end_txn("t", p.producer_id, p.producer_epoch, commit=False)
+    (job,) = coord.take_marker_jobs()
+
+    def broken(tid: str, value: dict[str, Any] | None) -> None:
+        raise OSError("disk full")
+
+    coord.journal = broken
+    with pytest.raises(OSError):
+        coord.markers_written(job)
+    assert coord.take_marker_jobs() == [job] and coord.txns["t"].state == TxnState.PREPARE_ABORT

@@ -18,6 +18,7 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from kemu.log import AppendOrigin, AppendResult, LogEvent, PartitionLog, ValidatedBatch
 from kemu.log.errors import LogError
@@ -54,6 +55,11 @@ class AbortedTxn:
     last_stable_offset: int
 
 
+TxnVerifier = Callable[[str, int, int, int], None]
+"""(topic, partition, producer id, producer epoch): returns if the partition is in the producer's open
+transaction, raises ProducerStateError with the code the producer gets if not."""
+
+
 class MarkerError(LogError):
     """A control batch that does not hold a well-formed COMMIT/ABORT marker."""
 
@@ -70,14 +76,24 @@ class TransactionalPartition:
 
     # ---- appending -------------------------------------------------------------------------------------
     def append(self, data: bytes | bytearray | memoryview, *,
-               origin: AppendOrigin = AppendOrigin.CLIENT) -> AppendResult:
-        """Validate, check producer state, append. Raises LogError or ProducerStateError (both with .code)."""
+               origin: AppendOrigin = AppendOrigin.CLIENT,
+               verify: TxnVerifier | None = None) -> AppendResult:
+        """Validate, check producer state, append. Raises LogError or ProducerStateError (both with .code).
+
+        `verify` is KIP-890's partition verification (`transaction.partition.verification.enable`): a
+        client's transactional batch that would open a transaction on this partition is first checked
+        with the coordinator, and refused (the callable raises ProducerStateError) unless the partition
+        was added to the producer's transaction.
+        """
         prepared = self.log.prepare_append(data, origin=origin)
         source = prepared.source
         if source.is_control:
             return self._append_marker(prepared, source)
         if not source.has_producer_id:
             return self.log.commit_append(prepared)
+        if (verify is not None and source.is_transactional and origin == AppendOrigin.CLIENT
+                and not self.producers.has_ongoing_txn(source.producer_id, source.producer_epoch)):
+            verify(self.log.topic, self.log.partition, source.producer_id, source.producer_epoch)
         duplicate = self.producers.check_batch(
             producer_id=source.producer_id, epoch=source.producer_epoch, first_seq=source.base_sequence,
             last_seq=source.last_sequence, transactional=source.is_transactional,
@@ -271,4 +287,4 @@ class TransactionalPartition:
         return self.producers.expire(now_ms, expiration_ms)
 
 
-__all__ = ["AbortedTxn", "ProducerStateError", "TransactionalPartition"]
+__all__ = ["AbortedTxn", "ProducerStateError", "TransactionalPartition", "TxnVerifier"]

@@ -193,6 +193,12 @@ class ProducerStateManager:
         return CompletedTxn(producer_id, first, offset, not commit, self.first_unstable_offset(offset + 1))
 
     # ---- queries ---------------------------------------------------------------------------------
+    def has_ongoing_txn(self, producer_id: int, epoch: int) -> bool:
+        """Whether this producer, at this epoch, has a transaction open on the partition (Kafka's
+        hasOngoingTransaction, which decides whether a transactional batch needs verification)."""
+        entry = self.producers.get(producer_id)
+        return entry is not None and entry.epoch == epoch and entry.txn_first_offset is not None
+
     def first_unstable_offset(self, otherwise: int) -> int:
         """First offset of the earliest open transaction, else `otherwise` (the high watermark)."""
         return min(self.ongoing.values(), default=otherwise)

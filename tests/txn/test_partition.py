@@ -98,3 +98,31 @@ def test_non_transactional_write_inside_a_transaction_is_invalid_txn_state(tmp_p
     with pytest.raises(ProducerStateError) as err:
         p.append(batch(7, 0, 1, txn=False))
     assert err.value.code == ErrorCode.INVALID_TXN_STATE
+
+
+def test_verification_asked_only_for_the_batch_that_opens_a_transaction(tmp_path: Path, clock: VirtualClock) -> None:
+    p = open_partition(tmp_path / "t-0", clock)
+    asked: list[tuple[str, int, int, int]] = []
+
+    def verify(topic: str, partition: int, pid: int, epoch: int) -> None:
+        asked.append((topic, partition, pid, epoch))
+
+    p.append(batch(1, 0, 0), verify=verify)                    # idempotent, not transactional: not asked
+    p.append(batch(7, 0, 0, txn=True), verify=verify)          # opens a transaction: asked
+    p.append(batch(7, 0, 1, txn=True), verify=verify)          # inside it: not asked
+    p.append(batch(7, 0, 0, txn=True), verify=verify)          # a retried duplicate, inside it: not asked
+    p.append(marker(7, 0, commit=True), origin=AppendOrigin.COORDINATOR, verify=verify)
+    p.append(batch(7, 0, 2, txn=True), verify=verify)          # the next transaction: asked again
+    assert asked == [("t", 0, 7, 0), ("t", 0, 7, 0)]
+
+
+def test_failed_verification_refuses_the_batch(tmp_path: Path, clock: VirtualClock) -> None:
+    p = open_partition(tmp_path / "t-0", clock)
+
+    def refuse(topic: str, partition: int, pid: int, epoch: int) -> None:
+        raise ProducerStateError(ErrorCode.INVALID_TXN_STATE, "Partition was not added to the transaction")
+
+    with pytest.raises(ProducerStateError) as err:
+        p.append(batch(7, 0, 0, txn=True), verify=refuse)
+    assert err.value.code == ErrorCode.INVALID_TXN_STATE
+    assert p.log.log_end_offset == 0 and p.log.last_stable_offset == 0

@@ -1,0 +1,44 @@
+"""OffsetCommit (key 8), versions 0-9.
+
+v1 adds the generation and member id (and, in v1 only, a per-partition commit timestamp); v2-4 carry
+`retention_time_ms` (an explicit expiry for the offsets; -1 = offsets.retention.minutes); v3 throttle time;
+v5 drops the retention time; v6 the committed leader epoch; v7 `group_instance_id` (KIP-345); v8 flexible;
+v9 may come from a KIP-848 member, whose member epoch stands in the generation field (STALE_MEMBER_EPOCH,
+GROUP_ID_NOT_FOUND).
+
+As in Kafka's KafkaApis, partitions of topics this broker does not have answer UNKNOWN_TOPIC_OR_PARTITION
+before the coordinator sees the request, and a request left with none is answered without it. A commit
+with generation -1 from outside group management creates a "simple" group. NOT_COORDINATOR for every other
+partition when this broker does not coordinate the group. v0 is handled as v1 without a generation (Kafka
+once stored v0 commits in ZooKeeper; a KRaft broker has none).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.group_service import core_context, merge_topics, partition_errors, split_hosted
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 8
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    known, unknown = split_hosted(ctx.broker, body["topics"])
+    if not known:
+        return {"throttle_time_ms": 0, "topics": unknown}
+    service = ctx.broker.groups
+    error = service.coordinator_error(body["group_id"])
+    if error is not ErrorCode.NONE:
+        return {"throttle_time_ms": 0, "topics": merge_topics(unknown, partition_errors(known, error))}
+    context = core_context(request.version, ctx.client_id, ctx.client.host)
+    response = service.run(lambda coordinator: coordinator.offset_commit({**body, "topics": known}, context))
+    return {"throttle_time_ms": 0, "topics": merge_topics(unknown, response["topics"])}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """Kafka's OffsetCommitRequest.getErrorResponse: the error on every partition."""
+    return {"throttle_time_ms": 0, "topics": partition_errors(request.body["topics"], code)}

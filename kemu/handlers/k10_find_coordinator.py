@@ -1,0 +1,88 @@
+"""FindCoordinator (key 10), versions 0-6.
+
+v0 finds group coordinators only; v1 adds `key_type` (0 group, 1 transaction), throttle time and an error
+message (Kafka sends "NONE" on success: Java's `Errors.NONE.message()`); v3 is flexible; v4 batches keys
+(`coordinator_keys` in, `coordinators[]` out, no error message on success); v6 adds key type 2 (share
+groups, KIP-932).
+
+The coordinator of a group is the leader of `__consumer_offsets` partition `partition_for(group id)`; of a
+transactional id, the leader of `__transaction_state` partition `partition_for(id)`. The first lookup of
+either kind creates its internal topic with Kafka's layout; Kafka answers COORDINATOR_NOT_AVAILABLE until
+the creation completes, kemu creates it at once and answers with the coordinator.
+
+Share groups are not supported (as on a Kafka 3.9 broker without `share` in
+group.coordinator.rebalance.protocols): key type 2 is INVALID_REQUEST below v6 and COORDINATOR_NOT_AVAILABLE
+from v6. An unknown key type refuses the whole request with INVALID_REQUEST. Before v4 an error answer
+carries no coordinator (-1, "", -1) and the error's message, as Kafka's getErrorResponse does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.broker import Broker
+from kemu.cluster.errors import ApiError
+from kemu.cluster.group_service import ensure_internal_topic
+from kemu.cluster.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
+from kemu.handlers.context import RequestContext
+from kemu.hashing import partition_for
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 10
+
+GROUP, TRANSACTION, SHARE = 0, 1, 2
+FIRST_BATCHED_VERSION = 4
+FIRST_SHARE_VERSION = 6
+_NO_NODE = (-1, "", -1)
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body, version = request.body, request.version
+    key_type = body["key_type"]
+    if key_type not in (GROUP, TRANSACTION, SHARE):
+        raise ApiError(ErrorCode.INVALID_REQUEST, f"Unknown coordinator type received: {key_type}")
+    if version >= FIRST_BATCHED_VERSION:
+        coordinators = []
+        for key in body["coordinator_keys"]:
+            error, (node_id, host, port) = coordinator_for(ctx.broker, key_type, key, version)
+            coordinators.append({"key": key, "node_id": node_id, "host": host, "port": port,
+                                 "error_code": error, "error_message": None})
+        return {"throttle_time_ms": 0, "coordinators": coordinators}
+    error, (node_id, host, port) = coordinator_for(ctx.broker, key_type, body["key"], version)
+    return {"throttle_time_ms": 0, "error_code": error, "error_message": _message(error),
+            "node_id": node_id, "host": host, "port": port}
+
+
+def coordinator_for(broker: Broker, key_type: int, key: str, version: int) -> tuple[ErrorCode, tuple[int, str, int]]:
+    if key_type == SHARE:
+        return (ErrorCode.INVALID_REQUEST if version < FIRST_SHARE_VERSION
+                else ErrorCode.COORDINATOR_NOT_AVAILABLE), _NO_NODE
+    topic_name = GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC
+    if key_type == GROUP:
+        created = broker.groups.ensure_offsets_topic()
+    else:
+        created = ensure_internal_topic(broker, topic_name)
+    topic = broker.topics.get(topic_name)
+    if not created or topic is None or not topic.partitions:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, _NO_NODE
+    partition = topic.partitions[partition_for(key, len(topic.partitions))]
+    for node in broker.brokers():
+        if node.node_id == partition.leader_id:
+            return ErrorCode.NONE, (node.node_id, node.host, node.port)
+    return ErrorCode.COORDINATOR_NOT_AVAILABLE, _NO_NODE
+
+
+def _message(error: ErrorCode) -> str:
+    # Java's Errors.message(): the exception's default message, or the enum name for NONE.
+    return error.message if error is not ErrorCode.NONE else "NONE"
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """Kafka's FindCoordinatorRequest.getErrorResponse: the error for the one key, or for every key."""
+    if request.version >= FIRST_BATCHED_VERSION:
+        return {"throttle_time_ms": 0, "coordinators": [
+            {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": code, "error_message": _message(code)}
+            for key in request.body["coordinator_keys"]]}
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": _message(code), "node_id": -1,
+            "host": "", "port": -1}

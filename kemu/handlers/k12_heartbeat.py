@@ -1,0 +1,33 @@
+"""Heartbeat (key 12), versions 0-4.
+
+v1 adds throttle time; v2 is the same; v3 `group_instance_id` (KIP-345, FENCED_INSTANCE_ID); v4 flexible.
+
+Answers REBALANCE_IN_PROGRESS while the group rebalances (the member must rejoin), UNKNOWN_MEMBER_ID for a
+member the group does not have (or that the session timeout removed), ILLEGAL_GENERATION for a stale
+generation, NOT_COORDINATOR for a group this broker does not coordinate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.group_service import core_context
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 12
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    service = ctx.broker.groups
+    error = service.coordinator_error(body["group_id"])
+    if error is not ErrorCode.NONE:
+        return {"throttle_time_ms": 0, "error_code": error}
+    context = core_context(request.version, ctx.client_id, ctx.client.host)
+    return {"throttle_time_ms": 0, **service.run(lambda coordinator: coordinator.heartbeat(body, context))}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": code}

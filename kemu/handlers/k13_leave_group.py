@@ -1,0 +1,34 @@
+"""LeaveGroup (key 13), versions 0-5.
+
+v0-2 name one member (`member_id`) and answer with one error; v1 adds throttle time; v3 batches members
+(`members[]`, each with its `group_instance_id`, KIP-345) and answers per member; v4 flexible; v5 adds a
+reason per member. A static member may be removed by its instance id alone (member id "").
+
+NOT_COORDINATOR for a group this broker does not coordinate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.group_service import core_context
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 13
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    service = ctx.broker.groups
+    error = service.coordinator_error(body["group_id"])
+    if error is not ErrorCode.NONE:
+        return {"throttle_time_ms": 0, "error_code": error, "members": []}
+    context = core_context(request.version, ctx.client_id, ctx.client.host)
+    return {"throttle_time_ms": 0, **service.run(lambda coordinator: coordinator.leave_group(body, context))}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """Kafka's LeaveGroupRequest.getErrorResponse: the error at the top, no member results."""
+    return {"throttle_time_ms": 0, "error_code": code, "members": []}

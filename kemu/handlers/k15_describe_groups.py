@@ -1,0 +1,50 @@
+"""DescribeGroups (key 15), versions 0-5.
+
+v1 adds throttle time; v3 `include_authorized_operations` (with no authorizer: every group operation);
+v4 each member's `group_instance_id`; v5 flexible.
+
+Classic groups only: an unknown group, or a KIP-848 consumer group (ConsumerGroupDescribe describes those),
+is reported Dead with no error, as Kafka does before DescribeGroups v6. Member metadata and assignments are
+shown once the group is Stable. A group this broker does not coordinate gets NOT_COORDINATOR in its entry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.acl import GROUP_OPERATIONS, NOT_REQUESTED
+from kemu.cluster.group_service import core_context
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 15
+FIRST_VERSION_WITH_OPERATIONS = 3
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body, version = request.body, request.version
+    service = ctx.broker.groups
+    context = core_context(version, ctx.client_id, ctx.client.host)
+    with_operations = version >= FIRST_VERSION_WITH_OPERATIONS and body["include_authorized_operations"]
+    described = []
+    for group_id in body["groups"]:
+        error = service.coordinator_error(group_id) if group_id else ErrorCode.NONE
+        if error is not ErrorCode.NONE:
+            described.append(_group_error(group_id, error))
+            continue
+        [group] = service.run(lambda coordinator: coordinator.describe_groups({"groups": [group_id]}, context))["groups"]
+        if with_operations and group["error_code"] == ErrorCode.NONE:
+            group["authorized_operations"] = GROUP_OPERATIONS
+        described.append(group)
+    return {"throttle_time_ms": 0, "groups": described}
+
+
+def _group_error(group_id: str, code: ErrorCode) -> dict[str, Any]:
+    return {"error_code": code, "group_id": group_id, "group_state": "", "protocol_type": "", "protocol_data": "",
+            "members": [], "authorized_operations": NOT_REQUESTED}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """Kafka's DescribeGroupsRequest.getErrorResponse: the error for every group."""
+    return {"throttle_time_ms": 0, "groups": [_group_error(g, code) for g in request.body["groups"]]}

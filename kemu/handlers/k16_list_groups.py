@@ -1,0 +1,33 @@
+"""ListGroups (key 16), versions 0-5.
+
+v1 adds throttle time; v3 flexible; v4 `states_filter` (KIP-518) and each group's state; v5 `types_filter`
+("classic", "consumer"; KIP-848) and each group's type. Filters compare without regard to case; an empty
+filter lists everything.
+
+Lists the groups of every `__consumer_offsets` partition this broker leads, which with one broker is every
+group. Groups holding only offsets (committed outside group management) are listed with protocol type "".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.group_service import core_context
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 16
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    context = core_context(request.version, ctx.client_id, ctx.client.host)
+    service = ctx.broker.groups
+    response = service.run(lambda coordinator: coordinator.list_groups(request.body, context))
+    response["groups"] = [g for g in response["groups"]
+                          if service.coordinator_error(g["group_id"]) is ErrorCode.NONE]
+    return {"throttle_time_ms": 0, **response}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": code, "groups": []}

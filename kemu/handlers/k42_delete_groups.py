@@ -1,0 +1,37 @@
+"""DeleteGroups (key 42), versions 0-2.
+
+v1 is the same as v0; v2 is flexible. Each group is deleted with its committed offsets if it is Empty (or
+Dead, or only holds offsets): NON_EMPTY_GROUP while it has members, GROUP_ID_NOT_FOUND if unknown,
+INVALID_GROUP_ID for "", NOT_COORDINATOR where this broker does not coordinate it. A group named twice is
+answered once, as Kafka does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.group_service import core_context
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 42
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    service = ctx.broker.groups
+    context = core_context(request.version, ctx.client_id, ctx.client.host)
+    results = []
+    for group_id in dict.fromkeys(request.body["groups_names"]):
+        error = service.coordinator_error(group_id) if group_id else ErrorCode.NONE
+        if error is not ErrorCode.NONE:
+            results.append({"group_id": group_id, "error_code": error})
+            continue
+        single = {"groups_names": [group_id]}
+        results.extend(service.run(lambda coordinator: coordinator.delete_groups(single, context))["results"])
+    return {"throttle_time_ms": 0, "results": results}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "results": [{"group_id": g, "error_code": code}
+                                               for g in dict.fromkeys(request.body["groups_names"])]}

@@ -1,0 +1,41 @@
+"""OffsetDelete (key 47), version 0 (KIP-496).
+
+Deletes a group's committed offsets for partitions of topics the group is not subscribed to
+(GROUP_SUBSCRIBED_TO_TOPIC per partition otherwise). Group-level errors come alone at the top, with no
+topics: GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP (a classic group that is not Empty and has no consumer
+protocol), INVALID_GROUP_ID, NOT_COORDINATOR. As in Kafka's KafkaApis, partitions of topics this broker
+does not have answer UNKNOWN_TOPIC_OR_PARTITION and do not reach the coordinator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.group_service import core_context, merge_topics, split_hosted
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 47
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    service = ctx.broker.groups
+    error = service.coordinator_error(body["group_id"])
+    if error is not ErrorCode.NONE:
+        return _error(error)
+    known, unknown = split_hosted(ctx.broker, body["topics"])
+    context = core_context(request.version, ctx.client_id, ctx.client.host)
+    response = service.run(lambda coordinator: coordinator.offset_delete({**body, "topics": known}, context))
+    if response["error_code"] != ErrorCode.NONE:
+        return _error(ErrorCode(response["error_code"]))
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "topics": merge_topics(unknown, response["topics"])}
+
+
+def _error(code: ErrorCode) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": code, "topics": []}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    return _error(code)

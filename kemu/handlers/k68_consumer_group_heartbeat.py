@@ -1,0 +1,44 @@
+"""ConsumerGroupHeartbeat (key 68), versions 0-1 (KIP-848, the "consumer" rebalance protocol).
+
+One request joins (member epoch 0), heartbeats, reconciles and leaves (epoch -1, or -2 for a static member
+that will come back): the broker runs the server-side assignor ("uniform", the default, or "range"),
+bumps the group epoch when subscriptions or the subscribed topics change, and hands each member its target
+assignment only once other members have revoked the partitions it gets. v0 has the broker pick the member
+id; v1 (KIP-1082) has the client send one and adds `subscribed_topic_regex` (RE2/J syntax, matched against
+non-internal topics).
+
+Errors are Kafka's: INVALID_REQUEST with a message for malformed requests, UNSUPPORTED_ASSIGNOR,
+UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, GROUP_ID_NOT_FOUND
+for a classic group that is not empty, NOT_COORDINATOR where this broker does not coordinate the group.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.group_service import core_context
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 68
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    service = ctx.broker.groups
+    error = service.coordinator_error(body["group_id"])
+    if error is not ErrorCode.NONE:
+        return _error(error, error.message)
+    context = core_context(request.version, ctx.client_id, ctx.client.host)
+    return {"throttle_time_ms": 0,
+            **service.run(lambda coordinator: coordinator.consumer_group_heartbeat(body, context))}
+
+
+def _error(code: ErrorCode, message: str | None) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "member_id": None,
+            "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    return _error(code, message)

@@ -1,0 +1,47 @@
+"""ConsumerGroupDescribe (key 69), version 0 (KIP-848).
+
+Describes consumer groups: state, group and assignment epochs, the assignor, and every member with its
+subscription, current assignment and target assignment (topic ids with names). A classic or unknown group
+is GROUP_ID_NOT_FOUND; "" is INVALID_GROUP_ID; a group this broker does not coordinate NOT_COORDINATOR.
+`include_authorized_operations` reports every group operation (there is no authorizer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.acl import GROUP_OPERATIONS, NOT_REQUESTED
+from kemu.cluster.group_service import core_context
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 69
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    service = ctx.broker.groups
+    context = core_context(request.version, ctx.client_id, ctx.client.host)
+    described = []
+    for group_id in body["group_ids"]:
+        error = service.coordinator_error(group_id) if group_id else ErrorCode.NONE
+        if error is not ErrorCode.NONE:
+            described.append(_group_error(group_id, error))
+            continue
+        single = {"group_ids": [group_id], "include_authorized_operations": False}
+        [group] = service.run(lambda coordinator: coordinator.consumer_group_describe(single, context))["groups"]
+        if body["include_authorized_operations"] and group["error_code"] == ErrorCode.NONE:
+            group["authorized_operations"] = GROUP_OPERATIONS
+        described.append(group)
+    return {"throttle_time_ms": 0, "groups": described}
+
+
+def _group_error(group_id: str, code: ErrorCode) -> dict[str, Any]:
+    return {"error_code": code, "error_message": code.message, "group_id": group_id, "group_state": "",
+            "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
+            "authorized_operations": NOT_REQUESTED}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "groups": [_group_error(g, code) for g in request.body["group_ids"]]}

@@ -30,3 +30,13 @@ class BrokerConfig:
     transaction_state_log_replication_factor: int = 1  # transaction.state.log.replication.factor
     transaction_state_log_min_isr: int = 1  # transaction.state.log.min.isr
     transaction_state_log_segment_bytes: int = 104857600  # transaction.state.log.segment.bytes
+    # The group coordinator's settings (kemu.groups.GroupConfig has their meaning), with Kafka's defaults.
+    group_initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
+    group_min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms
+    group_max_session_timeout_ms: int = 1800000  # group.max.session.timeout.ms
+    group_max_size: int = 2147483647  # group.max.size
+    group_consumer_session_timeout_ms: int = 45000  # group.consumer.session.timeout.ms
+    group_consumer_heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
+    offsets_retention_minutes: int = 10080  # offsets.retention.minutes
+    offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
+    offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, TypeVar
 
 import trio
 
+from kemu.cluster.config import BrokerConfig
 from kemu.cluster.errors import ApiError
 from kemu.cluster.topic_names import GROUP_METADATA_TOPIC
 from kemu.groups import CoordinatorRecord, GroupConfig, GroupCoordinator, Pending, RequestContext, TopicInfo
@@ -84,8 +85,8 @@ class _Run(NamedTuple):
 class GroupService:
     def __init__(self, broker: Broker, config: GroupConfig | None = None) -> None:
         self.broker = broker
-        self.coordinator = GroupCoordinator(broker.clock, config=config, journal=self._journal,
-                                            topics=self._topics)
+        self.coordinator = GroupCoordinator(broker.clock, config=config or group_config(broker.config),
+                                            journal=self._journal, topics=self._topics)
         self._buffer: list[CoordinatorRecord] | None = None
         self._watched: dict[int, TransactionalPartition] = {}
         # Per partition, the log end offset the coordinator's state reflects.
@@ -331,6 +332,21 @@ class GroupService:
                 self.coordinator.replay(item)
             except Exception:
                 log.exception("skipping a %s record the group coordinator cannot apply", item.type)
+
+
+def group_config(config: BrokerConfig) -> GroupConfig:
+    """The coordinator's settings from the broker's (Kafka's group.* and offsets.* configs)."""
+    return GroupConfig(
+        min_session_timeout_ms=config.group_min_session_timeout_ms,
+        max_session_timeout_ms=config.group_max_session_timeout_ms,
+        initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+        max_size=config.group_max_size,
+        consumer_session_timeout_ms=config.group_consumer_session_timeout_ms,
+        consumer_heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
+        offset_metadata_max_bytes=config.offset_metadata_max_bytes,
+        offsets_retention_minutes=config.offsets_retention_minutes,
+        offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
+    )
 
 
 def _group_of(record: CoordinatorRecord) -> str:

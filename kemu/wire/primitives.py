@@ -164,11 +164,17 @@ class KBytes(_Sized):
             return None
         return stream_read(stream, length, path)
 
-    def _build(self, obj: bytes | None, stream: Any, context: Any, path: str) -> bytes | None:
+    def _build(self, obj: bytes | memoryview | None, stream: Any, context: Any, path: str) -> bytes | memoryview | None:
         if obj is None:
             if not self.nullable:
                 raise KafkaEncodeError("None for non-nullable bytes", path=path)
             self._write_length(-1, stream, path)
+            return obj
+        if isinstance(obj, memoryview):
+            # Fetch hands over views of cached log segment bytes: written as they are, without a copy.
+            view = obj.cast("B") if obj.format != "B" or obj.ndim != 1 else obj
+            self._write_length(view.nbytes, stream, path)
+            stream.write(view)
             return obj
         self._write_length(len(obj), stream, path)
         stream_write(stream, obj, len(obj), path)

@@ -1,0 +1,265 @@
+"""Fetch (key 1), versions 4-17 (Kafka 4 dropped 0-3).
+
+v4 isolation_level, last_stable_offset and aborted_transactions; v5 log_start_offset; v7 fetch sessions
+(KIP-227: session_id / session_epoch, forgotten topics, a top-level error code); v9 current_leader_epoch
+(FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); v11 rack_id and preferred_read_replica (always -1 here: one
+broker); v12 flexible, last_fetched_epoch (a diverging epoch answers with diverging_epoch); v13 topic ids
+instead of names (UNKNOWN_TOPIC_ID); v15 replica_state; v16 node_endpoints, v17 replica_directory_id
+(both only matter to followers and NOT_LEADER answers, which a single broker never gives).
+
+As KafkaApis/ReplicaManager do it: partitions are read in request (or session) order, each up to its
+`partition_max_bytes` and what is left of `max_bytes` (capped by `fetch.max.bytes`), except that the
+first partition with data returns at least one whole batch; records are the log's raw bytes (the last
+batch may be cut short). Unknown partitions come after the others. If nothing failed and fewer than
+`min_bytes` are ready, the request waits up to `max_wait_ms`, re-checked on every change to one of its
+partitions (appends, transaction markers moving the LSO), and is then read again. read_committed stops at
+the last stable offset and lists the aborted transactions overlapping the returned data; read_uncommitted
+answers aborted_transactions null. Followers' fields (replica_id, replica_state, rack_id) are ignored:
+every fetcher is treated as a consumer.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from typing import Any
+from weakref import WeakKeyDictionary
+
+import trio
+
+from kemu.cluster.broker import Broker
+from kemu.cluster.fetch_sessions import FetchSessionCache, PartitionFetch, PartitionKey, PartitionResults
+from kemu.cluster.topics import Partition
+from kemu.handlers._waiting import LogWatch
+from kemu.handlers.context import RequestContext
+from kemu.log import FetchIsolation, LogClosedError, OffsetOutOfRangeError, PartitionLog
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 1
+VERSIONS = (4, 17)
+
+FETCH_MAX_BYTES = 57671680  # fetch.max.bytes: the broker's cap on a response's max_bytes (55 MiB)
+READ_COMMITTED = 1
+NO_EPOCH = -1
+
+_SESSIONS: WeakKeyDictionary[Broker, FetchSessionCache] = WeakKeyDictionary()
+# base offset (int64), batch length (int32), then 9 bytes to last_offset_delta (int32)
+_BATCH_START = struct.Struct(">qi")
+_LAST_OFFSET_DELTA = struct.Struct(">i")
+_LAST_OFFSET_DELTA_AT = 23
+
+
+def fetch_sessions(broker: Broker) -> FetchSessionCache:
+    """The broker's fetch session cache (created on first use)."""
+    cache = _SESSIONS.get(broker)
+    if cache is None:
+        cache = _SESSIONS[broker] = FetchSessionCache()
+    return cache
+
+
+class _Target:
+    """A partition the request reads: where it is, and how to read it."""
+
+    __slots__ = ("key", "name", "topic_id", "index", "fetch")
+
+    def __init__(self, key: PartitionKey, name: str, topic_id: uuid.UUID, index: int, fetch: PartitionFetch) -> None:
+        self.key, self.name, self.topic_id, self.index, self.fetch = key, name, topic_id, index, fetch
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    broker, body, version = ctx.broker, request.body, request.version
+    uses_ids = version >= 13
+    wanted: dict[PartitionKey, PartitionFetch] = {}
+    for topic in body["topics"]:
+        topic_key = topic["topic_id"] if uses_ids else topic["topic"]
+        for p in topic["partitions"]:
+            wanted[(topic_key, p["partition"])] = PartitionFetch(
+                p["fetch_offset"], p["partition_max_bytes"], p["current_leader_epoch"], p["last_fetched_epoch"],
+                p["log_start_offset"])
+    forget = [(t["topic_id"] if uses_ids else t["topic"], index)
+              for t in body["forgotten_topics_data"] for index in t["partitions"]]
+    sessions = fetch_sessions(broker)
+    context = sessions.new_context(body["session_id"], body["session_epoch"], uses_topic_ids=uses_ids,
+                                   fetch=wanted, forget=forget, now_ms=broker.clock.monotonic_ms())
+
+    targets: list[_Target] = []
+    erroneous: PartitionResults = []
+    for key, fetch in context.partitions():
+        topic_key, index = key
+        topic = broker.topics.by_id(topic_key) if isinstance(topic_key, uuid.UUID) else broker.topics.get(topic_key)
+        if topic is None:
+            code = ErrorCode.UNKNOWN_TOPIC_ID if uses_ids else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            erroneous.append((key, _error_partition(index, code)))
+        elif not 0 <= index < len(topic.partitions):
+            erroneous.append((key, _error_partition(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
+        else:
+            targets.append(_Target(key, topic.name, topic.topic_id, index, fetch))
+
+    max_bytes = min(body["max_bytes"], FETCH_MAX_BYTES)
+    min_bytes = min(body["min_bytes"], max_bytes)
+    read_committed = body["isolation_level"] == READ_COMMITTED
+    results, ready, complete = _read_all(broker, targets, max_bytes, read_committed)
+    max_wait_ms = body["max_wait_ms"]
+    if targets and not complete and ready < min_bytes and max_wait_ms > 0:
+        # Long poll: let the connection's next request run while this one waits for data.
+        ctx.detach()
+        deadline = trio.current_time() + max_wait_ms / 1000
+        satisfied = False
+        with LogWatch(_logs_of(broker, targets)) as watch:
+            while await watch.wait_until(deadline):
+                results, ready, complete = _read_all(broker, targets, max_bytes, read_committed)
+                if complete or ready >= min_bytes:
+                    satisfied = True
+                    break
+        if not satisfied:
+            results, ready, complete = _read_all(broker, targets, max_bytes, read_committed)
+
+    outcome = context.respond(results + erroneous, broker.clock.monotonic_ms())
+    return {
+        "throttle_time_ms": 0,
+        "error_code": int(outcome.error),
+        "session_id": outcome.session_id,
+        "responses": _group_by_topic(outcome.partitions, uses_ids),
+    }
+
+
+def _logs_of(broker: Broker, targets: list[_Target]) -> list[PartitionLog]:
+    logs = []
+    for target in targets:
+        partition_log = broker.partition_log(target.name, target.index)
+        if partition_log is not None:
+            logs.append(partition_log.log)
+    return logs
+
+
+def _read_all(broker: Broker, targets: list[_Target], max_bytes: int,
+              read_committed: bool) -> tuple[PartitionResults, int, bool]:
+    """ReplicaManager.readFromLog: (results, bytes read, whether to answer now regardless of min_bytes)."""
+    results: PartitionResults = []
+    remaining = max_bytes
+    min_one_batch = True
+    total = 0
+    complete = False
+    for target in targets:
+        data = _read_partition(broker, target, remaining, min_one_batch, read_committed)
+        size = len(data["records"])
+        if size:
+            # After the first partition with data, the limits hold strictly.
+            min_one_batch = False
+            total += size
+            remaining = max(0, remaining - size)
+        if data["error_code"] or "diverging_epoch" in data:
+            complete = True
+        results.append((target.key, data))
+    return results, total, complete
+
+
+def _read_partition(broker: Broker, target: _Target, limit: int, min_one_batch: bool,
+                    read_committed: bool) -> dict[str, Any]:
+    topic = broker.topics.get(target.name)
+    partition: Partition | None = None
+    if topic is not None and topic.topic_id == target.topic_id and target.index < len(topic.partitions):
+        partition = topic.partitions[target.index]
+    if partition is None or partition.log is None:
+        return _error_partition(target.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    fetch = target.fetch
+    epoch_error = _check_leader_epoch(partition, fetch.current_leader_epoch)
+    if epoch_error is not ErrorCode.NONE:
+        return _error_partition(target.index, epoch_error)
+    txn_log = partition.log
+    log = txn_log.log
+    try:
+        if fetch.last_fetched_epoch != NO_EPOCH:
+            diverging = _diverging_epoch(log, fetch)
+            if diverging is not None:
+                return {"partition_index": target.index, "error_code": 0, "high_watermark": log.high_watermark,
+                        "last_stable_offset": log.last_stable_offset, "log_start_offset": log.log_start_offset,
+                        "diverging_epoch": diverging, "aborted_transactions": None,
+                        "preferred_read_replica": -1, "records": b""}
+        isolation = FetchIsolation.TXN_COMMITTED if read_committed else FetchIsolation.HIGH_WATERMARK
+        data = log.read(fetch.fetch_offset, min(fetch.partition_max_bytes, limit), isolation=isolation,
+                        min_one_batch=min_one_batch)
+    except LogClosedError:
+        return _error_partition(target.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    except OffsetOutOfRangeError:
+        return _error_partition(target.index, ErrorCode.OFFSET_OUT_OF_RANGE)
+    except ValueError:  # a negative partition_max_bytes: Kafka's read throws, the partition fails
+        return _error_partition(target.index, ErrorCode.UNKNOWN_SERVER_ERROR)
+    records = data.records
+    aborted: list[dict[str, int]] | None = None
+    if read_committed:
+        aborted = []
+        if records:
+            upper = _upper_bound_offset(records)
+            aborted = [{"producer_id": txn.producer_id, "first_offset": txn.first_offset}
+                       for txn in txn_log.aborted_transactions(fetch.fetch_offset, upper)]
+    return {"partition_index": target.index, "error_code": 0, "high_watermark": data.high_watermark,
+            "last_stable_offset": data.last_stable_offset, "log_start_offset": data.log_start_offset,
+            "aborted_transactions": aborted, "preferred_read_replica": -1, "records": records}
+
+
+def _check_leader_epoch(partition: Partition, requested: int) -> ErrorCode:
+    """Partition.checkCurrentLeaderEpoch: -1 means the client does not know (or care)."""
+    if requested == NO_EPOCH:
+        return ErrorCode.NONE
+    if partition.leader_epoch > requested:
+        return ErrorCode.FENCED_LEADER_EPOCH
+    if partition.leader_epoch < requested:
+        return ErrorCode.UNKNOWN_LEADER_EPOCH
+    return ErrorCode.NONE
+
+
+def _diverging_epoch(log: PartitionLog, fetch: PartitionFetch) -> dict[str, int] | None:
+    """Partition.readRecords with a last fetched epoch: where the fetcher's log diverges from ours."""
+    epoch, end_offset = log.end_offset_for_epoch(fetch.last_fetched_epoch)
+    if epoch == NO_EPOCH or end_offset == -1:
+        raise OffsetOutOfRangeError(
+            f"Could not determine the end offset of the last fetched epoch {fetch.last_fetched_epoch}")
+    if fetch.fetch_offset < log.log_start_offset:
+        raise OffsetOutOfRangeError(f"Received request for offset {fetch.fetch_offset} below the log start")
+    if epoch < fetch.last_fetched_epoch or end_offset < fetch.fetch_offset:
+        return {"epoch": epoch, "end_offset": end_offset}
+    return None
+
+
+def _upper_bound_offset(records: bytes | memoryview) -> int:
+    """The offset just past the last batch the records reach into (the last may be cut short)."""
+    view = memoryview(records)
+    position, end, upper = 0, len(view), 0
+    while end - position >= _BATCH_START.size:
+        base_offset, length = _BATCH_START.unpack_from(view, position)
+        upper = base_offset + 1
+        if end - position >= _LAST_OFFSET_DELTA_AT + _LAST_OFFSET_DELTA.size:
+            upper = base_offset + _LAST_OFFSET_DELTA.unpack_from(view, position + _LAST_OFFSET_DELTA_AT)[0] + 1
+        position += length + _BATCH_START.size
+    return upper
+
+
+def _error_partition(index: int, code: ErrorCode) -> dict[str, Any]:
+    """FetchResponse.partitionResponse: the error, unknown offsets, no records."""
+    return {"partition_index": index, "error_code": int(code), "high_watermark": -1, "last_stable_offset": -1,
+            "log_start_offset": -1, "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
+
+
+def _group_by_topic(partitions: PartitionResults, uses_ids: bool) -> list[dict[str, Any]]:
+    """FetchResponse.toMessage: consecutive partitions of one topic share an entry; order is kept."""
+    topics: list[dict[str, Any]] = []
+    field = "topic_id" if uses_ids else "topic"
+    for (topic_key, _), data in partitions:
+        if topics and topics[-1][field] == topic_key:
+            topics[-1]["partitions"].append(data)
+        else:
+            topics.append({field: topic_key, "partitions": [data]})
+    return topics
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """FetchRequest.getErrorResponse: the top-level error, and before v13 the same error on every
+    requested partition."""
+    topics = []
+    if request.version < 13:
+        topics = [{"topic": t["topic"], "partitions": [_error_partition(p["partition"], code)
+                                                       for p in t["partitions"]]}
+                  for t in request.body["topics"]]
+    return {"throttle_time_ms": 0, "error_code": int(code), "session_id": 0, "responses": topics}

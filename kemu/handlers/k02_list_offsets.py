@@ -1,0 +1,90 @@
+"""ListOffsets (key 2), versions 1-10 (Kafka 4 dropped v0 and its old_style_offsets).
+
+v1 one offset per partition, with its timestamp; v2 isolation_level (read_committed: "latest" is the last
+stable offset, timestamp lookups stop below it); v4 current_leader_epoch (FENCED_LEADER_EPOCH /
+UNKNOWN_LEADER_EPOCH) and the leader epoch of the answer; v6 flexible; v7 -3 = the offset of the max
+timestamp; v8 -4 = earliest local offset (the log start without tiered storage); v9 -5 = latest tiered
+offset (-1: nothing is tiered); v10 timeout_ms, moot without remote storage.
+
+As KafkaApis/ReplicaManager answer: -2 earliest (the log start offset), -1 latest (high watermark, or LSO
+for read_committed), else the first offset whose record timestamp is at least the one asked for; no such
+offset is error NONE with offset and timestamp -1. A partition named twice is INVALID_REQUEST (each
+time); unknown topics and partitions UNKNOWN_TOPIC_OR_PARTITION. Only a consumer (replica_id -1) gets
+its isolation level applied; replica ids -2 (debugging) and followers read up to the log end.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from kemu.handlers.context import RequestContext
+from kemu.log import FetchIsolation, LogClosedError, LogError
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 2
+VERSIONS = (1, 10)
+
+CONSUMER_REPLICA_ID = -1
+READ_COMMITTED = 1
+NO_EPOCH = -1
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    broker, body, version = ctx.broker, request.body, request.version
+    counts = Counter((t["name"], p["partition_index"]) for t in body["topics"] for p in t["partitions"])
+    isolation: FetchIsolation | None = None
+    if body["replica_id"] == CONSUMER_REPLICA_ID:
+        isolation = (FetchIsolation.TXN_COMMITTED if body["isolation_level"] == READ_COMMITTED
+                     else FetchIsolation.HIGH_WATERMARK)
+    topics = []
+    for entry in body["topics"]:
+        name = entry["name"]
+        topic = broker.topics.get(name)
+        partitions = []
+        for wanted in entry["partitions"]:
+            index = wanted["partition_index"]
+            if counts[(name, index)] > 1:
+                partitions.append(_error(index, ErrorCode.INVALID_REQUEST))
+                continue
+            if topic is None or not 0 <= index < len(topic.partitions) or topic.partitions[index].log is None:
+                partitions.append(_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            partition = topic.partitions[index]
+            requested_epoch = wanted["current_leader_epoch"]
+            if requested_epoch != NO_EPOCH and partition.leader_epoch != requested_epoch:
+                partitions.append(_error(index, ErrorCode.FENCED_LEADER_EPOCH
+                                         if partition.leader_epoch > requested_epoch
+                                         else ErrorCode.UNKNOWN_LEADER_EPOCH))
+                continue
+            assert partition.log is not None
+            try:
+                found = partition.log.log.fetch_offset_for_timestamp(wanted["timestamp"], isolation)
+            except LogClosedError:
+                partitions.append(_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            except LogError as exc:
+                partitions.append(_error(index, exc.code))
+                continue
+            if found is None:
+                partitions.append(_error(index, ErrorCode.NONE))
+                continue
+            answer = {"partition_index": index, "error_code": 0, "timestamp": found.timestamp,
+                      "offset": found.offset, "leader_epoch": -1}
+            if found.leader_epoch is not None and version >= 4:
+                answer["leader_epoch"] = found.leader_epoch
+            partitions.append(answer)
+        topics.append({"name": name, "partitions": partitions})
+    return {"throttle_time_ms": 0, "topics": topics}
+
+
+def _error(index: int, code: ErrorCode) -> dict[str, Any]:
+    return {"partition_index": index, "error_code": int(code), "timestamp": -1, "offset": -1, "leader_epoch": -1}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """ListOffsetsRequest.getErrorResponse: the error on every partition, offset and timestamp -1."""
+    return {"throttle_time_ms": 0,
+            "topics": [{"name": t["name"], "partitions": [_error(p["partition_index"], code) for p in t["partitions"]]}
+                       for t in request.body["topics"]]}

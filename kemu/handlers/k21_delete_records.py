@@ -1,0 +1,69 @@
+"""DeleteRecords (key 21), versions 0-2.
+
+v1 is v0 (throttled responses come first); v2 is flexible.
+
+As KafkaApis/ReplicaManager/Partition.deleteRecordsOnLeader do it: the log start offset moves up to the
+requested offset (-1: the high watermark) and the answer is the partition's new low watermark. Beyond
+the high watermark, or negative, is OFFSET_OUT_OF_RANGE; a topic whose cleanup.policy lacks "delete"
+is POLICY_VIOLATION; internal topics are INVALID_TOPIC_EXCEPTION; unknown topics and partitions
+UNKNOWN_TOPIC_OR_PARTITION — each with low watermark -1. With one replica the low watermark is reached at
+once, so `timeout_ms` never expires. The segments wholly below the new start are removed by the next
+retention pass, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.topic_names import is_internal
+from kemu.handlers.context import RequestContext
+from kemu.log import LogClosedError, LogError
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 21
+
+INVALID_LOW_WATERMARK = -1
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    broker = ctx.broker
+    # A map, as Kafka's: a partition named twice is deleted up to its last offset and answered once.
+    wanted: dict[tuple[str, int], int] = {}
+    for topic in request.body["topics"]:
+        for partition in topic["partitions"]:
+            wanted[(topic["name"], partition["partition_index"])] = partition["offset"]
+    responses: dict[str, list[dict[str, Any]]] = {}
+    for (name, index), offset in wanted.items():
+        responses.setdefault(name, []).append(_delete(ctx, name, index, offset))
+    return {"throttle_time_ms": 0,
+            "topics": [{"name": name, "partitions": parts} for name, parts in responses.items()]}
+
+
+def _delete(ctx: RequestContext, name: str, index: int, offset: int) -> dict[str, Any]:
+    txn_log = ctx.broker.partition_log(name, index)
+    if txn_log is None:
+        return _result(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if is_internal(name):
+        return _result(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
+    log = txn_log.log
+    if not log.config.delete:
+        return _result(index, ErrorCode.POLICY_VIOLATION)
+    try:
+        low_watermark = log.delete_records(offset)
+    except LogClosedError:
+        return _result(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    except LogError as exc:
+        return _result(index, exc.code)
+    return _result(index, ErrorCode.NONE, low_watermark)
+
+
+def _result(index: int, code: ErrorCode, low_watermark: int = INVALID_LOW_WATERMARK) -> dict[str, Any]:
+    return {"partition_index": index, "low_watermark": low_watermark, "error_code": int(code)}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """DeleteRecordsRequest.getErrorResponse: the error on every partition, low watermark -1."""
+    return {"throttle_time_ms": 0,
+            "topics": [{"name": t["name"], "partitions": [_result(p["partition_index"], code) for p in t["partitions"]]}
+                       for t in request.body["topics"]]}

@@ -1,0 +1,64 @@
+"""OffsetForLeaderEpoch (key 23), versions 2-4 (Kafka 4 dropped 0-1).
+
+v2 current_leader_epoch (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH) and throttle time; v3 replica_id
+(-2 for consumers, who use this API since KIP-320 to detect log truncation after a leader change); v4
+flexible.
+
+As ReplicaManager.lastOffsetForLeaderEpoch answers: for the requested epoch, the largest epoch at or
+below it that the leader knows and that epoch's end offset (the start of the next epoch, or the log end
+offset for the latest); an epoch below every known one is error NONE with epoch and end offset -1.
+Unknown topics and partitions are UNKNOWN_TOPIC_OR_PARTITION.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.handlers.context import RequestContext
+from kemu.log import LogClosedError
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 23
+VERSIONS = (2, 4)
+
+NO_EPOCH = -1
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    broker = ctx.broker
+    topics = []
+    for entry in request.body["topics"]:
+        topic = broker.topics.get(entry["topic"])
+        partitions = []
+        for wanted in entry["partitions"]:
+            index = wanted["partition"]
+            if topic is None or not 0 <= index < len(topic.partitions) or topic.partitions[index].log is None:
+                partitions.append(_result(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            partition = topic.partitions[index]
+            current = wanted["current_leader_epoch"]
+            if current != NO_EPOCH and current != partition.leader_epoch:
+                partitions.append(_result(index, ErrorCode.FENCED_LEADER_EPOCH if partition.leader_epoch > current
+                                          else ErrorCode.UNKNOWN_LEADER_EPOCH))
+                continue
+            assert partition.log is not None
+            try:
+                epoch, end_offset = partition.log.log.end_offset_for_epoch(wanted["leader_epoch"])
+            except LogClosedError:
+                partitions.append(_result(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            partitions.append(_result(index, ErrorCode.NONE, epoch, end_offset))
+        topics.append({"topic": entry["topic"], "partitions": partitions})
+    return {"throttle_time_ms": 0, "topics": topics}
+
+
+def _result(index: int, code: ErrorCode, epoch: int = -1, end_offset: int = -1) -> dict[str, Any]:
+    return {"error_code": int(code), "partition": index, "leader_epoch": epoch, "end_offset": end_offset}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """OffsetsForLeaderEpochRequest.getErrorResponse: the error on every partition."""
+    return {"throttle_time_ms": 0,
+            "topics": [{"topic": t["topic"], "partitions": [_result(p["partition"], code) for p in t["partitions"]]}
+                       for t in request.body["topics"]]}

@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Sequence
 
 from kemu.clock import Clock
 from kemu.cluster import topic_admin
+from kemu.cluster.broker_configs import DynamicBrokerConfigs
 from kemu.cluster.config import BrokerConfig
 from kemu.cluster.group_service import GroupService
 from kemu.cluster.housekeeping import Housekeeping
 from kemu.cluster.ids import new_cluster_id
 from kemu.cluster.topic_admin import CreateOutcome, DeleteOutcome, NewTopic
+from kemu.cluster.topic_configs import apply_broker_log_defaults
 from kemu.cluster.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, invalid_name_reason
 from kemu.cluster.storage import Storage
 from kemu.cluster.topics import Topic, TopicRegistry
@@ -46,7 +48,9 @@ class Broker:
         # Without a data directory the broker keeps its logs in a temporary one, removed on close().
         self._temporary_dir = None if config.data_dir else tempfile.mkdtemp(prefix="kemu-")
         self.data_dir = Path(config.data_dir or self._temporary_dir or ".")
+        self.dynamic_configs = DynamicBrokerConfigs(self.data_dir, config.node_id)
         self.storage = Storage(self.data_dir, clock)
+        apply_broker_log_defaults(self)
         self.storage.load(self.topics, config.node_id)
         self.housekeeping = Housekeeping(clock)
         self.housekeeping.add("log-retention", self._run_retention)

@@ -30,9 +30,11 @@ class Storage:
         self.data_dir = data_dir
         self.log_dir = LogDir(data_dir, clock)
         self._path = data_dir / TOPICS_FILE
+        # What a topic without overrides gets: Kafka's defaults, or the broker's dynamic log.* configs.
+        self.log_defaults = LogConfig()
 
     def log_config(self, topic: Topic) -> LogConfig:
-        return LogConfig.from_props(topic.configs)
+        return LogConfig.from_props(topic.configs, base=self.log_defaults)
 
     def open_partition(self, topic: Topic, partition: Partition) -> TransactionalPartition:
         plog = self.log_dir.open(topic.name, partition.index, self.log_config(topic), topic_id=topic.topic_id)

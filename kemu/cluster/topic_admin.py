@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 from kemu.cluster import topic_configs
+from kemu.cluster.broker_configs import current_layers
 from kemu.cluster.errors import ApiError
 from kemu.cluster.ids import random_uuid
 from kemu.cluster.topic_names import CLUSTER_METADATA_TOPIC, invalid_name_reason
@@ -100,7 +101,8 @@ def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: 
             broker.add_topic(created)
         outcomes.append(CreateOutcome(
             topic.name, topic_id=created.topic_id, num_partitions=len(created.partitions),
-            replication_factor=created.replication_factor, configs=topic_configs.effective(overrides)))
+            replication_factor=created.replication_factor,
+            configs=topic_configs.effective(overrides, current_layers(broker))))
     for name in duplicates:
         outcomes.append(CreateOutcome(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
     if CLUSTER_METADATA_TOPIC in names:

@@ -1,63 +1,162 @@
-"""Topic-level log configuration with Kafka's names, types, defaults, validators and broker synonyms.
+"""Kafka's topic-level configs — the one table of them in kemu — and the typed `LogConfig` the log reads.
 
-`TOPIC_CONFIGS` describes every topic config a Kafka 4 broker knows (DescribeConfigs lists them all, and
-CreateTopics/AlterConfigs validate against them). `LogConfig` is the typed view the log reads; it can be
-built directly (tests may use tiny segments) or from Kafka-style string properties with Kafka's
-validation (`LogConfig.from_props`), which raises `InvalidConfigError` with Kafka's message.
+`TOPIC_CONFIGS` holds every topic config a Kafka 4.0 broker knows: its ConfigDef type, default, validator,
+the broker-level configs a topic inherits its default from (`synonyms`, in Kafka's order of preference and
+with the unit conversion Kafka applies: `log.retention.hours` is multiplied into milliseconds), and a line
+of documentation. CreateTopics and AlterConfigs validation, DescribeConfigs entries and the broker-level
+defaults all read this table.
+
+Everything follows Kafka's ConfigDef: `parse_value` reads a property as `ConfigDef.parseType` does
+(trimmed, Java number ranges), validators raise `InvalidConfigError` with Kafka's ConfigException text
+(`Invalid value <v> for configuration <name>: <why>`), `validate_topic_configs` checks a whole set of
+overrides in Kafka's order (so the first problem reported is the one Kafka reports), and `format_value`
+prints a value as `ConfigDef.convertToString` does.
+
+`LogConfig` is the typed view; it can be built directly (tests may use tiny segments) or from Kafka-style
+properties (`LogConfig.from_props`) on top of a base (Kafka's defaults, or the broker's current defaults).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
+from decimal import Decimal
 from typing import Any
 
 from kemu.wire.compression import DEFAULT_LZ4_LEVEL, DEFAULT_ZSTD_LEVEL
 from kemu.wire.records import TimestampType
 
 LONG_MAX = 2**63 - 1
+LONG_MIN = -(2**63)
 INT_MAX = 2**31 - 1
 INT_MIN = -(2**31)
-LONG_MIN = -(2**63)
+SHORT_MAX = 2**15 - 1
+SHORT_MIN = -(2**15)
 
 CLEANUP_POLICY_DELETE = "delete"
 CLEANUP_POLICY_COMPACT = "compact"
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 INTERNAL_SEGMENT_BYTES = "internal.segment.bytes"
-"""Kafka's test-only override that lets a segment be smaller than segment.bytes' 1 MiB minimum."""
+"""Kafka's test-only override that lets a segment be smaller than segment.bytes' 1 MiB minimum. Accepted by
+`LogConfig.from_props` for kemu's own tests; clients setting it get "Unknown topic config name"."""
+
+MS_PER_MINUTE = 60_000
+MS_PER_HOUR = 3_600_000
 
 
 class InvalidConfigError(ValueError):
     """Kafka's ConfigException / InvalidConfigurationException: INVALID_CONFIG in admin responses."""
 
 
-Validator = Callable[[Any], str | None]
+Validator = Callable[[str, Any], None]
+"""Checks a parsed value of the named config; raises InvalidConfigError with Kafka's message."""
 
 
-def _at_least(minimum: int | float) -> Validator:
-    return lambda value: None if value >= minimum else f"Value must be at least {minimum}"
+def java_text(value: Any) -> str:
+    """A value as Java's toString prints it inside Kafka's error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(java_text(item) for item in value) + "]"
+    if isinstance(value, float):
+        return java_double(value)
+    return str(value)
 
 
-def _between(low: int | float, high: int | float) -> Validator:
-    return lambda value: None if low <= value <= high else f"Value must be no less than {low} and no greater than {high}"
+def java_double(value: float) -> str:
+    """Java's Double.toString: plain decimals in [1e-3, 1e7), computerized scientific notation outside."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    sign = "-" if value < 0 else ""
+    magnitude = abs(value)
+    if 1e-3 <= magnitude < 1e7:
+        return sign + repr(magnitude)  # Python's shortest round-trip form is plain decimal in this range
+    exponent_digits = Decimal(repr(magnitude)).normalize().as_tuple()
+    digits = "".join(map(str, exponent_digits.digits))
+    exponent = int(exponent_digits.exponent) + len(digits) - 1
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exponent}"
 
 
-def _one_of(*allowed: str) -> Validator:
-    return lambda value: None if value in allowed else f"String must be one of: {', '.join(allowed)}"
+def invalid(name: str, value: Any, why: str | None) -> InvalidConfigError:
+    """Kafka's `new ConfigException(name, value, message)`."""
+    suffix = f": {why}" if why else ""
+    return InvalidConfigError(f"Invalid value {java_text(value)} for configuration {name}{suffix}")
 
 
-def _list_of(*allowed: str) -> Validator:
-    def check(value: tuple[str, ...]) -> str | None:
-        bad = [item for item in value if item not in allowed]
-        return f"String must be one of: {', '.join(allowed)}" if bad else None
-
+def at_least(low: int | float) -> Validator:
+    """ConfigDef.Range.atLeast."""
+    def check(name: str, value: Any) -> None:
+        if value < low:
+            raise invalid(name, value, f"Value must be at least {low}")
     return check
 
 
-def _gzip_level(value: int) -> str | None:
-    # java.util.zip.Deflater: DEFAULT_COMPRESSION (-1) or 1..9.
-    return None if value == -1 or 1 <= value <= 9 else "Value must be -1 or in the range [1, 9]"
+def between(low: int | float, high: int | float) -> Validator:
+    """ConfigDef.Range.between: each bound reported on its own."""
+    def check(name: str, value: Any) -> None:
+        if value < low:
+            raise invalid(name, value, f"Value must be at least {low}")
+        if value > high:
+            raise invalid(name, value, f"Value must be no more than {high}")
+    return check
+
+
+def one_of(*choices: str) -> Validator:
+    """ConfigDef.ValidString.in."""
+    def check(name: str, value: Any) -> None:
+        if value not in choices:
+            raise invalid(name, value, "String must be one of: " + ", ".join(choices))
+    return check
+
+
+def each_one_of(*choices: str) -> Validator:
+    """ConfigDef.ValidList.in: every item checked, the first bad item reported."""
+    item_check = one_of(*choices)
+
+    def check(name: str, value: Any) -> None:
+        for item in value:
+            item_check(name, item)
+    return check
+
+
+def _gzip_level(name: str, value: Any) -> None:
+    # java.util.zip.Deflater: DEFAULT_COMPRESSION (-1) or BEST_SPEED (1) .. BEST_COMPRESSION (9).
+    if value > 9 or (value < 1 and value != -1):
+        raise invalid(name, value, "Value must be between 1 and 9 or equal to -1")
+
+
+_REPLICA = re.compile(r"([0-9]+:[0-9]+)?")
+
+
+def _throttled_replicas(name: str, value: Any) -> None:
+    items = [item.strip() for item in value]
+    if items == ["*"] or all(_REPLICA.fullmatch(item) for item in items):
+        return
+    raise invalid(name, value, f"{name} must be the literal '*' or a list of replicas in the following format: "
+                               "[partitionId]:[brokerId],[partitionId]:[brokerId],...")
+
+
+@dataclass(frozen=True, slots=True)
+class Synonym:
+    """A broker-level config a topic config inherits its default from."""
+
+    name: str
+    unit_ms: int = 1
+    """What one unit of the broker value is in the topic's unit (hours and minutes become milliseconds)."""
+
+    def to_topic_value(self, text: str) -> str:
+        if self.unit_ms == 1:
+            return text
+        converted = int(text.strip()) * self.unit_ms
+        return str(converted if converted >= 0 else -1)  # Kafka: any negative retention means "forever"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,16 +166,89 @@ class ConfigKey:
     """Kafka's ConfigDef type: BOOLEAN STRING INT SHORT LONG DOUBLE LIST CLASS PASSWORD."""
     default: Any
     validator: Validator | None = None
-    server_default_property: str | None = None
-    """The broker-level synonym a topic inherits its default from (DescribeConfigs synonyms)."""
+    synonyms: tuple[Synonym, ...] = ()
+    """The broker-level configs this one inherits its default from, most preferred first."""
+    doc: str = ""
+
+    @property
+    def server_default_property(self) -> str | None:
+        """The broker config Kafka documents as this topic config's server default."""
+        return self.synonyms[0].name if self.synonyms else None
 
     @property
     def default_string(self) -> str | None:
-        return format_config_value(self.type, self.default)
+        return format_value(self.type, self.default)
+
+    @property
+    def is_sensitive(self) -> bool:
+        return self.type == "PASSWORD"
+
+    def parse(self, raw: Any) -> Any:
+        """The value converted and validated the way Kafka's ConfigDef does."""
+        if raw is None:
+            raise invalid(self.name, None, "entry must be non null")
+        value = parse_value(self.name, self.type, raw)
+        if self.validator is not None:
+            self.validator(self.name, value)
+        return value
 
 
-def format_config_value(config_type: str, value: Any) -> str | None:
-    """A typed value as Kafka prints it in DescribeConfigs."""
+def parse_value(name: str, config_type: str, raw: Any) -> Any:
+    """ConfigDef.parseType: strings are trimmed; numbers must fit the Java type; lists split on commas."""
+    if config_type in ("INT", "LONG", "SHORT"):
+        return _parse_integer(name, config_type, raw)
+    if config_type == "DOUBLE":
+        return _parse_double(name, raw)
+    if config_type == "BOOLEAN":
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in ("true", "false"):
+            return text == "true"
+        raise invalid(name, raw, "Expected value to be either true or false")
+    if config_type == "LIST":
+        if isinstance(raw, (tuple, list)):
+            return tuple(str(item).strip() for item in raw)
+        text = str(raw).strip()
+        # Java's split on "\s*,\s*" with limit -1: empty items (a trailing comma) are kept.
+        return tuple(re.split(r"\s*,\s*", text)) if text else ()
+    return str(raw).strip()
+
+
+_RANGES = {"INT": (INT_MIN, INT_MAX), "LONG": (LONG_MIN, LONG_MAX), "SHORT": (SHORT_MIN, SHORT_MAX)}
+_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
+_JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)")
+
+
+def _parse_integer(name: str, config_type: str, raw: Any) -> int:
+    low, high = _RANGES[config_type]
+    if isinstance(raw, bool):
+        raise invalid(name, raw, f"Not a number of type {config_type}")
+    if isinstance(raw, int):
+        value = raw
+    elif isinstance(raw, float) and raw.is_integer():
+        value = int(raw)
+    else:
+        text = str(raw).strip()
+        if not _JAVA_INTEGER.fullmatch(text):
+            raise invalid(name, raw, f"Not a number of type {config_type}")
+        value = int(text)
+    if not low <= value <= high:
+        raise invalid(name, raw, f"Not a number of type {config_type}")
+    return value
+
+
+def _parse_double(name: str, raw: Any) -> float:
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        return float(raw)
+    text = str(raw).strip()
+    if not _JAVA_DOUBLE.fullmatch(text):
+        raise invalid(name, raw, "Not a number of type DOUBLE")
+    return float(text.rstrip("fFdD").replace("Infinity", "inf"))
+
+
+def format_value(config_type: str, value: Any) -> str | None:
+    """ConfigDef.convertToString: how Kafka prints a typed value in DescribeConfigs."""
     if value is None:
         return None
     if config_type == "BOOLEAN":
@@ -84,115 +256,150 @@ def format_config_value(config_type: str, value: Any) -> str | None:
     if config_type == "LIST":
         return ",".join(value)
     if config_type == "DOUBLE":
-        return repr(float(value))
+        return java_double(float(value))
     return str(value)
 
 
-_KEYS = [
-    ConfigKey("cleanup.policy", "LIST", (CLEANUP_POLICY_DELETE,), _list_of(CLEANUP_POLICY_COMPACT, CLEANUP_POLICY_DELETE), "log.cleanup.policy"),
-    ConfigKey("compression.gzip.level", "INT", -1, _gzip_level, "compression.gzip.level"),
-    ConfigKey("compression.lz4.level", "INT", DEFAULT_LZ4_LEVEL, _between(1, 17), "compression.lz4.level"),
-    ConfigKey("compression.type", "STRING", "producer", _one_of(*COMPRESSION_TYPES), "compression.type"),
-    ConfigKey("compression.zstd.level", "INT", DEFAULT_ZSTD_LEVEL, _between(-131072, 22), "compression.zstd.level"),
-    ConfigKey("delete.retention.ms", "LONG", 86_400_000, _at_least(0), "log.cleaner.delete.retention.ms"),
-    ConfigKey("file.delete.delay.ms", "LONG", 60_000, _at_least(0), "log.segment.delete.delay.ms"),
-    ConfigKey("flush.messages", "LONG", LONG_MAX, _at_least(1), "log.flush.interval.messages"),
-    ConfigKey("flush.ms", "LONG", LONG_MAX, _at_least(0), "log.flush.interval.ms"),
-    ConfigKey("follower.replication.throttled.replicas", "LIST", (), None, "follower.replication.throttled.replicas"),
-    ConfigKey("index.interval.bytes", "INT", 4096, _at_least(0), "log.index.interval.bytes"),
-    ConfigKey("leader.replication.throttled.replicas", "LIST", (), None, "leader.replication.throttled.replicas"),
-    ConfigKey("local.retention.bytes", "LONG", -2, _at_least(-2), "log.local.retention.bytes"),
-    ConfigKey("local.retention.ms", "LONG", -2, _at_least(-2), "log.local.retention.ms"),
-    ConfigKey("max.compaction.lag.ms", "LONG", LONG_MAX, _at_least(1), "log.cleaner.max.compaction.lag.ms"),
-    ConfigKey("max.message.bytes", "INT", 1024 * 1024 + 12, _at_least(0), "message.max.bytes"),
-    ConfigKey("message.downconversion.enable", "BOOLEAN", True, None, "log.message.downconversion.enable"),
-    ConfigKey("message.timestamp.after.max.ms", "LONG", 3_600_000, _at_least(0), "log.message.timestamp.after.max.ms"),
-    ConfigKey("message.timestamp.before.max.ms", "LONG", LONG_MAX, _at_least(0), "log.message.timestamp.before.max.ms"),
-    ConfigKey("message.timestamp.type", "STRING", "CreateTime", _one_of("CreateTime", "LogAppendTime"), "log.message.timestamp.type"),
-    ConfigKey("min.cleanable.dirty.ratio", "DOUBLE", 0.5, _between(0, 1), "log.cleaner.min.cleanable.ratio"),
-    ConfigKey("min.compaction.lag.ms", "LONG", 0, _at_least(0), "log.cleaner.min.compaction.lag.ms"),
-    ConfigKey("min.insync.replicas", "INT", 1, _at_least(1), "min.insync.replicas"),
-    ConfigKey("preallocate", "BOOLEAN", False, None, "log.preallocate"),
-    ConfigKey("remote.log.copy.disable", "BOOLEAN", False, None, None),
-    ConfigKey("remote.log.delete.on.disable", "BOOLEAN", False, None, None),
-    ConfigKey("remote.storage.enable", "BOOLEAN", False, None, None),
-    ConfigKey("retention.bytes", "LONG", -1, None, "log.retention.bytes"),
-    ConfigKey("retention.ms", "LONG", 604_800_000, _at_least(-1), "log.retention.ms"),
-    ConfigKey("segment.bytes", "INT", 1024 * 1024 * 1024, _at_least(1024 * 1024), "log.segment.bytes"),
-    ConfigKey("segment.index.bytes", "INT", 10 * 1024 * 1024, _at_least(4), "log.index.size.max.bytes"),
-    ConfigKey("segment.jitter.ms", "LONG", 0, _at_least(0), "log.roll.jitter.ms"),
-    ConfigKey("segment.ms", "LONG", 604_800_000, _at_least(1), "log.roll.ms"),
-    ConfigKey("unclean.leader.election.enable", "BOOLEAN", False, None, "unclean.leader.election.enable"),
-]
+format_config_value = format_value
 
-TOPIC_CONFIGS: dict[str, ConfigKey] = {key.name: key for key in _KEYS}
-"""Every topic config a Kafka 4 broker accepts, by name (sorted like Kafka's DescribeConfigs output)."""
 
-TOPIC_CONFIG_DEFAULTS: dict[str, str | None] = {key.name: key.default_string for key in _KEYS}
+def _log(name: str) -> tuple[Synonym, ...]:
+    return (Synonym(name),)
+
+
+# Kafka's definition order (LogConfig's ConfigDef), which is also the order it checks values in.
+_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey("segment.bytes", "INT", 1024 * 1024 * 1024, at_least(1024 * 1024), _log("log.segment.bytes"),
+              "The segment file size for the log; a new segment is rolled when it would be exceeded."),
+    ConfigKey("segment.ms", "LONG", 604_800_000, at_least(1),
+              (Synonym("log.roll.ms"), Synonym("log.roll.hours", MS_PER_HOUR)),
+              "The time after which a segment is rolled even if it is not full."),
+    ConfigKey("segment.jitter.ms", "LONG", 0, at_least(0),
+              (Synonym("log.roll.jitter.ms"), Synonym("log.roll.jitter.hours", MS_PER_HOUR)),
+              "The maximum random jitter subtracted from segment.ms to avoid rolling every segment at once."),
+    ConfigKey("segment.index.bytes", "INT", 10 * 1024 * 1024, at_least(4), _log("log.index.size.max.bytes"),
+              "The size of the index that maps offsets to file positions."),
+    ConfigKey("flush.messages", "LONG", LONG_MAX, at_least(1), _log("log.flush.interval.messages"),
+              "The number of messages appended before the log is forced to disk."),
+    ConfigKey("flush.ms", "LONG", LONG_MAX, at_least(0),
+              (Synonym("log.flush.interval.ms"), Synonym("log.flush.scheduler.interval.ms")),
+              "The time after which the log is forced to disk."),
+    ConfigKey("retention.bytes", "LONG", -1, None, _log("log.retention.bytes"),
+              "The maximum size a partition can grow to before old segments are discarded; -1 means no limit."),
+    ConfigKey("retention.ms", "LONG", 604_800_000, at_least(-1),
+              (Synonym("log.retention.ms"), Synonym("log.retention.minutes", MS_PER_MINUTE),
+               Synonym("log.retention.hours", MS_PER_HOUR)),
+              "The time a segment is kept before it is discarded; -1 means no time limit."),
+    ConfigKey("max.message.bytes", "INT", 1024 * 1024 + 12, at_least(0), _log("message.max.bytes"),
+              "The largest record batch size allowed."),
+    ConfigKey("index.interval.bytes", "INT", 4096, at_least(0), _log("log.index.interval.bytes"),
+              "How often an entry is added to the offset index."),
+    ConfigKey("delete.retention.ms", "LONG", 86_400_000, at_least(0), _log("log.cleaner.delete.retention.ms"),
+              "How long delete tombstones are kept on compacted topics."),
+    ConfigKey("min.compaction.lag.ms", "LONG", 0, at_least(0), _log("log.cleaner.min.compaction.lag.ms"),
+              "The minimum time a message remains uncompacted."),
+    ConfigKey("max.compaction.lag.ms", "LONG", LONG_MAX, at_least(1), _log("log.cleaner.max.compaction.lag.ms"),
+              "The maximum time a message remains ineligible for compaction."),
+    ConfigKey("file.delete.delay.ms", "LONG", 60_000, at_least(0), _log("log.segment.delete.delay.ms"),
+              "The time to wait before deleting a file from the filesystem."),
+    ConfigKey("min.cleanable.dirty.ratio", "DOUBLE", 0.5, between(0, 1), _log("log.cleaner.min.cleanable.ratio"),
+              "How dirty the log must be before the cleaner compacts it."),
+    ConfigKey("cleanup.policy", "LIST", (CLEANUP_POLICY_DELETE,),
+              each_one_of(CLEANUP_POLICY_COMPACT, CLEANUP_POLICY_DELETE), _log("log.cleanup.policy"),
+              "The retention policy for old segments: delete, compact, or both."),
+    ConfigKey("unclean.leader.election.enable", "BOOLEAN", False, None, _log("unclean.leader.election.enable"),
+              "Whether replicas outside the ISR may be elected leader."),
+    ConfigKey("min.insync.replicas", "INT", 1, at_least(1), _log("min.insync.replicas"),
+              "The minimum number of in-sync replicas for an acks=all write to succeed."),
+    ConfigKey("compression.type", "STRING", "producer", one_of(*COMPRESSION_TYPES), _log("compression.type"),
+              "The compression of the stored batches; 'producer' keeps the producer's codec."),
+    ConfigKey("compression.gzip.level", "INT", -1, _gzip_level, _log("compression.gzip.level"),
+              "The gzip level used when compression.type is gzip."),
+    ConfigKey("compression.lz4.level", "INT", DEFAULT_LZ4_LEVEL, between(1, 17), _log("compression.lz4.level"),
+              "The lz4 level used when compression.type is lz4."),
+    ConfigKey("compression.zstd.level", "INT", DEFAULT_ZSTD_LEVEL, between(-131072, 22),
+              _log("compression.zstd.level"), "The zstd level used when compression.type is zstd."),
+    ConfigKey("preallocate", "BOOLEAN", False, None, _log("log.preallocate"),
+              "Whether a new segment file is preallocated on disk."),
+    ConfigKey("message.timestamp.type", "STRING", "CreateTime", one_of("CreateTime", "LogAppendTime"),
+              _log("log.message.timestamp.type"),
+              "Whether record timestamps are the producer's (CreateTime) or the broker's (LogAppendTime)."),
+    ConfigKey("message.timestamp.before.max.ms", "LONG", LONG_MAX, at_least(0),
+              _log("log.message.timestamp.before.max.ms"),
+              "How far in the past a record timestamp may be from the broker's time."),
+    # Kafka 4.0 (KIP-1030) lowered this default from Long.MAX_VALUE to one hour.
+    ConfigKey("message.timestamp.after.max.ms", "LONG", 3_600_000, at_least(0),
+              _log("log.message.timestamp.after.max.ms"),
+              "How far in the future a record timestamp may be from the broker's time."),
+    ConfigKey("leader.replication.throttled.replicas", "LIST", (), _throttled_replicas, (),
+              "Replicas whose log replication is throttled on the leader side."),
+    ConfigKey("follower.replication.throttled.replicas", "LIST", (), _throttled_replicas, (),
+              "Replicas whose log replication is throttled on the follower side."),
+    # A no-op since Kafka 4.0 (down-conversion is gone), still accepted until 5.0.
+    ConfigKey("message.downconversion.enable", "BOOLEAN", True, None, _log("log.message.downconversion.enable"),
+              "Whether the broker down-converts records for old consumers (no effect since Kafka 4.0)."),
+    ConfigKey("remote.storage.enable", "BOOLEAN", False, None, (),
+              "Whether tiered storage is enabled for the topic."),
+    ConfigKey("local.retention.ms", "LONG", -2, at_least(-2), _log("log.local.retention.ms"),
+              "The time a segment is kept locally with tiered storage; -2 means retention.ms."),
+    ConfigKey("local.retention.bytes", "LONG", -2, at_least(-2), _log("log.local.retention.bytes"),
+              "The local size limit with tiered storage; -2 means retention.bytes."),
+    ConfigKey("remote.log.copy.disable", "BOOLEAN", False, None, (),
+              "Whether copying segments to remote storage is disabled."),
+    ConfigKey("remote.log.delete.on.disable", "BOOLEAN", False, None, (),
+              "Whether remote data is deleted when tiered storage is disabled."),
+)
+
+TOPIC_CONFIGS: dict[str, ConfigKey] = {key.name: key for key in sorted(_KEYS, key=lambda k: k.name)}
+"""Every topic config a Kafka 4 broker accepts, by name (sorted, as kemu lists them)."""
+
+TOPIC_CONFIG_DEFAULTS: dict[str, str | None] = {key.name: key.default_string for key in TOPIC_CONFIGS.values()}
+
+SYNONYM_OWNERS: dict[str, tuple[ConfigKey, Synonym]] = {
+    synonym.name: (key, synonym) for key in _KEYS for synonym in key.synonyms
+}
+"""Each broker-level config that feeds a topic config, with that topic config."""
 
 
 def parse_config_value(name: str, raw: Any) -> Any:
-    """A property value (string, or already typed) converted and validated the way Kafka's ConfigDef does."""
+    """One property (string, or already typed) converted and validated the way Kafka's ConfigDef does."""
     key = TOPIC_CONFIGS.get(name)
     if key is None:
         if name == INTERNAL_SEGMENT_BYTES:
-            return _parse_number(name, raw, "INT")
+            return parse_value(name, "INT", raw)
         raise InvalidConfigError(f"Unknown topic config name: {name}")
-    if raw is None:
-        raise InvalidConfigError(f"Invalid value null for configuration {name}: entry must be non null")
-    value = _parse_typed(key, raw)
-    if key.validator is not None:
-        problem = key.validator(value)
-        if problem is not None:
-            raise InvalidConfigError(f"Invalid value {_shown(raw)} for configuration {name}: {problem}")
-    return value
+    return key.parse(raw)
 
 
-def _shown(raw: Any) -> str:
-    if isinstance(raw, (tuple, list)):
-        return ",".join(map(str, raw))
-    if isinstance(raw, bool):
-        return "true" if raw else "false"
-    return str(raw)
+def validate_topic_configs(configs: Mapping[str, str | None]) -> dict[str, Any]:
+    """Check a topic's complete set of overrides as Kafka's controller does; the parsed value of every config
+    (defaults filled in). Raises InvalidConfigError with the message of the first problem Kafka reports."""
+    nulls = [name for name, value in configs.items() if value is None]
+    if nulls:
+        raise InvalidConfigError("Null value not supported for topic configs: " + ",".join(nulls))
+    for name in configs:
+        if name not in TOPIC_CONFIGS:
+            raise InvalidConfigError(f"Unknown topic config name: {name}")
+    parsed: dict[str, Any] = {}
+    for key in _KEYS:
+        text = configs.get(key.name)
+        parsed[key.name] = key.parse(text) if text is not None else key.default
+    _check_compaction_lags(parsed["min.compaction.lag.ms"], parsed["max.compaction.lag.ms"])
+    if parsed["remote.storage.enable"]:
+        raise InvalidConfigError("Tiered Storage functionality is disabled in the broker. "
+                                 "Topic cannot be configured with remote log storage.")
+    return parsed
 
 
-def _parse_typed(key: ConfigKey, raw: Any) -> Any:
-    if key.type in ("INT", "LONG", "SHORT"):
-        return _parse_number(key.name, raw, key.type)
-    if key.type == "DOUBLE":
-        try:
-            value = float(raw.strip() if isinstance(raw, str) else raw)
-        except (TypeError, ValueError):
-            raise InvalidConfigError(f"Invalid value {_shown(raw)} for configuration {key.name}: Not a number of type DOUBLE") from None
-        if math.isnan(value):
-            raise InvalidConfigError(f"Invalid value {_shown(raw)} for configuration {key.name}: Not a number of type DOUBLE")
-        return value
-    if key.type == "BOOLEAN":
-        if isinstance(raw, bool):
-            return raw
-        text = str(raw).strip().lower()
-        if text in ("true", "false"):
-            return text == "true"
-        raise InvalidConfigError(f"Invalid value {_shown(raw)} for configuration {key.name}: Expected value to be either true or false")
-    if key.type == "LIST":
-        if isinstance(raw, (tuple, list)):
-            return tuple(str(item).strip() for item in raw)
-        text = str(raw).strip()
-        return tuple(item.strip() for item in text.split(",")) if text else ()
-    return str(raw).strip()
+def _check_compaction_lags(low: int, high: int) -> None:
+    if low > high:
+        raise InvalidConfigError(f"conflict topic config setting min.compaction.lag.ms ({low}) > "
+                                 f"max.compaction.lag.ms ({high})")
 
 
-def _parse_number(name: str, raw: Any, config_type: str) -> int:
-    low, high = (LONG_MIN, LONG_MAX) if config_type == "LONG" else (INT_MIN, INT_MAX)
-    try:
-        value = int(raw.strip()) if isinstance(raw, str) else int(raw)
-        if isinstance(raw, float) and raw != value:
-            raise ValueError
-    except (TypeError, ValueError):
-        raise InvalidConfigError(f"Invalid value {_shown(raw)} for configuration {name}: Not a number of type {config_type}") from None
-    if not low <= value <= high:
-        raise InvalidConfigError(f"Invalid value {_shown(raw)} for configuration {name}: Not a number of type {config_type}")
-    return value
+def list_items(text: str | None) -> list[str]:
+    """The non-empty items of a comma-separated list value, as the controller splits them for APPEND."""
+    return [item for item in (text or "").split(",") if item]
 
 
 _FIELD_OF = {key.name: key.name.replace(".", "_") for key in _KEYS}
@@ -237,7 +444,7 @@ class LogConfig:
     segment_ms: int = 604_800_000
     unclean_leader_election_enable: bool = False
     overridden: frozenset[str] = field(default=frozenset(), compare=False)
-    """Names set explicitly for this topic (DescribeConfigs reports them as TOPIC_CONFIG, the rest as default)."""
+    """Names set explicitly for this topic (as Kafka's LogConfig.overriddenConfigs)."""
 
     @classmethod
     def from_props(cls, props: Mapping[str, Any], base: LogConfig | None = None) -> LogConfig:
@@ -245,26 +452,25 @@ class LogConfig:
         changes: dict[str, Any] = {}
         for name, raw in props.items():
             value = parse_config_value(name, raw)
-            if name == INTERNAL_SEGMENT_BYTES:
-                changes["segment_bytes"] = value
-            else:
-                changes[_FIELD_OF[name]] = value
+            changes["segment_bytes" if name == INTERNAL_SEGMENT_BYTES else _FIELD_OF[name]] = value
         start = base if base is not None else cls()
-        lag_min = changes.get("min_compaction_lag_ms", start.min_compaction_lag_ms)
-        lag_max = changes.get("max_compaction_lag_ms", start.max_compaction_lag_ms)
-        if lag_min > lag_max:
-            raise InvalidConfigError(
-                f"conflict topic config setting min.compaction.lag.ms ({lag_min}) > max.compaction.lag.ms ({lag_max})"
-            )
+        _check_compaction_lags(changes.get("min_compaction_lag_ms", start.min_compaction_lag_ms),
+                               changes.get("max_compaction_lag_ms", start.max_compaction_lag_ms))
         overridden = start.overridden | {name for name in props if name != INTERNAL_SEGMENT_BYTES}
         return replace(start, **changes, overridden=frozenset(overridden))
+
+    @classmethod
+    def defaults_from(cls, values: Mapping[str, Any]) -> LogConfig:
+        """Kafka's defaults with some replaced by already-parsed values (the broker's log.* configs):
+        nothing counts as overridden."""
+        return replace(cls(), **{_FIELD_OF[name]: value for name, value in values.items()})
 
     def value_of(self, name: str) -> Any:
         return getattr(self, _FIELD_OF[name])
 
     def to_props(self) -> dict[str, str | None]:
         """Every topic config as Kafka prints it."""
-        return {key.name: format_config_value(key.type, getattr(self, _FIELD_OF[key.name])) for key in _KEYS}
+        return {key.name: format_value(key.type, getattr(self, _FIELD_OF[key.name])) for key in TOPIC_CONFIGS.values()}
 
     @property
     def compact(self) -> bool:
@@ -285,11 +491,13 @@ class LogConfig:
         return self.segment_ms
 
 
-def _check_field_names() -> None:
-    # The dataclass and the key table must describe the same configs.
-    declared = {f.name for f in fields(LogConfig)} - {"overridden"}
-    if declared != set(_FIELD_OF.values()):
-        raise RuntimeError(f"LogConfig fields and TOPIC_CONFIGS disagree: {declared ^ set(_FIELD_OF.values())}")
+def _check_table(keys: Iterable[ConfigKey]) -> None:
+    # The dataclass and the key table must describe the same configs with the same defaults.
+    declared = {f.name: f.default for f in fields(LogConfig) if f.name != "overridden"}
+    table = {_FIELD_OF[key.name]: key.default for key in keys}
+    if declared != table:
+        differing = {name for name in declared.keys() | table.keys() if declared.get(name) != table.get(name)}
+        raise RuntimeError(f"LogConfig fields and TOPIC_CONFIGS disagree: {sorted(differing)}")
 
 
-_check_field_names()
+_check_table(_KEYS)

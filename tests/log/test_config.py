@@ -51,7 +51,7 @@ def test_from_props_parses_strings_and_records_overrides() -> None:
         ({"segment.bytes": str(2**31)}, "Not a number of type INT"),
         ({"cleanup.policy": "compact,bogus"}, "String must be one of: compact, delete"),
         ({"message.timestamp.type": "Now"}, "String must be one of: CreateTime, LogAppendTime"),
-        ({"min.cleanable.dirty.ratio": "1.5"}, "Value must be no less than 0 and no greater than 1"),
+        ({"min.cleanable.dirty.ratio": "1.5"}, "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"),
         ({"preallocate": "yes"}, "Expected value to be either true or false"),
         ({"no.such.config": "1"}, "Unknown topic config name: no.such.config"),
         ({"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"}, "min.compaction.lag.ms (10) > max.compaction.lag.ms (5)"),

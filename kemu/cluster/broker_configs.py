@@ -1,0 +1,368 @@
+"""The broker's own configs as DescribeConfigs and AlterConfigs see them: Kafka's KafkaConfig with its
+KIP-226 dynamic layers.
+
+Kafka resolves a broker config from four layers, highest first: a dynamic value for this broker (the
+BROKER resource named by its node id), a dynamic cluster-wide default (the BROKER resource named ""), the
+static server.properties, and the ConfigDef default. kemu's static layer is what it was started with
+(its BrokerConfig, under Kafka's names: a value differing from Kafka's default, plus what every Kafka
+server.properties sets — node.id, process.roles, listeners, log.dirs). Dynamic values are kept in
+`kemu-broker-configs.json` in the data directory, as Kafka keeps them in its metadata log.
+
+Only what Kafka can change at runtime (DynamicBrokerConfig's list) may be altered. Of those, kemu listens
+to the log.* defaults that topics without an override inherit (log.retention.ms, message.max.bytes, ...);
+`listeners` and `advertised.listeners`, dynamic in Kafka, are read-only here because kemu cannot rebind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kemu.log.config import (
+    LONG_MAX,
+    MS_PER_HOUR,
+    TOPIC_CONFIGS,
+    InvalidConfigError,
+    Validator,
+    at_least,
+    format_value,
+    parse_value,
+)
+
+if TYPE_CHECKING:
+    from kemu.cluster.broker import Broker
+
+DYNAMIC_CONFIGS_FILE = "kemu-broker-configs.json"
+_FORMAT_VERSION = 1
+
+
+class ConfigSource(IntEnum):
+    """DescribeConfigsResponse.ConfigSource ids."""
+
+    UNKNOWN = 0
+    DYNAMIC_TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+    DYNAMIC_BROKER_LOGGER_CONFIG = 6
+
+
+CONFIG_TYPE_IDS = {"UNKNOWN": 0, "BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6,
+                   "LIST": 7, "CLASS": 8, "PASSWORD": 9}
+"""DescribeConfigsResponse.ConfigType ids (v3+)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SynonymEntry:
+    name: str
+    value: str | None
+    source: ConfigSource
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    """One config as DescribeConfigs (and CreateTopics v5+) reports it."""
+
+    name: str
+    value: str | None
+    source: ConfigSource
+    read_only: bool = False
+    is_sensitive: bool = False
+    synonyms: tuple[SynonymEntry, ...] = ()
+    config_type: str = "UNKNOWN"
+    documentation: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigLayers:
+    """A broker's config values by layer, highest first. Values are the strings as set."""
+
+    per_broker: Mapping[str, str]
+    cluster_default: Mapping[str, str]
+    static: Mapping[str, str]
+
+    def ordered(self) -> tuple[tuple[ConfigSource, Mapping[str, str]], ...]:
+        return ((ConfigSource.DYNAMIC_BROKER_CONFIG, self.per_broker),
+                (ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, self.cluster_default),
+                (ConfigSource.STATIC_BROKER_CONFIG, self.static))
+
+    def value(self, name: str) -> str | None:
+        """The value in force for `name` (no default), as Kafka's merged KafkaConfig holds it."""
+        for _, layer in self.ordered():
+            if name in layer:
+                return layer[name]
+        return None
+
+    def synonyms(self, name: str, sensitive: bool) -> list[SynonymEntry]:
+        """Kafka's ConfigHelper.configSynonyms: every layer's value of `name` and its synonyms, layer by
+        layer, then the defaults — dropping those before `name` itself (so describing log.retention.ms lists
+        nothing for an unset log.retention.hours)."""
+        names = broker_synonyms(name)
+        found: list[SynonymEntry] = []
+        for source, layer in (*self.ordered(), (ConfigSource.DEFAULT_CONFIG, DEFAULTS)):
+            for synonym in names:
+                if synonym in layer:
+                    found.append(SynonymEntry(synonym, None if sensitive else layer[synonym], source))
+        while found and found[0].name != name:
+            found.pop(0)
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerConfigKey:
+    name: str
+    type: str
+    default: str | None
+    """As Kafka prints it; None when the config has no default."""
+    validator: Validator | None = None
+    dynamic: bool = False
+    """Kafka can change it at runtime (DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS) and so can kemu."""
+    doc: str = ""
+
+    @property
+    def is_sensitive(self) -> bool:
+        return self.type == "PASSWORD"
+
+    def parse(self, raw: str) -> Any:
+        value = parse_value(self.name, self.type, raw)
+        if self.validator is not None:
+            self.validator(self.name, value)
+        return value
+
+
+def _server_keys() -> Iterator[BrokerConfigKey]:
+    yield BrokerConfigKey("advertised.listeners", "STRING", None, doc="The listeners clients are told to use.")
+    yield BrokerConfigKey("auto.create.topics.enable", "BOOLEAN", "true",
+                          doc="Whether a topic asked for in Metadata is created when missing.")
+    yield BrokerConfigKey("broker.id", "INT", "-1", doc="The broker's id; in KRaft mode the node.id.")
+    yield BrokerConfigKey("broker.rack", "STRING", None, doc="The rack of the broker.")
+    yield BrokerConfigKey("default.replication.factor", "INT", "1",
+                          doc="The replication factor of topics created without one.")
+    yield BrokerConfigKey("delete.topic.enable", "BOOLEAN", "true", doc="Whether topics may be deleted.")
+    yield BrokerConfigKey("listeners", "STRING", "PLAINTEXT://:9092", doc="The addresses the broker listens on.")
+    yield BrokerConfigKey("group.consumer.heartbeat.interval.ms", "INT", "5000", at_least(1),
+                          doc="The heartbeat interval of consumer-protocol group members.")
+    yield BrokerConfigKey("group.consumer.session.timeout.ms", "INT", "45000", at_least(1),
+                          doc="The session timeout of consumer-protocol group members.")
+    yield BrokerConfigKey("group.initial.rebalance.delay.ms", "INT", "3000",
+                          doc="How long a new classic group waits for more members before its first rebalance.")
+    yield BrokerConfigKey("group.max.session.timeout.ms", "INT", "1800000",
+                          doc="The largest session timeout a classic group member may ask for.")
+    yield BrokerConfigKey("group.max.size", "INT", "2147483647", at_least(1),
+                          doc="The largest number of members a classic group may have.")
+    yield BrokerConfigKey("group.min.session.timeout.ms", "INT", "6000",
+                          doc="The smallest session timeout a classic group member may ask for.")
+    yield BrokerConfigKey("log.dir", "STRING", "/tmp/kafka-logs", doc="The log directory when log.dirs is unset.")
+    yield BrokerConfigKey("log.dirs", "STRING", None, doc="The directories the log data is kept in.")
+    yield BrokerConfigKey("log.retention.check.interval.ms", "LONG", "300000", at_least(1),
+                          doc="How often the log cleaner checks for segments to delete.")
+    yield BrokerConfigKey("node.id", "INT", "-1", doc="The node id of this server.")
+    yield BrokerConfigKey("num.partitions", "INT", "1", at_least(1),
+                          doc="The partition count of topics created without one.")
+    yield BrokerConfigKey("offset.metadata.max.bytes", "INT", "4096",
+                          doc="The largest metadata an offset commit may carry.")
+    yield BrokerConfigKey("offsets.retention.check.interval.ms", "LONG", "600000", at_least(1),
+                          doc="How often committed offsets are checked for expiry.")
+    yield BrokerConfigKey("offsets.retention.minutes", "INT", "10080", at_least(1),
+                          doc="How long the offsets of an empty group are kept.")
+    yield BrokerConfigKey("offsets.topic.num.partitions", "INT", "50", at_least(1),
+                          doc="The partition count of __consumer_offsets.")
+    yield BrokerConfigKey("offsets.topic.replication.factor", "SHORT", "3", at_least(1),
+                          doc="The replication factor of __consumer_offsets.")
+    yield BrokerConfigKey("offsets.topic.segment.bytes", "INT", "104857600", at_least(1),
+                          doc="The segment size of __consumer_offsets.")
+    yield BrokerConfigKey("process.roles", "LIST", None, doc="The roles of this server: broker, controller.")
+    yield BrokerConfigKey("socket.request.max.bytes", "INT", "104857600", at_least(1),
+                          doc="The largest request the broker accepts.")
+    yield BrokerConfigKey("transaction.state.log.min.isr", "INT", "2", at_least(1),
+                          doc="min.insync.replicas of __transaction_state.")
+    yield BrokerConfigKey("transaction.state.log.num.partitions", "INT", "50", at_least(1),
+                          doc="The partition count of __transaction_state.")
+    yield BrokerConfigKey("transaction.state.log.replication.factor", "SHORT", "3", at_least(1),
+                          doc="The replication factor of __transaction_state.")
+    yield BrokerConfigKey("transaction.state.log.segment.bytes", "INT", "104857600", at_least(1),
+                          doc="The segment size of __transaction_state.")
+
+
+# The broker side of the topic configs' synonyms. A topic's first synonym is the broker config Kafka can
+# change at runtime; the alternatives in other units (hours, minutes) are read-only. Where the broker
+# config's type, default or validator differs from the topic config's, it is spelled out here.
+_SYNONYM_OVERRIDES: dict[str, BrokerConfigKey] = {key.name: key for key in (
+    BrokerConfigKey("log.roll.ms", "LONG", None, dynamic=True),
+    BrokerConfigKey("log.roll.hours", "INT", "168", at_least(1)),
+    BrokerConfigKey("log.roll.jitter.ms", "LONG", None, dynamic=True),
+    BrokerConfigKey("log.roll.jitter.hours", "INT", "0", at_least(0)),
+    BrokerConfigKey("log.flush.interval.ms", "LONG", None, dynamic=True),
+    BrokerConfigKey("log.flush.scheduler.interval.ms", "LONG", str(LONG_MAX)),
+    BrokerConfigKey("log.retention.ms", "LONG", None, dynamic=True),
+    BrokerConfigKey("log.retention.minutes", "INT", None),
+    BrokerConfigKey("log.retention.hours", "INT", str(7 * 24)),
+)}
+
+
+def _log_keys() -> Iterator[BrokerConfigKey]:
+    for topic_key in TOPIC_CONFIGS.values():
+        for index, synonym in enumerate(topic_key.synonyms):
+            doc = f"The default of the topic config {topic_key.name}: {topic_key.doc}"
+            override = _SYNONYM_OVERRIDES.get(synonym.name)
+            if override is not None:
+                unit = "hours" if synonym.unit_ms == MS_PER_HOUR else "minutes" if synonym.unit_ms > 1 else ""
+                yield BrokerConfigKey(override.name, override.type, override.default, override.validator,
+                                      override.dynamic, doc + (f" (in {unit})" if unit else ""))
+            elif index == 0:
+                yield BrokerConfigKey(synonym.name, topic_key.type, topic_key.default_string, topic_key.validator,
+                                      dynamic=True, doc=doc)
+            else:
+                raise RuntimeError(f"no broker definition for {synonym.name}")
+
+
+BROKER_CONFIGS: dict[str, BrokerConfigKey] = {
+    key.name: key for key in sorted((*_server_keys(), *_log_keys()), key=lambda k: k.name)
+}
+"""Every broker config kemu describes, by name."""
+
+DEFAULTS: dict[str, str] = {key.name: key.default for key in BROKER_CONFIGS.values() if key.default is not None}
+"""Kafka's static defaults (ConfigDef.defaultValues as strings): the DEFAULT_CONFIG synonyms."""
+
+_GROUPS: tuple[tuple[str, ...], ...] = tuple(
+    tuple(synonym.name for synonym in key.synonyms) for key in TOPIC_CONFIGS.values() if len(key.synonyms) > 1
+)
+
+
+def broker_synonyms(name: str) -> tuple[str, ...]:
+    """DynamicBrokerConfig.brokerConfigSynonyms: a time config and its alternatives in other units
+    (log.retention.ms/minutes/hours, log.roll.ms/hours, ...) are synonyms; log.flush.interval.ms falls back
+    on log.flush.scheduler.interval.ms but not the reverse; anything else is its own only synonym."""
+    for group in _GROUPS:
+        if name == group[0] or (name in group and group[-1].endswith(("hours", "minutes"))):
+            return group
+    return (name,)
+
+
+def static_values(broker: Broker) -> dict[str, str]:
+    """What kemu was started with, under Kafka's names: the STATIC_BROKER_CONFIG layer."""
+    cfg = broker.config
+    values = {
+        "node.id": str(cfg.node_id),
+        "broker.id": str(cfg.node_id),
+        "process.roles": "broker,controller",
+        "listeners": f"PLAINTEXT://{cfg.host}:{broker.bound_port or cfg.port}",
+        "log.dirs": str(broker.data_dir.resolve()),
+    }
+    if cfg.advertised_host is not None or cfg.advertised_port is not None:
+        host, port = broker.advertised_endpoint()
+        values["advertised.listeners"] = f"PLAINTEXT://{host}:{port}"
+    if cfg.rack is not None:
+        values["broker.rack"] = cfg.rack
+    for key in BROKER_CONFIGS.values():
+        attribute = key.name.replace(".", "_")
+        if key.name not in values and hasattr(cfg, attribute):
+            text = format_value(key.type, getattr(cfg, attribute))
+            if text != key.default:
+                values[key.name] = text  # type: ignore[assignment]
+    return values
+
+
+class DynamicBrokerConfigs:
+    """The dynamic layers: this broker's own values and the cluster-wide defaults, persisted."""
+
+    def __init__(self, data_dir: Path, node_id: int) -> None:
+        self._path = data_dir / DYNAMIC_CONFIGS_FILE
+        self._node_id = str(node_id)
+        self.cluster_default: dict[str, str] = {}
+        self.per_broker: dict[str, str] = {}
+        if self._path.exists():
+            doc = json.loads(self._path.read_text())
+            self.cluster_default = dict(doc.get("cluster_default", {}))
+            self.per_broker = dict(doc.get("brokers", {}).get(self._node_id, {}))
+
+    def layer(self, resource_name: str) -> dict[str, str]:
+        """The layer a BROKER resource names: "" is the cluster default, a node id this broker."""
+        return self.cluster_default if resource_name == "" else self.per_broker
+
+    def replace(self, resource_name: str, values: Mapping[str, str]) -> None:
+        layer = self.layer(resource_name)
+        layer.clear()
+        layer.update(values)
+        self._save()
+
+    def _save(self) -> None:
+        doc: dict[str, Any] = {"version": _FORMAT_VERSION, "cluster_default": self.cluster_default,
+                               "brokers": {self._node_id: self.per_broker} if self.per_broker else {}}
+        tmp = self._path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(doc, indent=1, sort_keys=True))
+        os.replace(tmp, self._path)
+
+
+def current_layers(broker: Broker) -> ConfigLayers:
+    dynamic = broker.dynamic_configs
+    return ConfigLayers(dict(dynamic.per_broker), dict(dynamic.cluster_default), static_values(broker))
+
+
+class BrokerConfigRefused(Exception):
+    """A dynamic broker config change Kafka refuses; INVALID_REQUEST with this message."""
+
+
+def validate_dynamic(values: Mapping[str, str]) -> None:
+    """Kafka's DynamicBrokerConfig.validateConfigs for the complete set a BROKER resource would hold:
+    non-dynamic names, then values (names Kafka does not know are accepted, as custom configs are)."""
+    fixed = [name for name in values if name in BROKER_CONFIGS and not BROKER_CONFIGS[name].dynamic]
+    if fixed:
+        raise BrokerConfigRefused(f"Cannot update these configs dynamically: {_scala_set(fixed)}")
+    for name, text in values.items():
+        key = BROKER_CONFIGS.get(name)
+        if key is not None:
+            try:
+                key.parse(text)
+            except InvalidConfigError as exc:
+                raise BrokerConfigRefused(str(exc)) from None
+    # Kafka's last check, per-broker-only configs on the cluster default, cannot fire: none of the configs
+    # kemu lets change is one.
+
+
+def _scala_set(names: list[str]) -> str:
+    return "Set(" + ", ".join(names) + ")"
+
+
+def describe(layers: ConfigLayers, cluster_default: bool, include_synonyms: bool,
+             include_documentation: bool) -> list[ConfigEntry]:
+    """The BROKER resource: every config of this broker (its node id), or only the dynamic cluster-wide
+    defaults that are set (the resource named "")."""
+    if cluster_default:
+        names = sorted(layers.cluster_default)
+    else:
+        names = sorted(set(BROKER_CONFIGS) | set(layers.per_broker) | set(layers.cluster_default))
+    return [_entry(name, layers, cluster_default, include_synonyms, include_documentation) for name in names]
+
+
+def _entry(name: str, layers: ConfigLayers, cluster_default: bool, include_synonyms: bool,
+           include_documentation: bool) -> ConfigEntry:
+    key = BROKER_CONFIGS.get(name)
+    # Kafka treats a config it has no definition for (a custom one) as sensitive, to be safe.
+    sensitive = key is None or key.is_sensitive
+    synonyms = layers.synonyms(name, sensitive)
+    if cluster_default:
+        synonyms = [s for s in synonyms if s.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
+        raw = layers.cluster_default.get(name)
+        value = raw
+    else:
+        raw = layers.value(name)
+        value = raw if key is None or raw is None else format_value(key.type, key.parse(raw))
+        if raw is None and key is not None:
+            value = key.default
+    return ConfigEntry(
+        name=name,
+        value=None if sensitive else value,
+        source=synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG,
+        read_only=key is None or not key.dynamic,
+        is_sensitive=sensitive,
+        synonyms=tuple(synonyms) if include_synonyms else (),
+        config_type=key.type if key is not None else "UNKNOWN",
+        documentation=(key.doc if key is not None else None) if include_documentation else None,
+    )

@@ -318,8 +318,9 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
             "exactly once, on its partition, with its size and content. A failed check shows FAILED.",
             "RSS is VmRSS from /proc/<pid>/status of the broker process. For the mock cluster it is the "
             "helper process hosting it (Python interpreter + librdkafka + the idle client handle that owns "
-            "the mock's threads), minus nothing. Tansu (memory://) and the mock keep all records in memory; "
-            "kemu keeps them in its data directory, so its RSS excludes the data (page cache is not RSS).",
+            "the mock's threads), minus nothing. Tansu (memory://) and the mock keep every record in memory "
+            "(the mock at most 5 MiB per partition); kemu writes them to a temporary data directory, and its "
+            "RSS is whatever it holds besides (page cache is not RSS; mapped files would be).",
         ]
     else:
         notes += [

@@ -298,7 +298,8 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
         "Ratios are kemu's figure over the peer's: above 1 means kemu is faster (rates) or slower and "
         "bigger (start-up, latency, RSS).",
         "Clients: confluent-kafka in the benchmark process, on the same 2 cores as the broker under test; "
-        "brokers run one at a time.",
+        "brokers run one at a time. Rates are end to end through a Python client, whose own per-record "
+        "cost caps small-record rates: a ratio near 1 there may mean both brokers outrun the client.",
     ]
     if mode == "throughput":
         notes += [

@@ -22,6 +22,7 @@ from kemu.cluster.topic_configs import apply_broker_log_defaults
 from kemu.cluster.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, invalid_name_reason
 from kemu.cluster.storage import Storage
 from kemu.cluster.topics import Topic, TopicRegistry
+from kemu.cluster.txn_service import TxnService
 from kemu.wire.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -56,6 +57,8 @@ class Broker:
         self.housekeeping.add("log-retention", self._run_retention)
         # Replays __consumer_offsets into the group coordinator before the first request.
         self.groups = GroupService(self)
+        # Replays __transaction_state and queues the markers of transactions left prepared.
+        self.txn = TxnService(self)
 
     def _run_retention(self, now_ms: int) -> int:
         self.storage.log_dir.run_retention()

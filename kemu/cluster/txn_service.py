@@ -1,0 +1,323 @@
+"""The transaction coordinator on the broker: its journal in `__transaction_state`, recovery at start-up, the
+marker writer and the timers.
+
+`kemu.txn.coordinator.TransactionCoordinator` is sans I/O; this is the shell around it that Kafka's
+TransactionStateManager and TransactionMarkerChannelManager are:
+
+- **Journal.** Every state change is appended, before it takes effect, as one TransactionLog record (key:
+  the transactional id; value: TransactionLogValue, null for an expired id) to `__transaction_state` partition
+  `partition_for(transactional_id, partitions)`, with `AppendOrigin.COORDINATOR`. The topic is created with
+  Kafka's layout for it when the first record is written (FindCoordinator usually created it already).
+- **Start-up.** Every `__transaction_state` partition is replayed, tombstones included, and transactions left
+  in PrepareCommit/PrepareAbort get their markers written — Kafka's recovery. The coordinator epoch (which
+  every marker carries, and partitions use to fence a stale coordinator) goes up by one on each load; it
+  is kept in `transaction-coordinator-epoch` in the data directory, as Kafka keeps it as the partition's
+  leader epoch.
+- **Markers.** Entering PrepareCommit/PrepareAbort queues a job; the "txn-markers" housekeeping task appends
+  a COMMIT/ABORT marker to each partition of the transaction through the same append path a produce takes
+  (`TransactionalPartition.append`, origin COORDINATOR), then completes the transaction. A partition whose
+  topic was deleted is skipped, as Kafka skips partitions without a leader. Until then the transactional
+  id answers CONCURRENT_TRANSACTIONS — the window `hold_markers` keeps open for tests (and the
+  `KEMU_HOLD_TXN_MARKERS=1` environment variable from the start, so a `kemu serve` child can be stopped
+  with a transaction still prepared).
+- **Time.** "txn-timeouts" aborts transactions older than their timeout (with an epoch bump, fencing the
+  stalled producer) and expires idle transactional ids; "producer-id-expiration" drops idle producers'
+  state from every partition every `producer.id.expiration.check.interval.ms`.
+- **Verification.** `produce_verifier(transactional_id, version)` is the KIP-890 check a transactional
+  Produce makes before it opens a transaction on a partition (`transaction.partition.verification.enable`).
+
+Settings come from `BrokerConfig` under Kafka's names in snake_case when it declares them, else Kafka's
+defaults.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable
+
+from kemu.cluster.errors import ApiError
+from kemu.cluster.group_service import ensure_internal_topic
+from kemu.cluster.topic_names import TRANSACTION_STATE_TOPIC
+from kemu.hashing import partition_for
+from kemu.log import AppendOrigin, LogError
+from kemu.txn.coordinator import MarkerJob, TransactionCoordinator, TxnConfig
+from kemu.txn.partition import TxnVerifier
+from kemu.txn.producer_ids import ProducerIdAllocator
+from kemu.txn.producer_state import ProducerStateError
+from kemu.txn.state import TopicPartition
+from kemu.wire.coordinator_records import (
+    CoordinatorRecordError,
+    UnknownRecordType,
+    decode_key,
+    decode_value,
+    encode_key,
+    encode_value,
+)
+from kemu.wire.errors import ErrorCode
+from kemu.wire.records import NewRecord, RecordsError, build_batch, build_end_txn_marker
+
+if TYPE_CHECKING:
+    from kemu.cluster.broker import Broker
+
+log = logging.getLogger(__name__)
+
+RECORD_TYPE = "TransactionLog"
+HOLD_MARKERS_ENV = "KEMU_HOLD_TXN_MARKERS"
+PRODUCER_ID_BLOCK_FILE = "producer-id-block"
+COORDINATOR_EPOCH_FILE = "transaction-coordinator-epoch"
+MARKERS_TASK = "txn-markers"
+TIMEOUTS_TASK = "txn-timeouts"
+PRODUCER_EXPIRATION_TASK = "producer-id-expiration"
+_MARKER_RETRY_MS = 1000
+# Produce v11 is the first that may answer TRANSACTION_ABORTABLE (KIP-890); older clients get INVALID_TXN_STATE.
+_PRODUCE_TRANSACTION_ABORTABLE_VERSION = 11
+# Errors that end marker writing for a partition: the producer or the coordinator was fenced there, so this
+# marker can never be written (Kafka's TransactionMarkerRequestCompletionHandler stops sending then).
+_FENCED = (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FENCED, ErrorCode.PRODUCER_FENCED)
+
+
+@dataclass(frozen=True, slots=True)
+class TxnSettings:
+    """The broker settings of the transactions layer, with Kafka's defaults."""
+
+    transaction_max_timeout_ms: int = 900000
+    transactional_id_expiration_ms: int = 604800000
+    producer_id_expiration_ms: int = 86400000
+    producer_id_expiration_check_interval_ms: int = 600000
+    transaction_partition_verification_enable: bool = True
+
+    @classmethod
+    def of(cls, config: object) -> TxnSettings:
+        defaults = cls()
+        return cls(**{name: getattr(config, name, getattr(defaults, name)) for name in cls.__slots__})
+
+
+class TxnService:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.settings = TxnSettings.of(broker.config)
+        self.coordinator = TransactionCoordinator(
+            broker.clock,
+            ProducerIdAllocator(broker.data_dir / PRODUCER_ID_BLOCK_FILE),
+            self._journal,
+            TxnConfig(max_timeout_ms=self.settings.transaction_max_timeout_ms,
+                      id_expiration_ms=self.settings.transactional_id_expiration_ms),
+            coordinator_epoch=self._next_coordinator_epoch(),
+        )
+        self._hold_markers = os.environ.get(HOLD_MARKERS_ENV, "").strip().lower() in {"1", "true", "yes"}
+        # Partitions of a queued job still to be written, by transactional id (a retry writes only these).
+        self._unwritten: dict[str, set[TopicPartition]] = {}
+        self.coordinator.on_markers_queued = self._markers_queued
+        self._load()
+        housekeeping = broker.housekeeping
+        # Timeouts first: an abort they start has its markers written in the same round.
+        housekeeping.add(TIMEOUTS_TASK, self._run_timeouts)
+        housekeeping.add(MARKERS_TASK, self._write_queued_markers)
+        housekeeping.add(PRODUCER_EXPIRATION_TASK, self._expire_producers,
+                         broker.clock.now_ms() + self.settings.producer_id_expiration_check_interval_ms)
+
+    # ---- test powers ----------------------------------------------------------------------------------
+    @property
+    def hold_markers(self) -> bool:
+        """While True, no COMMIT/ABORT marker is written: transactions stay in PrepareCommit/PrepareAbort."""
+        return self._hold_markers
+
+    @hold_markers.setter
+    def hold_markers(self, hold: bool) -> None:
+        self._hold_markers = hold
+        if not hold:
+            self.broker.housekeeping.wake(MARKERS_TASK)
+
+    # ---- after each coordinator operation ---------------------------------------------------------------
+    def changed(self) -> None:
+        """A request may have started a transaction (a new timeout) or moved one on: re-arm the timers."""
+        self.broker.housekeeping.wake(TIMEOUTS_TASK)
+
+    # ---- the journal ----------------------------------------------------------------------------------
+    def partition_count(self) -> int:
+        topic = self.broker.topics.get(TRANSACTION_STATE_TOPIC)
+        if topic is not None and topic.partitions:
+            return len(topic.partitions)
+        return self.broker.config.transaction_state_log_num_partitions
+
+    def partition_of(self, transactional_id: str) -> int:
+        return partition_for(transactional_id, self.partition_count())
+
+    def _journal(self, transactional_id: str, value: dict[str, Any] | None) -> None:
+        if not ensure_internal_topic(self.broker, TRANSACTION_STATE_TOPIC):
+            raise ApiError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{TRANSACTION_STATE_TOPIC} cannot be created")
+        index = self.partition_of(transactional_id)
+        plog = self.broker.partition_log(TRANSACTION_STATE_TOPIC, index)
+        if plog is None:
+            raise ApiError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{TRANSACTION_STATE_TOPIC}-{index} is not available")
+        key = encode_key(RECORD_TYPE, 0, {"transactional_id": transactional_id})
+        encoded = None if value is None else encode_value(RECORD_TYPE, _value_version(value), value)
+        batch = build_batch([NewRecord(key=key, value=encoded, timestamp=self.broker.clock.now_ms())])
+        try:
+            plog.append(batch, origin=AppendOrigin.COORDINATOR)
+        except (LogError, ProducerStateError, RecordsError) as error:
+            log.error("could not journal transactional id %r to %s-%d: %s", transactional_id,
+                      TRANSACTION_STATE_TOPIC, index, error)
+            # Kafka's appendTransactionToLog turns a failed append into a coordinator error.
+            code = ErrorCode(getattr(error, "code", ErrorCode.UNKNOWN_SERVER_ERROR))
+            if code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
+                        ErrorCode.REQUEST_TIMED_OUT, ErrorCode.KAFKA_STORAGE_ERROR):
+                code = ErrorCode.COORDINATOR_NOT_AVAILABLE
+            elif code is ErrorCode.NOT_LEADER_OR_FOLLOWER:
+                code = ErrorCode.NOT_COORDINATOR
+            else:
+                code = ErrorCode.UNKNOWN_SERVER_ERROR
+            raise ApiError(code, str(error)) from error
+
+    # ---- start-up ---------------------------------------------------------------------------------------
+    def _next_coordinator_epoch(self) -> int:
+        path = self.broker.data_dir / COORDINATOR_EPOCH_FILE
+        previous = -1
+        try:
+            previous = int(path.read_text().strip())
+        except (OSError, ValueError):
+            pass
+        epoch = previous + 1
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(f"{epoch}\n")
+        os.replace(tmp, path)
+        return epoch
+
+    def _load(self) -> None:
+        topic = self.broker.topics.get(TRANSACTION_STATE_TOPIC)
+        for partition in topic.partitions if topic is not None else ():
+            if partition.log is None:
+                continue
+            for batch in partition.log.log.batches():
+                if batch.header.is_control:
+                    continue
+                for record in batch.records():
+                    self._replay(partition.index, record.key, record.value)
+        self.coordinator.finish_loading()
+        if self.coordinator.txns:
+            log.info("transaction coordinator (epoch %d) loaded %d transactional ids from %s, %d to complete",
+                     self.coordinator.coordinator_epoch, len(self.coordinator.txns), TRANSACTION_STATE_TOPIC,
+                     len(self.coordinator.pending_markers))
+
+    def _replay(self, index: int, key: bytes | None, value: bytes | None) -> None:
+        if key is None:
+            log.warning("skipping a record without a key in %s-%d", TRANSACTION_STATE_TOPIC, index)
+            return
+        try:
+            decoded = decode_key(key, TRANSACTION_STATE_TOPIC)
+            fields = None if value is None else decode_value(RECORD_TYPE, value).fields
+        except UnknownRecordType as unknown:
+            log.warning("skipping a record of unknown key version %d in %s-%d", unknown.version,
+                        TRANSACTION_STATE_TOPIC, index)
+            return
+        except CoordinatorRecordError as error:
+            log.warning("skipping a malformed record in %s-%d: %s", TRANSACTION_STATE_TOPIC, index, error)
+            return
+        self.coordinator.replay(decoded.fields["transactional_id"], fields)
+
+    # ---- markers ----------------------------------------------------------------------------------------
+    def _markers_queued(self, job: MarkerJob) -> None:
+        self._unwritten[job.transactional_id] = set(job.partitions)
+        self.broker.housekeeping.wake(MARKERS_TASK)
+
+    def _write_queued_markers(self, now_ms: int) -> int | None:
+        if self._hold_markers:
+            return None
+        retry = False
+        for job in self.coordinator.take_marker_jobs():
+            remaining = self._unwritten.setdefault(job.transactional_id, set(job.partitions))
+            results = self.write_markers(job.producer_id, job.producer_epoch, job.commit, job.coordinator_epoch,
+                                         sorted(remaining))
+            for tp, error in results.items():
+                if error is ErrorCode.NONE or error is ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                    remaining.discard(tp)  # written, or its topic is gone: nothing left to mark
+                elif error in _FENCED:
+                    log.warning("%s marker of %r not written to %s-%d: %s", "COMMIT" if job.commit else "ABORT",
+                                job.transactional_id, tp[0], tp[1], error.name)
+                    remaining.discard(tp)
+            if remaining:
+                retry = True
+                continue
+            self.coordinator.markers_written(job)
+            self._unwritten.pop(job.transactional_id, None)
+            self.changed()
+        return now_ms + _MARKER_RETRY_MS if retry else None
+
+    def write_markers(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
+                      partitions: Iterable[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
+        """Append one COMMIT/ABORT marker to each partition, as a WriteTxnMarkers request does; the error per
+        partition (UNKNOWN_TOPIC_OR_PARTITION where there is no such partition)."""
+        results: dict[TopicPartition, ErrorCode] = {}
+        for topic, index in partitions:
+            plog = self.broker.partition_log(topic, index)
+            if plog is None:
+                results[(topic, index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            marker = build_end_txn_marker(commit=commit, producer_id=producer_id, producer_epoch=producer_epoch,
+                                          coordinator_epoch=coordinator_epoch, timestamp=self.broker.clock.now_ms())
+            try:
+                plog.append(marker, origin=AppendOrigin.COORDINATOR)
+            except (LogError, ProducerStateError) as error:
+                results[(topic, index)] = ErrorCode(error.code)
+            else:
+                results[(topic, index)] = ErrorCode.NONE
+        return results
+
+    # ---- timers -----------------------------------------------------------------------------------------
+    def _run_timeouts(self, now_ms: int) -> int | None:
+        for transactional_id in self.coordinator.tick():
+            log.info("aborting the transaction of %r: older than its timeout", transactional_id)
+        return self.coordinator.next_deadline()
+
+    def _expire_producers(self, now_ms: int) -> int:
+        expiration = self.settings.producer_id_expiration_ms
+        for topic in self.broker.topics:
+            for partition in topic.partitions:
+                if partition.log is not None:
+                    partition.log.expire_producers(now_ms, expiration)
+        return now_ms + self.settings.producer_id_expiration_check_interval_ms
+
+    # ---- KIP-890 verification of transactional produce --------------------------------------------------
+    def produce_verifier(self, transactional_id: str | None, produce_version: int) -> TxnVerifier | None:
+        """The check a transactional Produce makes before it opens a transaction on a partition; None when
+        there is nothing to check (verification disabled, or no transactional id)."""
+        if not self.settings.transaction_partition_verification_enable or not transactional_id:
+            return None
+        abortable_ok = produce_version >= _PRODUCE_TRANSACTION_ABORTABLE_VERSION
+
+        def verify(topic: str, partition: int, producer_id: int, producer_epoch: int) -> None:
+            error = self.coordinator.verify_partitions(transactional_id, producer_id, producer_epoch,
+                                                       [(topic, partition)])[(topic, partition)]
+            if error is not ErrorCode.NONE:
+                code, message = produce_verification_error(error, abortable_ok)
+                raise ProducerStateError(code, message)
+
+        return verify
+
+
+def produce_verification_error(error: ErrorCode, abortable_ok: bool) -> tuple[ErrorCode, str]:
+    """What a Produce answers when the coordinator did not verify the partition: Kafka's
+    AddPartitionsToTxnManager and ReplicaManager translations, in that order."""
+    if error is ErrorCode.PRODUCER_FENCED:
+        error = ErrorCode.INVALID_PRODUCER_EPOCH
+    elif error is ErrorCode.TRANSACTION_ABORTABLE and not abortable_ok:
+        error = ErrorCode.INVALID_TXN_STATE
+    if error is ErrorCode.INVALID_TXN_STATE:
+        return error, "Partition was not added to the transaction"
+    if error in (ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NETWORK_EXCEPTION,
+                 ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                 ErrorCode.NOT_COORDINATOR):
+        # Older clients may not retry these on a produce; Kafka answers an error they all retry.
+        return (ErrorCode.NOT_ENOUGH_REPLICAS,
+                f"Unable to verify the partition has been added to the transaction. Underlying error: {error.name}")
+    return error, error.message
+
+
+def _value_version(value: dict[str, Any]) -> int:
+    # TransactionLogValue v0 is what a transaction-version-1 Kafka writes; the previous/next producer ids
+    # exist only as v1 tagged fields, so a rotated producer id needs v1 to be remembered.
+    if value.get("previous_producer_id", -1) != -1 or value.get("next_producer_id", -1) != -1:
+        return 1
+    return 0

@@ -1,0 +1,273 @@
+"""TxnService: the coordinator's journal in __transaction_state, recovery, the marker writer, timers and
+the KIP-890 produce check, driven through a Broker with a virtual clock (housekeeping run by hand)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kemu.clock import VirtualClock
+from kemu.cluster.broker import Broker
+from kemu.cluster.config import BrokerConfig
+from kemu.cluster.topic_admin import NewTopic
+from kemu.cluster.topic_names import TRANSACTION_STATE_TOPIC
+from kemu.cluster.txn_service import COORDINATOR_EPOCH_FILE, HOLD_MARKERS_ENV
+from kemu.hashing import partition_for
+from kemu.log import FetchIsolation
+from kemu.txn.producer_state import ProducerStateError
+from kemu.txn.state import TxnState
+from kemu.wire.coordinator_records import decode_key, decode_value
+from kemu.wire.errors import ErrorCode
+from kemu.wire.records import ControlRecordType, NewRecord, build_batch, decode_control_key, decode_end_txn_marker_value
+
+E = ErrorCode
+
+
+@pytest.fixture
+def clock() -> VirtualClock:
+    return VirtualClock(1_700_000_000_000)
+
+
+def open_broker(data_dir: Path, clock: VirtualClock) -> Broker:
+    broker = Broker(BrokerConfig(data_dir=str(data_dir)), clock)
+    broker.create_topics([NewTopic("a", 2, 1)])
+    return broker
+
+
+@pytest.fixture
+def broker(tmp_path: Path, clock: VirtualClock) -> Iterator[Broker]:
+    b = open_broker(tmp_path, clock)
+    yield b
+    b.close()
+
+
+def produce(broker: Broker, topic: str, partition: int, pid: int, epoch: int, seq: int, n: int = 1,
+            transactional: bool = True) -> None:
+    plog = broker.partition_log(topic, partition)
+    assert plog is not None
+    data = build_batch([NewRecord(value=b"v%d" % i, timestamp=broker.clock.now_ms()) for i in range(n)],
+                       producer_id=pid, producer_epoch=epoch, base_sequence=seq, transactional=transactional)
+    plog.append(data)
+
+
+def markers(broker: Broker, topic: str, partition: int) -> list[tuple[bool, int, int, int]]:
+    """(commit, producer id, producer epoch, coordinator epoch) of each marker in the partition."""
+    plog = broker.partition_log(topic, partition)
+    assert plog is not None
+    found = []
+    for batch in plog.log.batches():
+        if batch.header.is_control:
+            (record,) = batch.records()
+            _, kind = decode_control_key(record.key)
+            _, coordinator_epoch = decode_end_txn_marker_value(record.value)
+            found.append((kind == ControlRecordType.COMMIT, batch.header.producer_id, batch.header.producer_epoch,
+                          coordinator_epoch))
+    return found
+
+
+def begin(broker: Broker, tid: str, partitions: list[tuple[str, int]], timeout_ms: int = 60000) -> tuple[int, int]:
+    coordinator = broker.txn.coordinator
+    init = coordinator.init_producer_id(tid, timeout_ms)
+    assert init.error == E.NONE
+    assert coordinator.add_partitions(tid, init.producer_id, init.producer_epoch, partitions) == E.NONE
+    broker.txn.changed()
+    for topic, partition in partitions:
+        produce(broker, topic, partition, init.producer_id, init.producer_epoch, 0, n=2)
+    return init.producer_id, init.producer_epoch
+
+
+def test_journal_goes_to_the_ids_partition_of_a_created_transaction_state_topic(broker: Broker) -> None:
+    assert TRANSACTION_STATE_TOPIC not in broker.topics
+    broker.txn.coordinator.init_producer_id("my-txn", 60000)
+    topic = broker.topics.get(TRANSACTION_STATE_TOPIC)
+    assert topic is not None and len(topic.partitions) == 50
+    assert topic.configs["cleanup.policy"] == "compact"
+    index = partition_for("my-txn", 50)
+    plog = broker.partition_log(TRANSACTION_STATE_TOPIC, index)
+    assert plog is not None
+    (batch,) = plog.log.batches()
+    (record,) = batch.records()
+    assert decode_key(record.key, TRANSACTION_STATE_TOPIC).fields == {"transactional_id": "my-txn"}
+    value = decode_value("TransactionLog", record.value)
+    assert value.version == 0
+    assert (value.fields["producer_epoch"], value.fields["transaction_status"]) == (0, int(TxnState.EMPTY))
+
+
+def test_commit_writes_markers_on_every_partition_through_housekeeping(broker: Broker) -> None:
+    pid, epoch = begin(broker, "t", [("a", 0), ("a", 1)])
+    a0 = broker.partition_log("a", 0)
+    assert a0 is not None and a0.log.last_stable_offset == 0
+    assert broker.txn.coordinator.end_txn("t", pid, epoch, commit=True) == E.NONE
+    assert broker.txn.coordinator.txns["t"].state == TxnState.PREPARE_COMMIT
+    broker.housekeeping.run_due()
+    assert broker.txn.coordinator.txns["t"].state == TxnState.COMPLETE_COMMIT
+    epoch_now = broker.txn.coordinator.coordinator_epoch
+    assert markers(broker, "a", 0) == markers(broker, "a", 1) == [(True, pid, epoch, epoch_now)]
+    assert a0.log.last_stable_offset == a0.log.high_watermark == 3
+    committed = a0.log.read(0, 1 << 20, isolation=FetchIsolation.TXN_COMMITTED)
+    assert committed.last_stable_offset == 3 and a0.aborted_transactions(0, 3) == []
+
+
+def test_abort_is_indexed_for_read_committed(broker: Broker) -> None:
+    pid, epoch = begin(broker, "t", [("a", 0)])
+    broker.txn.coordinator.end_txn("t", pid, epoch, commit=False)
+    broker.housekeeping.run_due()
+    a0 = broker.partition_log("a", 0)
+    assert a0 is not None
+    (aborted,) = a0.aborted_transactions(0, a0.log.log_end_offset)
+    assert (aborted.producer_id, aborted.first_offset, aborted.last_offset) == (pid, 0, 2)
+
+
+def test_hold_markers_keeps_the_transaction_prepared_until_released(broker: Broker) -> None:
+    pid, epoch = begin(broker, "t", [("a", 0)])
+    broker.txn.hold_markers = True
+    broker.txn.coordinator.end_txn("t", pid, epoch, commit=True)
+    broker.housekeeping.run_due()
+    coordinator = broker.txn.coordinator
+    assert coordinator.txns["t"].state == TxnState.PREPARE_COMMIT and markers(broker, "a", 0) == []
+    # The two-phase window, observable: the id answers CONCURRENT_TRANSACTIONS.
+    assert coordinator.add_partitions("t", pid, epoch, [("a", 1)]) == E.CONCURRENT_TRANSACTIONS
+    assert coordinator.init_producer_id("t", 60000).error == E.CONCURRENT_TRANSACTIONS
+    broker.txn.hold_markers = False
+    broker.housekeeping.run_due()
+    assert coordinator.txns["t"].state == TxnState.COMPLETE_COMMIT and len(markers(broker, "a", 0)) == 1
+
+
+def test_hold_markers_from_the_environment(tmp_path: Path, clock: VirtualClock,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(HOLD_MARKERS_ENV, "1")
+    b = open_broker(tmp_path, clock)
+    try:
+        assert b.txn.hold_markers
+    finally:
+        b.close()
+    monkeypatch.delenv(HOLD_MARKERS_ENV)
+    b = open_broker(tmp_path, clock)
+    try:
+        assert not b.txn.hold_markers
+    finally:
+        b.close()
+
+
+def test_restart_finishes_prepared_transactions_with_a_new_coordinator_epoch(tmp_path: Path,
+                                                                            clock: VirtualClock) -> None:
+    first = open_broker(tmp_path, clock)
+    committed_pid, committed_epoch = begin(first, "committing", [("a", 0)])
+    aborted_pid, aborted_epoch = begin(first, "aborting", [("a", 1)])
+    ongoing_pid, _ = begin(first, "ongoing", [("a", 0)], timeout_ms=5000)
+    done_pid, done_epoch = begin(first, "done", [("a", 1)])
+    first.txn.coordinator.end_txn("done", done_pid, done_epoch, commit=True)
+    first.housekeeping.run_due()
+    first.txn.hold_markers = True
+    first.txn.coordinator.end_txn("committing", committed_pid, committed_epoch, commit=True)
+    first.txn.coordinator.end_txn("aborting", aborted_pid, aborted_epoch, commit=False)
+    old_epoch = first.txn.coordinator.coordinator_epoch
+    first.close()
+
+    again = open_broker(tmp_path, clock)
+    try:
+        coordinator = again.txn.coordinator
+        assert coordinator.coordinator_epoch == old_epoch + 1
+        assert (tmp_path / COORDINATOR_EPOCH_FILE).read_text().strip() == str(old_epoch + 1)
+        assert coordinator.txns["committing"].state == TxnState.PREPARE_COMMIT
+        assert coordinator.txns["ongoing"].state == TxnState.ONGOING
+        assert coordinator.txns["done"].state == TxnState.COMPLETE_COMMIT
+        again.housekeeping.run_due()
+        assert coordinator.txns["committing"].state == TxnState.COMPLETE_COMMIT
+        assert coordinator.txns["aborting"].state == TxnState.COMPLETE_ABORT
+        assert (True, committed_pid, committed_epoch, old_epoch + 1) in markers(again, "a", 0)
+        assert (False, aborted_pid, aborted_epoch, old_epoch + 1) in markers(again, "a", 1)
+        # The ongoing one is left to its timeout, as Kafka leaves it, and then aborted with a bumped epoch.
+        a0 = again.partition_log("a", 0)
+        assert a0 is not None and a0.log.last_stable_offset == 2
+        clock.advance(5001)
+        again.housekeeping.run_due()
+        assert coordinator.txns["ongoing"].state == TxnState.COMPLETE_ABORT
+        assert markers(again, "a", 0)[-1][:2] == (False, ongoing_pid)
+        assert a0.log.last_stable_offset == a0.log.log_end_offset
+    finally:
+        again.close()
+
+
+def test_producer_ids_continue_after_a_restart(tmp_path: Path, clock: VirtualClock) -> None:
+    first = open_broker(tmp_path, clock)
+    used = {first.txn.coordinator.init_producer_id(None, 0).producer_id for _ in range(3)}
+    first.close()
+    again = open_broker(tmp_path, clock)
+    try:
+        assert again.txn.coordinator.init_producer_id(None, 0).producer_id not in used
+    finally:
+        again.close()
+
+
+def test_a_deleted_topic_is_skipped_by_the_marker_writer(broker: Broker) -> None:
+    broker.create_topics([NewTopic("gone", 1, 1)])
+    pid, epoch = begin(broker, "t", [("a", 0), ("gone", 0)])
+    topic = broker.topics.get("gone")
+    assert topic is not None
+    broker.delete_topic(topic.topic_id)
+    broker.txn.coordinator.end_txn("t", pid, epoch, commit=True)
+    broker.housekeeping.run_due()
+    assert broker.txn.coordinator.txns["t"].state == TxnState.COMPLETE_COMMIT
+    assert len(markers(broker, "a", 0)) == 1
+
+
+def test_stalled_transaction_is_aborted_by_the_timeout_task(broker: Broker, clock: VirtualClock) -> None:
+    pid, epoch = begin(broker, "t", [("a", 0)], timeout_ms=2000)
+    broker.housekeeping.run_due()
+    clock.advance(2000)
+    broker.housekeeping.run_due()
+    assert broker.txn.coordinator.txns["t"].state == TxnState.ONGOING
+    clock.advance(1)
+    broker.housekeeping.run_due()
+    assert broker.txn.coordinator.txns["t"].state == TxnState.COMPLETE_ABORT
+    assert markers(broker, "a", 0) == [(False, pid, epoch + 1, broker.txn.coordinator.coordinator_epoch)]
+    # The stalled producer is fenced on the partition too.
+    with pytest.raises(ProducerStateError) as fenced:
+        produce(broker, "a", 0, pid, epoch, 2)
+    assert fenced.value.code == E.INVALID_PRODUCER_EPOCH
+
+
+def test_idle_producers_expire_from_partitions(broker: Broker, clock: VirtualClock) -> None:
+    produce(broker, "a", 0, 42, 0, 0, transactional=False)
+    a0 = broker.partition_log("a", 0)
+    assert a0 is not None and 42 in a0.producers.producers
+    clock.advance(86_400_000)
+    broker.housekeeping.run_due()
+    assert 42 not in a0.producers.producers
+
+
+def test_produce_verifier_refuses_a_partition_not_in_the_transaction(broker: Broker) -> None:
+    coordinator = broker.txn.coordinator
+    init = coordinator.init_producer_id("t", 60000)
+    pid, epoch = init.producer_id, init.producer_epoch
+    a0 = broker.partition_log("a", 0)
+    assert a0 is not None
+
+    def send(version: int, producer_epoch: int = epoch) -> None:
+        data = build_batch([NewRecord(value=b"x", timestamp=1)], producer_id=pid, producer_epoch=producer_epoch,
+                           base_sequence=0, transactional=True)
+        a0.append(data, verify=broker.txn.produce_verifier("t", version))
+
+    with pytest.raises(ProducerStateError) as old_client:
+        send(10)
+    assert old_client.value.code == E.INVALID_TXN_STATE
+    assert str(old_client.value) == "Partition was not added to the transaction"
+    with pytest.raises(ProducerStateError) as new_client:
+        send(11)
+    assert new_client.value.code == E.TRANSACTION_ABORTABLE
+    with pytest.raises(ProducerStateError) as fenced:
+        send(11, producer_epoch=epoch + 1)
+    assert fenced.value.code == E.INVALID_PRODUCER_EPOCH
+    coordinator.add_partitions("t", pid, epoch, [("a", 0)])
+    send(10)
+    assert a0.log.log_end_offset == 1
+    coordinator.end_txn("t", pid, epoch, commit=True)
+    with pytest.raises(ProducerStateError) as completing:
+        data = build_batch([NewRecord(value=b"x", timestamp=1)], producer_id=pid, producer_epoch=epoch,
+                           base_sequence=1, transactional=True)
+        broker.partition_log("a", 1).append(data, verify=broker.txn.produce_verifier("t", 9))  # type: ignore[union-attr]
+    assert completing.value.code == E.NOT_ENOUGH_REPLICAS
+    assert broker.txn.produce_verifier(None, 9) is None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
@@ -39,6 +40,17 @@ if TYPE_CHECKING:
 
 DYNAMIC_CONFIGS_FILE = "kemu-broker-configs.json"
 _FORMAT_VERSION = 1
+
+
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_java_int(text: str) -> int | None:
+    """Java's Integer.parseInt: an optional sign and ASCII digits within int32 (no spaces), else None."""
+    if not _JAVA_INT.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -(2**31) <= value < 2**31 else None
 
 
 class ConfigSource(IntEnum):

@@ -144,7 +144,7 @@ def _layout(broker: Broker, topic: NewTopic) -> dict[int, list[int]] | CreateOut
             if index in layout:
                 return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                             f"Found multiple manual partition assignments for partition {index}")
-            problem = _assignment_problem(brokers, live, width)
+            problem = assignment_problem(brokers, live, width)
             if problem is not None:
                 return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem)
             width = len(brokers)
@@ -166,10 +166,10 @@ def _layout(broker: Broker, topic: NewTopic) -> dict[int, list[int]] | CreateOut
         return fail(ErrorCode.INVALID_REPLICATION_FACTOR,
                     f"Unable to replicate the partition {factor} time(s): The target replication factor of "
                     f"{factor} cannot be reached because only {len(live)} broker(s) are registered.")
-    return {index: _striped(live, index, factor) for index in range(partitions)}
+    return {index: striped(live, index, factor) for index in range(partitions)}
 
 
-def _assignment_problem(brokers: list[int], live: list[int], width: int | None) -> str | None:
+def assignment_problem(brokers: list[int], live: list[int], width: int | None) -> str | None:
     if not brokers:
         return "The manual partition assignment includes an empty replica list."
     previous: int | None = None
@@ -186,7 +186,7 @@ def _assignment_problem(brokers: list[int], live: list[int], width: int | None) 
     return None
 
 
-def _striped(live: list[int], index: int, factor: int) -> list[int]:
+def striped(live: list[int], index: int, factor: int) -> list[int]:
     """Leaders rotate over the brokers, followers follow in order, as Kafka's striped placer spreads them."""
     ordered = sorted(live)
     return [ordered[(index + i) % len(ordered)] for i in range(factor)]

@@ -1,0 +1,227 @@
+"""AlterConfigs (legacy: replace a resource's whole set) and IncrementalAlterConfigs (SET, DELETE, APPEND,
+SUBTRACT per key) as a KRaft Kafka answers them: the broker's preprocessing (ConfigAdminManager), then the
+controller's (ConfigurationControlManager with ControllerConfigurationValidator). Each resource succeeds or
+fails as a whole; the checks run in Kafka's order, which decides the error a wrong request gets:
+
+1. a resource named twice: INVALID_REQUEST for both;
+2. a config key twice, or a null value (other than for DELETE): INVALID_REQUEST;
+3. per type — BROKER_LOGGER (incremental only): log levels; BROKER: this node's id or "" (the cluster
+   default), only dynamic configs, values valid, else INVALID_REQUEST; TOPIC: APPEND/SUBTRACT only on
+   LIST configs, then the resulting overrides validated (INVALID_CONFIG), then the topic must exist
+   (UNKNOWN_TOPIC_OR_PARTITION) — an invalid config on a missing topic is INVALID_CONFIG, as in Kafka.
+
+Topic changes reach the live partition logs and `kemu-topics.json`; broker changes reach the dynamic
+layers (persisted) and every topic that inherits the changed defaults.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import TYPE_CHECKING
+
+from kemu.cluster import broker_loggers, topic_configs
+from kemu.cluster.broker_configs import BROKER_CONFIGS, BrokerConfigRefused, parse_java_int, validate_dynamic
+from kemu.cluster.topic_names import invalid_name_reason
+from kemu.log.config import TOPIC_CONFIGS, InvalidConfigError, list_items
+from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.cluster.broker import Broker
+
+RESOURCE_TOPIC = 2
+RESOURCE_BROKER = 4
+RESOURCE_BROKER_LOGGER = 8
+
+
+class OpType(IntEnum):
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigChange:
+    name: str
+    op: int
+    value: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceChange:
+    resource_type: int
+    resource_name: str
+    configs: Sequence[ConfigChange]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    error: ErrorCode = ErrorCode.NONE
+    message: str | None = None
+
+
+class _Refused(Exception):
+    def __init__(self, error: ErrorCode, message: str | None) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+
+
+def alter(broker: Broker, resources: Sequence[ResourceChange], validate_only: bool,
+          incremental: bool) -> list[Outcome]:
+    """One outcome per resource, in request order."""
+    counts = Counter((r.resource_type, r.resource_name) for r in resources)
+    outcomes = []
+    for resource in resources:
+        if counts[(resource.resource_type, resource.resource_name)] > 1:
+            outcomes.append(Outcome(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."))
+            continue
+        try:
+            _alter_resource(broker, resource, validate_only, incremental)
+        except _Refused as refused:
+            outcomes.append(Outcome(refused.error, refused.message))
+        else:
+            outcomes.append(Outcome())
+    return outcomes
+
+
+def _alter_resource(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool) -> None:
+    names = [c.name for c in resource.configs]
+    if len(set(names)) != len(names):
+        raise _Refused(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    nulls = [c.name for c in resource.configs if c.value is None and not (incremental and c.op == OpType.DELETE)]
+    if nulls:
+        raise _Refused(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
+    kind = resource.resource_type
+    if kind == RESOURCE_BROKER_LOGGER and incremental:
+        _alter_loggers(broker, resource, validate_only)
+    elif kind == RESOURCE_BROKER:
+        _alter_broker(broker, resource, validate_only, incremental)
+    elif kind == RESOURCE_TOPIC:
+        _alter_topic(broker, resource, validate_only, incremental)
+    else:
+        # Legacy AlterConfigs never supported BROKER_LOGGER; kemu has no GROUP or CLIENT_METRICS resources.
+        raise _Refused(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
+
+
+def _alter_loggers(broker: Broker, resource: ResourceChange, validate_only: bool) -> None:
+    try:
+        broker_loggers.change(broker.node_id, resource.resource_name,
+                              [(c.name, c.op, c.value) for c in resource.configs], validate_only)
+    except broker_loggers.LoggerChangeRefused as refused:
+        raise _Refused(ErrorCode[refused.code_name], refused.message) from None
+
+
+def _check_op(change: ConfigChange) -> OpType:
+    if change.op not in OpType._value2member_map_:
+        raise _Refused(ErrorCode.INVALID_REQUEST, f"Unknown operations type {change.op}")
+    return OpType(change.op)
+
+
+def _alter_broker(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool) -> None:
+    name = resource.resource_name
+    if name:
+        requested = parse_java_int(name)
+        if requested is None:
+            raise _Refused(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}")
+        if requested != broker.node_id:
+            raise _Refused(ErrorCode.INVALID_REQUEST,
+                           f"Unexpected broker id, expected {broker.node_id}, but received {name}")
+    if incremental:
+        values = dict(broker.dynamic_configs.layer(name))
+        for change in resource.configs:
+            op = _check_op(change)
+            _apply_broker_op(values, op, change)
+    else:
+        values = {c.name: c.value for c in resource.configs if c.value is not None}
+    try:
+        validate_dynamic(values)
+    except BrokerConfigRefused as refused:
+        raise _Refused(ErrorCode.INVALID_REQUEST, str(refused)) from None
+    if not validate_only:
+        broker.dynamic_configs.replace(name, values)
+        topic_configs.apply_broker_log_defaults(broker)
+
+
+def _apply_broker_op(values: dict[str, str], op: OpType, change: ConfigChange) -> None:
+    """ConfigAdminManager.prepareIncrementalConfigs."""
+    if op == OpType.SET:
+        values[change.name] = change.value or ""
+        return
+    if op == OpType.DELETE:
+        values.pop(change.name, None)
+        return
+    key = BROKER_CONFIGS.get(change.name)
+    if key is None:
+        # Kafka looks the key up in a Scala map that throws for a name it does not know.
+        raise _Refused(ErrorCode.UNKNOWN_SERVER_ERROR, None)
+    if key.type != "LIST":
+        verb = "append" if op == OpType.APPEND else "subtract"
+        raise _Refused(ErrorCode.INVALID_CONFIG, f"Config value {verb} is not allowed for config key: {change.name}")
+    current = values.get(change.name, key.default or "")
+    old = _java_split(current) if current else []
+    wanted = _java_split(change.value or "")
+    if op == OpType.APPEND:
+        values[change.name] = ",".join(old + [item for item in wanted if item not in old])
+    else:
+        values[change.name] = ",".join(item for item in old if item not in wanted)
+
+
+def _alter_topic(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool) -> None:
+    name = resource.resource_name
+    topic = broker.topics.get(name)
+    if incremental:
+        configs = dict(topic.configs) if topic is not None else {}
+        for change in resource.configs:
+            _apply_topic_op(configs, _check_op(change), change)
+    else:
+        configs = {c.name: c.value for c in resource.configs if c.value is not None}
+    # ControllerConfigurationValidator, then the existence check.
+    if not name:
+        raise _Refused(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
+    reason = invalid_name_reason(name)
+    if reason is not None:
+        raise _Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
+    try:
+        topic_configs.validate(configs)
+    except InvalidConfigError as exc:
+        raise _Refused(ErrorCode.INVALID_CONFIG, str(exc)) from None
+    if topic is None:
+        raise _Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+    if not validate_only:
+        topic.configs = configs
+        broker.storage.reconfigure(topic)
+        broker.storage.save(broker.topics)
+
+
+def _apply_topic_op(configs: dict[str, str], op: OpType, change: ConfigChange) -> None:
+    """ConfigurationControlManager.incrementalAlterConfigResource for one key."""
+    if op == OpType.SET:
+        configs[change.name] = change.value or ""
+    elif op == OpType.DELETE:
+        configs.pop(change.name, None)
+    else:
+        key = TOPIC_CONFIGS.get(change.name)
+        if key is None or key.type != "LIST":
+            raise _Refused(ErrorCode.INVALID_CONFIG,
+                           f"Can't {op.name} to key {change.name} because its type is not LIST.")
+        parts = list_items(configs.get(change.name, key.default_string))
+        for item in _java_split(change.value or ""):
+            if op == OpType.APPEND and item not in parts:
+                parts.append(item)
+            elif op == OpType.SUBTRACT and item in parts:
+                parts.remove(item)
+        configs[change.name] = ",".join(parts)
+
+
+def _java_split(text: str) -> list[str]:
+    """Java's String.split(","): trailing empty items dropped, a text without commas kept whole."""
+    if "," not in text:
+        return [text]
+    parts = text.split(",")
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts

@@ -1,0 +1,107 @@
+"""Adding partitions to existing topics (CreatePartitions), with the checks and messages of Kafka's KRaft
+controller (ReplicationControlManager.createPartitions).
+
+A topic can only grow: the same count is "Topic already has N partition(s).", fewer is "The topic T
+currently has N partition(s); M would not be an increase." (both INVALID_PARTITIONS). Manual assignments
+give one replica list per added partition, each as wide as the topic's existing partitions, naming live
+brokers once each (INVALID_REPLICA_ASSIGNMENT). Like the controller's bounded record list, one request
+adds at most 10000 partitions; a topic that would go past that fails with UNKNOWN_SERVER_ERROR.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kemu.cluster.topic_admin import assignment_problem, striped
+from kemu.cluster.topics import Partition
+from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.cluster.broker import Broker
+    from kemu.cluster.topics import Topic
+
+MAX_RECORDS_PER_USER_OP = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class NewPartitions:
+    name: str
+    count: int
+    assignments: Sequence[Sequence[int]] | None = None  # one broker list per added partition; None: placed
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionsOutcome:
+    name: str
+    error: ErrorCode = ErrorCode.NONE
+    message: str | None = None
+
+
+class _Refused(Exception):
+    def __init__(self, error: ErrorCode, message: str | None = None) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+
+
+def create_partitions(broker: Broker, requested: Sequence[NewPartitions], validate_only: bool) -> list[PartitionsOutcome]:
+    """Duplicate names first (INVALID_REQUEST, as ControllerApis answers them), then each topic in turn."""
+    names = [r.name for r in requested]
+    duplicates = list(dict.fromkeys(name for name in names if names.count(name) > 1))
+    outcomes = [PartitionsOutcome(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name.") for name in duplicates]
+    budget = MAX_RECORDS_PER_USER_OP
+    changed = False
+    for request in requested:
+        if request.name in duplicates:
+            continue
+        try:
+            topic, layout = _plan(broker, request)
+            if len(layout) > budget:
+                raise _Refused(ErrorCode.UNKNOWN_SERVER_ERROR)
+        except _Refused as refused:
+            outcomes.append(PartitionsOutcome(request.name, refused.error, refused.message))
+            continue
+        budget -= len(layout)
+        if not validate_only:
+            _add(broker, topic, layout)
+            changed = True
+        outcomes.append(PartitionsOutcome(request.name))
+    if changed:
+        broker.storage.save(broker.topics)
+    return outcomes
+
+
+def _plan(broker: Broker, request: NewPartitions) -> tuple[Topic, list[list[int]]]:
+    """The topic and the replica lists of the partitions to add, or why there can be none."""
+    topic = broker.topics.get(request.name)
+    if topic is None:
+        raise _Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    current = len(topic.partitions)
+    if request.count == current:
+        raise _Refused(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
+    if request.count < current:
+        raise _Refused(ErrorCode.INVALID_PARTITIONS, f"The topic {topic.name} currently has {current} partition(s); "
+                                                     f"{request.count} would not be an increase.")
+    additional = request.count - current
+    live = broker.live_broker_ids()
+    factor = topic.replication_factor
+    if request.assignments is None:
+        return topic, [striped(live, index, factor) for index in range(current, request.count)]
+    if additional != len(request.assignments):
+        raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                       f"Attempted to add {additional} additional partition(s), but only "
+                       f"{len(request.assignments)} assignment(s) were specified.")
+    for brokers in request.assignments:
+        problem = assignment_problem(list(brokers), live, factor)
+        if problem is not None:
+            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem)
+    return topic, [list(brokers) for brokers in request.assignments]
+
+
+def _add(broker: Broker, topic: Topic, layout: list[list[int]]) -> None:
+    for replicas in layout:
+        partition = Partition(topic.name, len(topic.partitions), list(replicas), list(replicas), replicas[0])
+        broker.storage.open_partition(topic, partition)
+        topic.partitions.append(partition)

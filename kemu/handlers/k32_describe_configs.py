@@ -1,0 +1,129 @@
+"""DescribeConfigs (key 32), versions 0-4.
+
+v0 reports `is_default` (kemu: the value comes from Kafka's default); v1 adds `include_synonyms` and each
+config's source and synonyms; v2 is v1; v3 adds `include_documentation` and each config's type and
+documentation (kemu's are one line); v4 is flexible.
+
+Resources, as Kafka's ConfigHelper answers them:
+- TOPIC (2): every topic config with its value in force; the source is the first synonym's — the topic's
+  override (DYNAMIC_TOPIC_CONFIG), then the broker synonym's dynamic, static and default layers. An illegal
+  name is INVALID_TOPIC_EXCEPTION; a missing topic UNKNOWN_TOPIC_OR_PARTITION.
+- BROKER (4): named by this node's id, every broker config kemu knows (see kemu.cluster.broker_configs);
+  named "", only the dynamic cluster-wide defaults that are set. Another id, or a name that is not a
+  number, is INVALID_REQUEST with Kafka's message.
+- BROKER_LOGGER (8): the log levels of `root` and the `kemu` loggers; the name must be this node's id.
+- GROUP (32) and CLIENT_METRICS (16), which Kafka 4 has, are not kept by kemu: that resource alone gets
+  INVALID_REQUEST. A resource type Kafka does not know fails the whole request, as in Kafka.
+
+`configuration_keys` (null or empty: all) keeps only the named configs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster import broker_configs, broker_loggers, topic_configs
+from kemu.cluster.broker_configs import CONFIG_TYPE_IDS, ConfigEntry, ConfigSource, parse_java_int
+from kemu.cluster.config_admin import RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC
+from kemu.cluster.errors import ApiError
+from kemu.cluster.topic_names import invalid_name_reason
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 32
+
+RESOURCE_CLIENT_METRICS = 16
+RESOURCE_GROUP = 32
+_NOT_KEPT = {RESOURCE_CLIENT_METRICS: "CLIENT_METRICS", RESOURCE_GROUP: "GROUP"}
+_KNOWN = {RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, *_NOT_KEPT}
+
+
+class _Refused(Exception):
+    def __init__(self, error: ErrorCode, message: str | None) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    for resource in body["resources"]:
+        if resource["resource_type"] not in _KNOWN:
+            # Kafka throws while sorting resources for authorization: the whole request fails.
+            raise ApiError(ErrorCode.INVALID_REQUEST)
+    results = []
+    for resource in body["resources"]:
+        result = {"resource_type": resource["resource_type"], "resource_name": resource["resource_name"]}
+        try:
+            entries = _describe(ctx, resource["resource_type"], resource["resource_name"],
+                                body["include_synonyms"], body["include_documentation"])
+        except _Refused as refused:
+            result.update(error_code=int(refused.error), error_message=refused.message, configs=[])
+        else:
+            if entries is None:
+                result.update(error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), configs=[])
+            else:
+                wanted = resource["configuration_keys"]
+                if wanted:
+                    entries = [entry for entry in entries if entry.name in wanted]
+                result.update(error_code=0, configs=[_config(entry) for entry in entries])
+        results.append(result)
+    return {"throttle_time_ms": 0, "results": results}
+
+
+def _describe(ctx: RequestContext, kind: int, name: str, synonyms: bool, documentation: bool) -> list[ConfigEntry] | None:
+    broker = ctx.broker
+    if kind == RESOURCE_TOPIC:
+        reason = invalid_name_reason(name)
+        if reason is not None:
+            raise _Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
+        topic = broker.topics.get(name)
+        if topic is None:
+            return None
+        return topic_configs.describe(topic.configs, broker_configs.current_layers(broker), synonyms, documentation)
+    if kind == RESOURCE_BROKER:
+        if name == "":
+            return broker_configs.describe(broker_configs.current_layers(broker), True, synonyms, documentation)
+        if _broker_id(name) != broker.node_id:
+            raise _Refused(ErrorCode.INVALID_REQUEST,
+                           f"Unexpected broker id, expected {broker.node_id} or empty string, but received {name}")
+        return broker_configs.describe(broker_configs.current_layers(broker), False, synonyms, documentation)
+    if kind == RESOURCE_BROKER_LOGGER:
+        if name == "":
+            raise _Refused(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
+        if _broker_id(name) != broker.node_id:
+            raise _Refused(ErrorCode.INVALID_REQUEST,
+                           f"Unexpected broker id, expected {broker.node_id} but received {name}")
+        return [ConfigEntry(logger, level, ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG)
+                for logger, level in broker_loggers.loggers().items()]
+    raise _Refused(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {_NOT_KEPT[kind]}")
+
+
+def _broker_id(name: str) -> int:
+    found = parse_java_int(name)
+    if found is None:
+        raise _Refused(ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
+    return found
+
+
+def _config(entry: ConfigEntry) -> dict[str, Any]:
+    return {
+        "name": entry.name,
+        "value": entry.value,
+        "read_only": entry.read_only,
+        "is_default": entry.source == ConfigSource.DEFAULT_CONFIG,
+        "config_source": int(entry.source),
+        "is_sensitive": entry.is_sensitive,
+        "synonyms": [{"name": s.name, "value": s.value, "source": int(s.source)} for s in entry.synonyms],
+        "config_type": CONFIG_TYPE_IDS[entry.config_type],
+        "documentation": entry.documentation,
+    }
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """Kafka's DescribeConfigsRequest.getErrorResponse: every resource gets the error's default message."""
+    return {"throttle_time_ms": 0,
+            "results": [{"error_code": int(code), "error_message": code.message, "resource_type": r["resource_type"],
+                         "resource_name": r["resource_name"], "configs": []}
+                        for r in request.body["resources"]]}

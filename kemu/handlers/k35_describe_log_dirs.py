@@ -1,0 +1,50 @@
+"""DescribeLogDirs (key 35), versions 0-4.
+
+v1 is v0 on the wire (the response may come before throttling); v2 is flexible; v3 adds the top-level
+error code; v4 each log directory's total and usable bytes (from the filesystem, as Kafka's FileStore).
+
+kemu has one log directory, its data directory, reported by its absolute path as `log.dirs` names it.
+Each hosted partition (internal topics included) reports its segments' size, an offset lag of
+max(high watermark - log end offset, 0) — 0 for a leader, as in Kafka — and is_future_key false (kemu
+never moves replicas between directories). A null topic list asks for every partition; a requested
+partition the broker does not host is left out, and a topic left with none is omitted, as in Kafka.
+"""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any
+
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+
+KEY = 35
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    broker = ctx.broker
+    requested = request.body["topics"]
+    wanted = None if requested is None else {(t["topic"], p) for t in requested for p in t["partitions"]}
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for log in broker.storage.log_dir:
+        if wanted is not None and (log.topic, log.partition) not in wanted:
+            continue
+        by_topic.setdefault(log.topic, []).append({
+            "partition_index": log.partition,
+            "partition_size": log.size_in_bytes,
+            "offset_lag": max(log.high_watermark - log.log_end_offset, 0),
+            "is_future_key": False,
+        })
+    usage = shutil.disk_usage(broker.data_dir)
+    return {
+        "throttle_time_ms": 0,
+        "error_code": 0,
+        "results": [{
+            "error_code": 0,
+            "log_dir": str(broker.data_dir.resolve()),
+            "topics": [{"name": name, "partitions": sorted(partitions, key=lambda p: p["partition_index"])}
+                       for name, partitions in sorted(by_topic.items())],
+            "total_bytes": usage.total,
+            "usable_bytes": usage.free,
+        }],
+    }

@@ -1,0 +1,39 @@
+"""CreatePartitions (key 37), versions 0-3.
+
+v1 is v0 on the wire (the response may come before throttling); v2 is flexible; v3 may answer
+THROTTLING_QUOTA_EXCEEDED (KIP-599; kemu never throttles). `count` is the topic's new total; null
+`assignments` let the broker place the new partitions. The new partitions get their logs at once and show
+in the next Metadata; `validate_only` checks without adding; `timeout_ms` is moot (creation completes
+before the response). Checks and messages: kemu.cluster.partition_admin (Kafka's KRaft controller).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.partition_admin import NewPartitions, create_partitions
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 37
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    wanted = [
+        NewPartitions(t["name"], t["count"],
+                      None if t["assignments"] is None else [list(a["broker_ids"]) for a in t["assignments"]])
+        for t in body["topics"]
+    ]
+    outcomes = create_partitions(ctx.broker, wanted, body["validate_only"])
+    return {"throttle_time_ms": 0, "results": [
+        {"name": o.name, "error_code": int(o.error), "error_message": o.message} for o in outcomes
+    ]}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """Kafka's CreatePartitionsRequest.getErrorResponse: the same error for every topic."""
+    return {"throttle_time_ms": 0, "results": [
+        {"name": t["name"], "error_code": int(code), "error_message": message} for t in request.body["topics"]
+    ]}

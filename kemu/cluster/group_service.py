@@ -357,7 +357,7 @@ def _group_of(record: CoordinatorRecord) -> str:
 
 def _write_error(error: Exception) -> ErrorCode:
     """The error a failed coordinator write answers with (Kafka's CoordinatorRuntime normalisation)."""
-    code = getattr(error, "code", ErrorCode.UNKNOWN_SERVER_ERROR)
+    code: ErrorCode = getattr(error, "code", ErrorCode.UNKNOWN_SERVER_ERROR)
     if code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
                 ErrorCode.REQUEST_TIMED_OUT, ErrorCode.KAFKA_STORAGE_ERROR):
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
@@ -365,7 +365,7 @@ def _write_error(error: Exception) -> ErrorCode:
         return ErrorCode.NOT_COORDINATOR
     if code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
         return ErrorCode.UNKNOWN_SERVER_ERROR
-    return ErrorCode(code)
+    return code
 
 
 # ---- helpers for the handlers ---------------------------------------------------------------------------

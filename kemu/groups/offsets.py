@@ -110,12 +110,9 @@ class OffsetStore:
         """Apply or drop the producer's staged offsets: all of them, or only those of the `groups` selected
         (a marker lands on one __consumer_offsets partition and decides only the groups placed there)."""
         pending = self._pending.get(producer_id, {})
-        if groups is None:
-            staged = pending
-        else:
-            staged = {group: pending[group] for group in list(pending) if groups(group)}
+        staged = {group: topics for group, topics in pending.items() if groups is None or groups(group)}
         for group in staged:
-            pending.pop(group)
+            del pending[group]
         if not pending:
             self._pending.pop(producer_id, None)
         if not commit:

@@ -44,7 +44,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         return _single_group_error(request, error)
     response = service.run(lambda coordinator: coordinator.offset_fetch(body, context))
     if version < FIRST_TOP_LEVEL_ERROR_VERSION and response["error_code"] != ErrorCode.NONE:
-        return _single_group_error(request, ErrorCode(response["error_code"]))
+        return _single_group_error(request, response["error_code"])
     return {"throttle_time_ms": 0, **response}
 
 

@@ -29,7 +29,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     context = core_context(request.version, ctx.client_id, ctx.client.host)
     response = service.run(lambda coordinator: coordinator.offset_delete({**body, "topics": known}, context))
     if response["error_code"] != ErrorCode.NONE:
-        return _error(ErrorCode(response["error_code"]))
+        return _error(response["error_code"])
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "topics": merge_topics(unknown, response["topics"])}
 
 

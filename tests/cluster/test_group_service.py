@@ -171,10 +171,10 @@ def test_state_survives_a_restart(tmp_path: Path, clock: VirtualClock) -> None:
     again = open_broker(tmp_path, clock)
     try:
         assert {g: committed(again, g, "t", 3) for g in ("a", "b", "c")} == {"a": 30, "b": 30, "c": 30}
-        group = again.groups.coordinator.group("classic")
-        assert isinstance(group, ClassicGroup) and group.is_in_state(ClassicGroupState.STABLE)
-        assert group.generation_id == joined["generation_id"]
-        [member] = group.members.values()
+        classic = again.groups.coordinator.group("classic")
+        assert isinstance(classic, ClassicGroup) and classic.is_in_state(ClassicGroupState.STABLE)
+        assert classic.generation_id == joined["generation_id"]
+        [member] = classic.members.values()
         assert (member.member_id, member.group_instance_id, member.assignment) == (
             joined["member_id"], "static-1", b"everything")
         # New writes continue the log after what was replayed.

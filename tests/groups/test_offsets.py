@@ -366,6 +366,20 @@ def test_transactional_offsets_stay_invisible_until_the_commit_marker() -> None:
         ("t", 0): (5, -1, "", ErrorCode.NONE), ("t", 1): (6, -1, "", ErrorCode.NONE)}
 
 
+def test_a_marker_can_complete_only_some_groups_of_the_producer() -> None:
+    """A marker lands on one __consumer_offsets partition: it decides the groups placed there, no others."""
+    h = Harness()
+    h.coordinator.stage_txn_offsets(9, 1, "a", [CommitOffset("t", 0, 10)])
+    h.coordinator.stage_txn_offsets(9, 1, "b", [CommitOffset("t", 0, 20)])
+    h.coordinator.complete_txn(9, committed=True, groups=lambda group_id: group_id == "a")
+    assert h.coordinator.committed_offset("a", "t", 0) is not None
+    assert h.coordinator.committed_offset("b", "t", 0) is None
+    assert h.coordinator.has_pending_txn_offsets("b", "t", 0)
+    h.coordinator.complete_txn(9, committed=False, groups=lambda group_id: group_id == "b")
+    assert not h.coordinator.has_pending_txn_offsets("b", "t", 0)
+    assert h.coordinator.committed_offset("b", "t", 0) is None
+
+
 def test_aborted_transactional_offsets_are_dropped() -> None:
     h = Harness()
     h.coordinator.stage_txn_offsets(9, 1, "g", [CommitOffset("t", 0, 100, 4, "m")])

@@ -1,0 +1,80 @@
+"""FindCoordinator through a real socket: every version, group and transaction keys, batching, errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from kemu.cluster.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
+from tests.handlers.group_wire import FIND_COORDINATOR, find_coordinator, group_broker
+from tests.server.broker_thread import BrokerThread
+from tests.server.kafka_socket import KafkaSocket
+
+KEY = FIND_COORDINATOR
+COORDINATOR_NOT_AVAILABLE, INVALID_REQUEST = 15, 42
+
+
+@pytest.fixture
+def broker() -> Iterator[BrokerThread]:
+    with group_broker() as running:
+        yield running
+
+
+@pytest.fixture
+def conn(broker: BrokerThread) -> Iterator[KafkaSocket]:
+    with KafkaSocket(broker.address) as connection:
+        yield connection
+
+
+@pytest.mark.parametrize("version", range(4))
+def test_group_coordinator_single_key(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+    assert GROUP_METADATA_TOPIC not in broker.broker.topics
+    body = find_coordinator(conn, "my-group", version=version)
+    assert (body["error_code"], body["node_id"], body["host"], body["port"]) == (0, 1, "127.0.0.1", broker.port)
+    # Kafka puts Errors.NONE.message() there: the enum's name.
+    if version >= 1:
+        assert body["error_message"] == "NONE"
+    topic = broker.broker.topics.get(GROUP_METADATA_TOPIC)
+    assert topic is not None and len(topic.partitions) == 5 and topic.is_internal
+
+
+@pytest.mark.parametrize("version", range(4, 7))
+def test_batched_keys_of_both_kinds(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+    for key_type, topic_name in ((0, GROUP_METADATA_TOPIC), (1, TRANSACTION_STATE_TOPIC)):
+        body = conn.request(KEY, version, {"key_type": key_type, "coordinator_keys": ["a", "b", ""]})
+        assert [(c["key"], c["error_code"], c["node_id"], c["host"], c["port"], c["error_message"])
+                for c in body["coordinators"]] == [(k, 0, 1, "127.0.0.1", broker.port, None) for k in ("a", "b", "")]
+        assert topic_name in broker.broker.topics
+
+
+@pytest.mark.parametrize("version", range(1, 4))
+def test_transaction_coordinator_creates_the_transaction_state_topic(broker: BrokerThread, conn: KafkaSocket,
+                                                                     version: int) -> None:
+    body = find_coordinator(conn, "my-transactional-id", key_type=1, version=version)
+    assert (body["error_code"], body["node_id"]) == (0, 1)
+    topic = broker.broker.topics.get(TRANSACTION_STATE_TOPIC)
+    assert topic is not None and len(topic.partitions) == 50
+    assert GROUP_METADATA_TOPIC not in broker.broker.topics
+
+
+def test_share_key_type(conn: KafkaSocket) -> None:
+    below = conn.request(KEY, 5, {"key_type": 2, "coordinator_keys": ["g:topic:0"]})
+    assert [(c["error_code"], c["node_id"], c["host"], c["port"]) for c in below["coordinators"]] == [
+        (INVALID_REQUEST, -1, "", -1)]
+    at_six = conn.request(KEY, 6, {"key_type": 2, "coordinator_keys": ["g:topic:0"]})
+    assert [c["error_code"] for c in at_six["coordinators"]] == [COORDINATOR_NOT_AVAILABLE]
+    single = conn.request(KEY, 3, {"key": "g", "key_type": 2})
+    assert (single["error_code"], single["node_id"], single["host"], single["port"]) == (INVALID_REQUEST, -1, "", -1)
+    assert single["error_message"].startswith("This most likely occurs because of a request being malformed")
+
+
+@pytest.mark.parametrize("version", [1, 3, 4, 6])
+def test_unknown_key_type_refuses_the_request(conn: KafkaSocket, version: int) -> None:
+    body = find_coordinator(conn, "g", key_type=7, version=version)
+    if version >= 4:
+        assert [(c["key"], c["error_code"], c["node_id"]) for c in body["coordinators"]] == [("g", INVALID_REQUEST, -1)]
+    else:
+        assert (body["error_code"], body["node_id"], body["host"], body["port"]) == (INVALID_REQUEST, -1, "", -1)
+    # The connection stays usable.
+    assert find_coordinator(conn, "g", version=3)["error_code"] == 0

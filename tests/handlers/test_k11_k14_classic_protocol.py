@@ -1,0 +1,195 @@
+"""JoinGroup, SyncGroup, Heartbeat and LeaveGroup through real sockets: every version, the waits, the errors."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.handlers.group_wire import (
+    DESCRIBE,
+    HEARTBEAT,
+    JOIN,
+    LEAVE,
+    SYNC,
+    find_coordinator,
+    group_broker,
+    heartbeat_body,
+    join,
+    join_body,
+    stable_single_member_group,
+    sync_body,
+)
+from tests.server.broker_thread import BrokerThread
+from tests.server.kafka_socket import KafkaSocket
+
+NOT_COORDINATOR, ILLEGAL_GENERATION, INCONSISTENT_GROUP_PROTOCOL = 16, 22, 23
+UNKNOWN_MEMBER_ID, INVALID_SESSION_TIMEOUT, REBALANCE_IN_PROGRESS = 25, 26, 27
+MEMBER_ID_REQUIRED, FENCED_INSTANCE_ID = 79, 82
+
+
+@pytest.fixture
+def broker() -> Iterator[BrokerThread]:
+    with group_broker() as running:
+        yield running
+
+
+@pytest.fixture
+def conn(broker: BrokerThread) -> Iterator[KafkaSocket]:
+    with KafkaSocket(broker.address) as connection:
+        assert find_coordinator(connection, "g")["error_code"] == 0
+        yield connection
+
+
+def test_not_coordinator_before_the_offsets_topic_exists(broker: BrokerThread) -> None:
+    with KafkaSocket(broker.address) as conn:
+        assert conn.request(JOIN, 9, join_body("g"))["error_code"] == NOT_COORDINATOR
+        assert conn.request(HEARTBEAT, 4, heartbeat_body("g", "m", 1))["error_code"] == NOT_COORDINATOR
+        assert conn.request(SYNC, 5, sync_body("g", "m", 1))["error_code"] == NOT_COORDINATOR
+        assert conn.request(LEAVE, 5, {"group_id": "g", "members": []})["error_code"] == NOT_COORDINATOR
+
+
+@pytest.mark.parametrize("version", range(10))
+def test_single_member_join_and_sync_every_version(conn: KafkaSocket, version: int) -> None:
+    group = f"g{version}"
+    first = conn.request(JOIN, version, join_body(group))
+    if version >= 4:
+        # KIP-394: a new member first gets its id, and must come back with it.
+        assert first["error_code"] == MEMBER_ID_REQUIRED
+        assert first["member_id"].startswith("kemu-tests-")
+        joined = conn.request(JOIN, version, join_body(group, first["member_id"]))
+    else:
+        joined = first
+    assert joined["error_code"] == 0
+    assert joined["generation_id"] == 1
+    assert joined["leader"] == joined["member_id"]
+    assert joined["protocol_name"] == "range"
+    assert joined["protocol_type"] == ("consumer" if version >= 7 else None)
+    assert [(m["member_id"], m["metadata"]) for m in joined["members"]] == [(joined["member_id"], b"meta")]
+
+    sync_version = min(version, 5)
+    synced = conn.request(SYNC, sync_version, sync_body(group, joined["member_id"], 1, {joined["member_id"]: b"asg"}))
+    assert (synced["error_code"], synced["assignment"]) == (0, b"asg")
+    if sync_version >= 5:
+        assert (synced["protocol_type"], synced["protocol_name"]) == ("consumer", "range")
+
+
+def test_invalid_session_timeout(conn: KafkaSocket) -> None:
+    answer = conn.request(JOIN, 9, join_body("g", session_timeout_ms=10))
+    assert answer["error_code"] == INVALID_SESSION_TIMEOUT
+
+
+def test_two_members_on_one_connection_join_the_same_generation(broker: BrokerThread) -> None:
+    """The first JoinGroup waits detached, so the connection's next request (the second member's join)
+    reaches the coordinator; without that the second join would wait for the first."""
+    with group_broker(group_initial_rebalance_delay_ms=300) as slow, KafkaSocket(slow.address) as conn:
+        find_coordinator(conn, "g")
+        conn.send(JOIN, 3, join_body("g"))
+        conn.send(JOIN, 3, join_body("g"))
+        _, first = conn.receive(JOIN, 3)
+        _, second = conn.receive(JOIN, 3)
+        assert first["error_code"] == second["error_code"] == 0
+        assert first["generation_id"] == second["generation_id"] == 1
+        leader = first if first["member_id"] == first["leader"] else second
+        follower = second if leader is first else first
+        assert len(leader["members"]) == 2 and follower["members"] == []
+
+        # The follower's SyncGroup waits for the leader's, which brings the assignment.
+        conn.send(SYNC, 3, sync_body("g", follower["member_id"], 1))
+        conn.send(SYNC, 3, sync_body("g", leader["member_id"], 1,
+                                     {leader["member_id"]: b"L", follower["member_id"]: b"F"}))
+        _, follower_sync = conn.receive(SYNC, 3)
+        _, leader_sync = conn.receive(SYNC, 3)
+        assert (follower_sync["error_code"], follower_sync["assignment"]) == (0, b"F")
+        assert (leader_sync["error_code"], leader_sync["assignment"]) == (0, b"L")
+
+
+def test_heartbeat_errors(conn: KafkaSocket) -> None:
+    joined = stable_single_member_group(conn, "g")
+    member = joined["member_id"]
+    for version in range(5):
+        assert conn.request(HEARTBEAT, version, heartbeat_body("g", member, 1))["error_code"] == 0
+        assert conn.request(HEARTBEAT, version, heartbeat_body("g", member, 7))["error_code"] == ILLEGAL_GENERATION
+        assert conn.request(HEARTBEAT, version, heartbeat_body("g", "ghost", 1))["error_code"] == UNKNOWN_MEMBER_ID
+    # Another member arrives: the group rebalances and the first member learns it from its heartbeat.
+    with KafkaSocket(conn.sock.getpeername()) as other:
+        other.send(JOIN, 3, join_body("g"))
+        wait_for_state(conn, "g", "PreparingRebalance")
+        assert conn.request(HEARTBEAT, 4, heartbeat_body("g", member, 1))["error_code"] == REBALANCE_IN_PROGRESS
+        rejoined = conn.request(JOIN, 9, join_body("g", member))
+        _, newcomer = other.receive(JOIN, 3)
+        assert rejoined["generation_id"] == newcomer["generation_id"] == 2
+
+
+def wait_for_state(conn: KafkaSocket, group: str, state: str) -> None:
+    deadline = time.monotonic() + 10
+    while conn.request(DESCRIBE, 5, {"groups": [group]})["groups"][0]["group_state"] != state:
+        assert time.monotonic() < deadline, f"{group} never reached {state}"
+        time.sleep(0.01)
+
+
+def test_sync_group_v5_needs_protocol_type_and_name(conn: KafkaSocket) -> None:
+    joined = join(conn, "g")
+    answer = conn.request(SYNC, 5, sync_body("g", joined["member_id"], 1, protocol_name=None))
+    assert answer["error_code"] == INCONSISTENT_GROUP_PROTOCOL
+    answer = conn.request(SYNC, 4, sync_body("g", joined["member_id"], 1, {joined["member_id"]: b"x"},
+                                             protocol_name=None))
+    assert answer["error_code"] == 0
+
+
+@pytest.mark.parametrize("version", range(3))
+def test_leave_group_single_member_versions(conn: KafkaSocket, version: int) -> None:
+    joined = stable_single_member_group(conn, "g")
+    answer = conn.request(LEAVE, version, {"group_id": "g", "member_id": joined["member_id"]})
+    assert answer["error_code"] == 0
+    assert conn.request(LEAVE, version, {"group_id": "g", "member_id": joined["member_id"]})["error_code"] == \
+        UNKNOWN_MEMBER_ID
+    [described] = conn.request(DESCRIBE, 5, {"groups": ["g"]})["groups"]
+    assert (described["group_state"], described["members"]) == ("Empty", [])
+
+
+@pytest.mark.parametrize("version", range(3, 6))
+def test_leave_group_batched_members(conn: KafkaSocket, version: int) -> None:
+    # The second join rebalances; the static member does not rejoin, and stays (static members leave only
+    # by their session timeout or a LeaveGroup), so a short rebalance timeout ends the wait.
+    static = join(conn, "g", instance_id="instance-1", session_timeout_ms=30_000, rebalance_timeout_ms=300)
+    dynamic = join(conn, "g", session_timeout_ms=30_000, rebalance_timeout_ms=300)
+    answer = conn.request(LEAVE, version, {"group_id": "g", "members": [
+        {"member_id": dynamic["member_id"], "group_instance_id": None, "reason": "bye"},
+        {"member_id": "", "group_instance_id": "instance-1", "reason": None},
+        {"member_id": "ghost", "group_instance_id": None, "reason": None},
+    ]})
+    assert answer["error_code"] == 0
+    assert [(m["member_id"], m["group_instance_id"], m["error_code"]) for m in answer["members"]] == [
+        (dynamic["member_id"], None, 0), ("", "instance-1", 0), ("ghost", None, UNKNOWN_MEMBER_ID)]
+    assert static["member_id"].startswith("instance-1-")
+
+
+def test_static_member_rejoins_without_a_rebalance_and_fences_the_old_id(conn: KafkaSocket) -> None:
+    first = join(conn, "g", instance_id="i1")
+    conn.request(SYNC, 5, sync_body("g", first["member_id"], 1, {first["member_id"]: b"mine"}, instance_id="i1"))
+    again = conn.request(JOIN, 9, join_body("g", instance_id="i1"))
+    assert again["error_code"] == 0
+    assert again["generation_id"] == 1 and again["member_id"] != first["member_id"]
+    synced = conn.request(SYNC, 5, sync_body("g", again["member_id"], 1, instance_id="i1"))
+    assert (synced["error_code"], synced["assignment"]) == (0, b"mine")
+    stale = conn.request(HEARTBEAT, 4, heartbeat_body("g", first["member_id"], 1, "i1"))
+    assert stale["error_code"] == FENCED_INSTANCE_ID
+
+
+def test_session_timeout_removes_a_silent_member_on_the_brokers_clock() -> None:
+    with group_broker(group_min_session_timeout_ms=100) as broker, KafkaSocket(broker.address) as conn:
+        find_coordinator(conn, "g")
+        joined = join(conn, "g", session_timeout_ms=300)
+        conn.request(SYNC, 5, sync_body("g", joined["member_id"], 1, {joined["member_id"]: b"x"}))
+        deadline = time.monotonic() + 10
+        while True:
+            [described] = conn.request(DESCRIBE, 5, {"groups": ["g"]})["groups"]
+            if not described["members"]:
+                break
+            assert time.monotonic() < deadline, "the member was never removed"
+            time.sleep(0.02)
+        assert described["group_state"] == "Empty"
+        answer = conn.request(HEARTBEAT, 4, heartbeat_body("g", joined["member_id"], 1))
+        assert answer["error_code"] == UNKNOWN_MEMBER_ID

@@ -39,6 +39,9 @@ class Storage:
     def open_partition(self, topic: Topic, partition: Partition) -> TransactionalPartition:
         plog = self.log_dir.open(topic.name, partition.index, self.log_config(topic), topic_id=topic.topic_id)
         plog.leader_epoch = partition.leader_epoch
+        # As Partition.makeLeader does: the leader's epoch starts at the log end even before any append,
+        # so OffsetForLeaderEpoch and ListOffsets know it on an empty partition too.
+        plog.epoch_cache.assign(partition.leader_epoch, plog.log_end_offset)
         partition.log = TransactionalPartition(plog)
         return partition.log
 

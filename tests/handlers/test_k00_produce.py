@@ -1,0 +1,177 @@
+"""Produce through a real socket: every version, acks, Kafka's per-partition errors and their fields."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from kemu.wire import codec
+from kemu.wire.compression import CompressionType
+from kemu.wire.records import NewRecord, build_batch
+from tests.handlers.data_plane import (
+    FETCH,
+    PRODUCE,
+    batch,
+    create_topic,
+    fetch_body,
+    fetch_partitions,
+    produce,
+    produce_body,
+    values_of,
+)
+from tests.server.broker_thread import BrokerThread
+from tests.server.kafka_socket import KafkaSocket
+
+METADATA = 3
+
+
+@pytest.mark.parametrize("version", range(3, 12))
+def test_every_version_appends_and_answers(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+    create_topic(conn, "t")
+    first = produce(conn, "t", batch(b"a", b"b"), version=version)
+    second = produce(conn, "t", batch(b"c"), version=version)
+    assert (first["error_code"], first["base_offset"], second["base_offset"]) == (0, 0, 2)
+    assert second["log_append_time_ms"] == -1
+    assert second["log_start_offset"] == (0 if version >= 5 else -1)  # absent before v5: the default
+    assert second["record_errors"] == [] and second["error_message"] is None
+    assert broker.broker.partition_log("t", 0).log.log_end_offset == 3  # type: ignore[union-attr]
+
+
+def test_versions_kafka_4_removed_are_refused(broker: BrokerThread, conn: KafkaSocket) -> None:
+    conn.send(PRODUCE, 2, produce_body({("t", 0): batch(b"a")}))
+    assert conn.closed_by_peer()
+
+
+def test_log_append_time_is_stamped(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t", **{"message.timestamp.type": "LogAppendTime"})
+    before = int(time.time() * 1000)
+    response = produce(conn, "t", batch(b"a"))
+    assert before <= response["log_append_time_ms"] <= int(time.time() * 1000)
+
+
+def test_unknown_topic_and_partition_are_not_created(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t")
+    body = conn.request(PRODUCE, 11, produce_body({("nope", 0): batch(b"a"), ("t", 5): batch(b"b"),
+                                                   ("t", 0): batch(b"c")}))
+    answers = {(t["name"], p["index"]): p for t in body["responses"] for p in t["partition_responses"]}
+    for key in (("nope", 0), ("t", 5)):
+        assert answers[key] == {"index": key[1], "error_code": 3, "base_offset": -1, "log_append_time_ms": -1,
+                                "log_start_offset": -1, "record_errors": [], "error_message": None,
+                                "current_leader": {"leader_id": -1, "leader_epoch": -1}}
+    assert answers[("t", 0)]["error_code"] == 0
+    assert "nope" not in broker.broker.topics
+
+
+def test_invalid_acks(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t")
+    body = conn.request(PRODUCE, 9, produce_body({("t", 0): batch(b"a"), ("nope", 0): batch(b"b")}, acks=2))
+    codes = {t["name"]: t["partition_responses"][0]["error_code"] for t in body["responses"]}
+    assert codes == {"t": 21, "nope": 3}
+    assert broker.broker.partition_log("t", 0).log.log_end_offset == 0  # type: ignore[union-attr]
+
+
+def test_acks_zero_gets_no_response_but_appends(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t")
+    conn.send(PRODUCE, 11, produce_body({("t", 0): batch(b"a")}, acks=0), correlation_id=41)
+    conn.send(METADATA, 12, {"topics": [], "allow_auto_topic_creation": False}, correlation_id=42)
+    correlation_id, _ = codec.decode_response(METADATA, 12, conn.receive_frame())
+    assert correlation_id == 42
+    assert broker.broker.partition_log("t", 0).log.log_end_offset == 1  # type: ignore[union-attr]
+
+
+def test_acks_zero_error_closes_the_connection(broker: BrokerThread, conn: KafkaSocket) -> None:
+    conn.send(METADATA, 12, {"topics": [], "allow_auto_topic_creation": False}, correlation_id=1)
+    conn.send(PRODUCE, 11, produce_body({("nope", 0): batch(b"a")}, acks=0), correlation_id=2)
+    assert codec.decode_response(METADATA, 12, conn.receive_frame())[0] == 1  # earlier answers still go out
+    assert conn.closed_by_peer()
+
+
+def test_internal_topics_are_refused_to_clients(broker: BrokerThread, conn: KafkaSocket) -> None:
+    broker.call(lambda: broker.broker.create_topics([broker.broker.auto_creation_request("__transaction_state")]))
+    response = produce(conn, "__transaction_state", batch(b"a"))
+    assert (response["error_code"], response["log_start_offset"]) == (17, -1)
+
+
+def test_transactional_records_need_a_transactional_id(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t", partitions=2)
+    txn = batch(b"a", producer_id=7, producer_epoch=0, base_sequence=0, transactional=True)
+    body = conn.request(PRODUCE, 11, produce_body({("t", 0): batch(b"plain"), ("t", 1): txn}))
+    partitions = body["responses"][0]["partition_responses"]
+    assert [(p["index"], p["error_code"], p["error_message"]) for p in partitions] == [
+        (0, 53, "Transactional Id authorization failed."), (1, 53, "Transactional Id authorization failed.")]
+    assert broker.broker.partition_log("t", 0).log.log_end_offset == 0  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("version", "code"), [(6, 76), (7, 0)])
+def test_zstd_needs_v7(broker: BrokerThread, conn: KafkaSocket, version: int, code: int) -> None:
+    create_topic(conn, "t")
+    response = produce(conn, "t", batch(b"a", compression=CompressionType.ZSTD), version=version)
+    assert response["error_code"] == code
+
+
+@pytest.mark.parametrize(("records", "code"), [
+    (batch(b"a") + batch(b"b"), 87),  # two batches
+    (b"", 87),  # none
+    (None, 87),
+])
+def test_validate_records(broker: BrokerThread, conn: KafkaSocket, records: bytes | None, code: int) -> None:
+    create_topic(conn, "t")
+    body = conn.request(PRODUCE, 11, produce_body({("t", 0): records}))
+    response = body["responses"][0]["partition_responses"][0]
+    assert (response["error_code"], response["base_offset"], response["log_start_offset"]) == (code, -1, -1)
+
+
+def test_corrupt_batch(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t")
+    data = bytearray(batch(b"abc"))
+    data[-1] ^= 0xFF
+    response = produce(conn, "t", bytes(data))
+    assert (response["error_code"], response["log_start_offset"]) == (2, -1)
+
+
+def test_message_too_large(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t", **{"max.message.bytes": "1000"})
+    response = produce(conn, "t", batch(b"x" * 2000))
+    assert (response["error_code"], response["base_offset"], response["log_start_offset"]) == (10, -1, -1)
+
+
+def test_record_errors_on_a_compacted_topic(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t", **{"cleanup.policy": "compact"})
+    data = build_batch([NewRecord(b"v", key=b"k", timestamp=1), NewRecord(b"v", key=None, timestamp=1)])
+    response = produce(conn, "t", data)
+    assert response["error_code"] == 87
+    assert response["log_start_offset"] == 0
+    assert response["record_errors"] == [
+        {"batch_index": 1, "batch_index_error_message": "Compacted topic cannot accept message without key in "
+                                                       "topic partition t-0."}]
+    assert response["error_message"] is not None and "RecordError(batchIndex=1" in response["error_message"]
+
+
+def test_min_insync_replicas_with_acks_all(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t", **{"min.insync.replicas": "2"})
+    refused = produce(conn, "t", batch(b"a"), acks=-1)
+    assert (refused["error_code"], refused["log_start_offset"]) == (19, 0)
+    assert produce(conn, "t", batch(b"a"), acks=1)["error_code"] == 0
+
+
+def test_idempotent_duplicate_and_gap(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t")
+    produce(conn, "t", batch(b"other"))
+    first = batch(b"a", b"b", producer_id=1000, producer_epoch=0, base_sequence=0, timestamp=1_700_000_000_500)
+    assert produce(conn, "t", first)["base_offset"] == 1
+    retry = produce(conn, "t", first)
+    assert (retry["error_code"], retry["base_offset"], retry["log_append_time_ms"]) == (0, 1, 1_700_000_000_501)
+    gap = produce(conn, "t", batch(b"c", producer_id=1000, producer_epoch=0, base_sequence=5))
+    assert (gap["error_code"], gap["base_offset"], gap["log_start_offset"]) == (45, -1, 0)
+    assert broker.broker.partition_log("t", 0).log.log_end_offset == 3  # type: ignore[union-attr]
+
+
+def test_a_partition_named_twice_answers_once_with_the_last_records(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t")
+    body = produce_body({("t", 0): batch(b"first")})
+    body["topic_data"].append({"name": "t", "partition_data": [{"index": 0, "records": batch(b"second")}]})
+    answer = conn.request(PRODUCE, 11, body)
+    assert [(t["name"], len(t["partition_responses"])) for t in answer["responses"]] == [("t", 1)]
+    fetched = conn.request(FETCH, 12, fetch_body([("t", 0, 0)]))
+    assert values_of(fetch_partitions(fetched)[0][1]["records"]) == [b"second"]

@@ -1,0 +1,257 @@
+"""Fetch through a real socket: every version, size limits, long polling, read_committed, leader epochs."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import pytest
+
+from kemu.log import AppendOrigin
+from kemu.wire import codec
+from kemu.wire.records import build_end_txn_marker
+from tests.handlers.data_plane import (
+    FETCH,
+    PRODUCE,
+    batch,
+    batches_of,
+    create_topic,
+    fetch_body,
+    fetch_partitions,
+    listener_count,
+    produce,
+    produce_body,
+    topic_id,
+    values_of,
+    wait_until,
+)
+from tests.server.broker_thread import BrokerThread
+from tests.server.kafka_socket import KafkaSocket
+
+ZERO = uuid.UUID(int=0)
+
+
+def topic_key(broker: BrokerThread, name: str, version: int) -> Any:
+    return topic_id(broker, name) if version >= 13 else name
+
+
+@pytest.mark.parametrize("version", range(4, 18))
+def test_every_version_serves_the_stored_batches(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+    create_topic(conn, "t")
+    produce(conn, "t", batch(b"a", b"b"))
+    produce(conn, "t", batch(b"c"))
+    key = topic_key(broker, "t", version)
+    body = conn.request(FETCH, version, fetch_body([(key, 0, 1)], version=version))
+    assert (body["error_code"], body["session_id"]) == (0, 0)
+    [(topic, partition)] = fetch_partitions(body, version)
+    assert topic == key
+    assert partition["error_code"] == 0 and partition["high_watermark"] == 3
+    assert partition["last_stable_offset"] == 3
+    assert partition["log_start_offset"] == (0 if version >= 5 else -1)
+    assert partition["aborted_transactions"] is None
+    assert partition["preferred_read_replica"] == -1
+    # The batch holding offset 1 comes whole (from its base offset 0), as Kafka serves it; raw log bytes.
+    stored = broker.broker.partition_log("t", 0).log.read(0, 1 << 20).records  # type: ignore[union-attr]
+    assert partition["records"] == bytes(stored)
+    assert [b.header.base_offset for b in batches_of(partition["records"])] == [0, 2]
+
+
+def test_versions_kafka_4_removed_are_refused(broker: BrokerThread, conn: KafkaSocket) -> None:
+    conn.send(FETCH, 3, fetch_body([("t", 0, 0)], version=3))
+    assert conn.closed_by_peer()
+
+
+@pytest.mark.parametrize("version", [12, 13])
+def test_unknown_topics_come_last(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+    create_topic(conn, "t")
+    produce(conn, "t", batch(b"a"))
+    unknown: Any = uuid.uuid4() if version >= 13 else "nope"
+    key = topic_key(broker, "t", version)
+    body = conn.request(FETCH, version, fetch_body([(unknown, 0, 0), (key, 7, 0), (key, 0, 0)], version=version))
+    got = [(topic, p["partition_index"], p["error_code"]) for topic, p in fetch_partitions(body, version)]
+    assert got == [(key, 0, 0), (unknown, 0, 100 if version >= 13 else 3), (key, 7, 3)]
+    error = fetch_partitions(body, version)[1][1]
+    assert (error["high_watermark"], error["log_start_offset"], error["records"]) == (-1, -1, b"")
+
+
+def test_offset_out_of_range_answers_at_once(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t")
+    produce(conn, "t", batch(b"a"))
+    started = time.monotonic()
+    body = conn.request(FETCH, 12, fetch_body([("t", 0, 5)], max_wait_ms=10_000))
+    assert time.monotonic() - started < 5
+    [(_, partition)] = fetch_partitions(body)
+    assert (partition["error_code"], partition["high_watermark"], partition["records"]) == (1, -1, b"")
+
+
+def test_at_the_end_waits_max_wait_then_answers_empty(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t")
+    produce(conn, "t", batch(b"a"))
+    started = time.monotonic()
+    body = conn.request(FETCH, 12, fetch_body([("t", 0, 1)], max_wait_ms=300))
+    assert time.monotonic() - started >= 0.25
+    [(_, partition)] = fetch_partitions(body)
+    assert (partition["error_code"], partition["high_watermark"], partition["records"]) == (0, 1, b"")
+
+
+def test_long_poll_is_woken_by_a_produce(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t")
+    idle = listener_count(broker, "t")
+    started = time.monotonic()
+    conn.send(FETCH, 12, fetch_body([("t", 0, 0)], max_wait_ms=20_000))
+    wait_until(lambda: listener_count(broker, "t") > idle, "the fetch to park")
+    with KafkaSocket(broker.address) as producer:
+        produce(producer, "t", batch(b"wake"))
+    _, body = conn.receive(FETCH, 12)
+    assert time.monotonic() - started < 10
+    [(_, partition)] = fetch_partitions(body)
+    assert values_of(partition["records"]) == [b"wake"]
+    wait_until(lambda: listener_count(broker, "t") == idle, "the fetch's listener to go")
+
+
+def test_a_waiting_fetch_does_not_hold_up_the_connection(broker: BrokerThread, conn: KafkaSocket) -> None:
+    """A produce behind a long-polling fetch on the same connection runs, wakes it, and both answers come
+    back in request order."""
+    create_topic(conn, "t")
+    started = time.monotonic()
+    conn.send(FETCH, 12, fetch_body([("t", 0, 0)], max_wait_ms=20_000), correlation_id=1)
+    conn.send(PRODUCE, 11, produce_body({("t", 0): batch(b"same connection")}), correlation_id=2)
+    fetch_id, fetched = codec.decode_response(FETCH, 12, conn.receive_frame())
+    produce_id, produced = codec.decode_response(PRODUCE, 11, conn.receive_frame())
+    assert (fetch_id, produce_id) == (1, 2)
+    assert time.monotonic() - started < 10
+    assert values_of(fetch_partitions(fetched)[0][1]["records"]) == [b"same connection"]
+    assert produced["responses"][0]["partition_responses"][0]["base_offset"] == 0
+
+
+def test_min_bytes_waits_for_enough(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t")
+    small = batch(b"x")
+    idle = listener_count(broker, "t")
+    conn.send(FETCH, 12, fetch_body([("t", 0, 0)], max_wait_ms=20_000, min_bytes=len(small) * 3))
+    wait_until(lambda: listener_count(broker, "t") > idle, "the fetch to park")
+    with KafkaSocket(broker.address) as producer:
+        produce(producer, "t", small)
+        produce(producer, "t", small)
+        assert listener_count(broker, "t") > idle  # two batches are not enough yet
+        produce(producer, "t", small)
+    _, body = conn.receive(FETCH, 12)
+    assert len(values_of(fetch_partitions(body)[0][1]["records"])) == 3
+
+
+def test_first_partition_with_data_returns_a_whole_batch(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t", partitions=3)
+    big = batch(b"x" * 5000)
+    for index in range(3):
+        produce(conn, "t", big, partition=index)
+    body = conn.request(FETCH, 12, fetch_body([("t", 0, 1), ("t", 1, 0), ("t", 2, 0)], max_bytes=1000,
+                                              partition_max_bytes=100))
+    partitions = [p for _, p in fetch_partitions(body)]
+    # Partition 0 has nothing at offset 1 yet: the rule applies to the first partition *with data*.
+    assert [len(p["records"]) for p in partitions] == [0, len(big), 0]
+    assert [p["high_watermark"] for p in partitions] == [1, 1, 1]
+
+
+def test_limits_cut_batches_short_after_the_first(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t", partitions=2)
+    produce(conn, "t", batch(b"a" * 100), partition=0)
+    produce(conn, "t", batch(b"b" * 1000), partition=1)
+    body = conn.request(FETCH, 12, fetch_body([("t", 0, 0), ("t", 1, 0)], max_bytes=400))
+    first, second = (p for _, p in fetch_partitions(body))
+    assert values_of(first["records"]) == [b"a" * 100]
+    assert len(second["records"]) == 400 - len(first["records"])  # a partial batch, as Kafka sends it
+    assert values_of(second["records"]) == []
+
+
+def test_leader_epoch_checks(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t")
+
+    def bump() -> None:
+        broker.broker.topics.get("t").partitions[0].leader_epoch = 3  # type: ignore[union-attr]
+
+    broker.call(bump)
+    codes = {}
+    for epoch in (2, 3, 4, -1):
+        body = conn.request(FETCH, 12, fetch_body([("t", 0, 0)], current_leader_epoch=epoch))
+        codes[epoch] = fetch_partitions(body)[0][1]["error_code"]
+    assert codes == {2: 74, 3: 0, 4: 75, -1: 0}
+
+
+def test_diverging_epoch(broker: BrokerThread, conn: KafkaSocket) -> None:
+    """Partition.readRecords with a last fetched epoch (KIP-595's truncation detection)."""
+    create_topic(conn, "t")
+    produce(conn, "t", batch(b"a", b"b"))  # epoch 0: offsets 0-1
+
+    def new_leader_epoch() -> None:
+        partition = broker.broker.topics.get("t").partitions[0]  # type: ignore[union-attr]
+        partition.leader_epoch = partition.log.log.leader_epoch = 2  # type: ignore[union-attr]
+
+    broker.call(new_leader_epoch)
+    produce(conn, "t", batch(b"c"))  # epoch 2: offset 2
+
+    def diverging(offset: int, last_fetched_epoch: int) -> tuple[int, dict[str, int]]:
+        body = conn.request(FETCH, 12, fetch_body([("t", 0, offset)], last_fetched_epoch=last_fetched_epoch))
+        partition = fetch_partitions(body)[0][1]
+        return partition["error_code"], partition["diverging_epoch"]
+
+    none = {"epoch": -1, "end_offset": -1}
+    assert diverging(2, 0) == (0, none)
+    assert diverging(3, 0) == (0, {"epoch": 0, "end_offset": 2})  # past the end of epoch 0
+    assert diverging(2, 1) == (0, {"epoch": 0, "end_offset": 2})  # epoch 1 never existed here
+    assert diverging(3, 2) == (0, none)
+    assert diverging(3, 7) == (1, none)  # an epoch newer than any: OFFSET_OUT_OF_RANGE
+
+
+def _append_transactional(broker: BrokerThread, name: str, *, producer_id: int, values: list[bytes],
+                          commit: bool | None) -> None:
+    """Transactional records, and (unless commit is None) the coordinator's marker after them."""
+    def append() -> None:
+        log = broker.broker.partition_log(name, 0)
+        assert log is not None
+        log.append(batch(*values, producer_id=producer_id, producer_epoch=0, base_sequence=0, transactional=True))
+        if commit is not None:
+            log.append(build_end_txn_marker(commit=commit, producer_id=producer_id, producer_epoch=0,
+                                            coordinator_epoch=0, timestamp=1_700_000_000_000),
+                       origin=AppendOrigin.COORDINATOR)
+
+    broker.call(append)
+
+
+def test_read_committed(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t")
+    _append_transactional(broker, "t", producer_id=11, values=[b"aborted"], commit=False)  # offsets 0-1
+    _append_transactional(broker, "t", producer_id=12, values=[b"committed"], commit=True)  # 2-3
+    _append_transactional(broker, "t", producer_id=13, values=[b"open"], commit=None)  # 4
+    committed = conn.request(FETCH, 12, fetch_body([("t", 0, 0)], isolation_level=1))
+    [(_, partition)] = fetch_partitions(committed)
+    assert (partition["high_watermark"], partition["last_stable_offset"]) == (5, 4)
+    assert partition["aborted_transactions"] == [{"producer_id": 11, "first_offset": 0}]
+    assert [b.header.base_offset for b in batches_of(partition["records"])] == [0, 1, 2, 3]
+    uncommitted = conn.request(FETCH, 12, fetch_body([("t", 0, 0)], isolation_level=0))
+    [(_, raw)] = fetch_partitions(uncommitted)
+    assert raw["aborted_transactions"] is None
+    assert [b.header.base_offset for b in batches_of(raw["records"])] == [0, 1, 2, 3, 4]
+    at_lso = conn.request(FETCH, 12, fetch_body([("t", 0, 4)], isolation_level=1))
+    [(_, waiting)] = fetch_partitions(at_lso)
+    assert (waiting["records"], waiting["aborted_transactions"]) == (b"", [])
+
+
+def test_read_committed_is_woken_when_the_lso_moves(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t")
+    _append_transactional(broker, "t", producer_id=21, values=[b"pending"], commit=None)
+    idle = listener_count(broker, "t")
+    conn.send(FETCH, 12, fetch_body([("t", 0, 0)], isolation_level=1, max_wait_ms=20_000))
+    wait_until(lambda: listener_count(broker, "t") > idle, "the fetch to park")
+
+    def commit() -> None:
+        log = broker.broker.partition_log("t", 0)
+        assert log is not None
+        log.append(build_end_txn_marker(commit=True, producer_id=21, producer_epoch=0, coordinator_epoch=0,
+                                        timestamp=1_700_000_000_000), origin=AppendOrigin.COORDINATOR)
+
+    broker.call(commit)
+    _, body = conn.receive(FETCH, 12)
+    [(_, partition)] = fetch_partitions(body)
+    assert partition["last_stable_offset"] == 2
+    assert values_of(partition["records"])[0] == b"pending"

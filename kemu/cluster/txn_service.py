@@ -110,6 +110,7 @@ class TxnService:
         # Partitions of a queued job still to be written, by transactional id (a retry writes only these).
         self._unwritten: dict[str, set[TopicPartition]] = {}
         self.coordinator.on_markers_queued = self._markers_queued
+        self.coordinator.on_change = self.changed
         self._load()
         housekeeping = broker.housekeeping
         # Timeouts first: an abort they start has its markers written in the same round.
@@ -132,7 +133,7 @@ class TxnService:
 
     # ---- after each coordinator operation ---------------------------------------------------------------
     def changed(self) -> None:
-        """A request may have started a transaction (a new timeout) or moved one on: re-arm the timers."""
+        """A transaction started (a new timeout) or moved on: re-arm the timer (the coordinator calls this)."""
         self.broker.housekeeping.wake(TIMEOUTS_TASK)
 
     # ---- the journal ----------------------------------------------------------------------------------
@@ -161,7 +162,7 @@ class TxnService:
             log.error("could not journal transactional id %r to %s-%d: %s", transactional_id,
                       TRANSACTION_STATE_TOPIC, index, error)
             # Kafka's appendTransactionToLog turns a failed append into a coordinator error.
-            code = ErrorCode(getattr(error, "code", ErrorCode.UNKNOWN_SERVER_ERROR))
+            code = getattr(error, "code", None) or ErrorCode.UNKNOWN_SERVER_ERROR
             if code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
                         ErrorCode.REQUEST_TIMED_OUT, ErrorCode.KAFKA_STORAGE_ERROR):
                 code = ErrorCode.COORDINATOR_NOT_AVAILABLE
@@ -242,7 +243,6 @@ class TxnService:
                 continue
             self.coordinator.markers_written(job)
             self._unwritten.pop(job.transactional_id, None)
-            self.changed()
         return now_ms + _MARKER_RETRY_MS if retry else None
 
     def write_markers(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
@@ -260,7 +260,7 @@ class TxnService:
             try:
                 plog.append(marker, origin=AppendOrigin.COORDINATOR)
             except (LogError, ProducerStateError) as error:
-                results[(topic, index)] = ErrorCode(error.code)
+                results[(topic, index)] = error.code
             else:
                 results[(topic, index)] = ErrorCode.NONE
         return results
@@ -321,3 +321,12 @@ def _value_version(value: dict[str, Any]) -> int:
     if value.get("previous_producer_id", -1) != -1 or value.get("next_producer_id", -1) != -1:
         return 1
     return 0
+
+
+def fenced_for_version(error: ErrorCode, version: int, first_version: int) -> ErrorCode:
+    """PRODUCER_FENCED as an API version before `first_version` knows it: INVALID_PRODUCER_EPOCH, which such
+    clients handle the same way (KafkaApis does this for InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn
+    and EndTxn)."""
+    if error is ErrorCode.PRODUCER_FENCED and version < first_version:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return error

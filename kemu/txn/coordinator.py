@@ -71,6 +71,8 @@ class TransactionCoordinator:
         self.pending_markers: dict[str, MarkerJob] = {}
         # Called with each queued job so the shell can wake its marker writer.
         self.on_markers_queued: Callable[[MarkerJob], None] = lambda job: None
+        # Called after every state change, so the shell can re-arm its timer for `next_deadline`.
+        self.on_change: Callable[[], None] = lambda: None
 
     # ---- InitProducerId ---------------------------------------------------------------------------
     def init_producer_id(
@@ -277,6 +279,7 @@ class TransactionCoordinator:
     def _commit(self, nxt: TxnMetadata) -> None:
         self.journal(nxt.transactional_id, nxt.log_value())
         self.txns[nxt.transactional_id] = nxt
+        self.on_change()
 
     @staticmethod
     def _copy(txn: TxnMetadata) -> TxnMetadata:

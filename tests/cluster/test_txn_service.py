@@ -72,7 +72,6 @@ def begin(broker: Broker, tid: str, partitions: list[tuple[str, int]], timeout_m
     init = coordinator.init_producer_id(tid, timeout_ms)
     assert init.error == E.NONE
     assert coordinator.add_partitions(tid, init.producer_id, init.producer_epoch, partitions) == E.NONE
-    broker.txn.changed()
     for topic, partition in partitions:
         produce(broker, topic, partition, init.producer_id, init.producer_epoch, 0, n=2)
     return init.producer_id, init.producer_epoch

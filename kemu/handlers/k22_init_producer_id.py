@@ -1,0 +1,47 @@
+"""InitProducerId (key 22), versions 0-5.
+
+v1 is v0; v2 is flexible; v3 adds the producer id and epoch a producer sends to bump its epoch after an
+error (KIP-360: a retry of a bump whose answer was lost gets the current epoch back; another producer's
+epoch is PRODUCER_FENCED); v4 may answer PRODUCER_FENCED, which v0-3 get as INVALID_PRODUCER_EPOCH, as
+Kafka answers them; v5 may answer TRANSACTION_ABORTABLE (never needed here).
+
+A null transactional id is an idempotent producer: a fresh producer id at epoch 0, whatever it sends. With
+one, the transaction coordinator keeps the id's producer id and bumps its epoch, fencing older producers;
+an ongoing transaction of theirs is aborted first and the caller told CONCURRENT_TRANSACTIONS to retry
+(so the epoch it finally gets is bumped twice, as in Kafka); a transaction still completing is
+CONCURRENT_TRANSACTIONS; a timeout above `transaction.max.timeout.ms` (or not positive) is
+INVALID_TRANSACTION_TIMEOUT; an empty id INVALID_REQUEST. Only one of producer id / epoch set refuses the
+request with INVALID_REQUEST. This broker coordinates every transactional id and loads them before it
+listens, so NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS never occur.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.errors import ApiError
+from kemu.cluster.txn_service import fenced_for_version
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 22
+FIRST_FENCED_VERSION = 4
+_NO_PRODUCER = (-1, -1)
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    producer_id, producer_epoch = body["producer_id"], body["producer_epoch"]
+    if (producer_id == -1) != (producer_epoch == -1):
+        raise ApiError(ErrorCode.INVALID_REQUEST)
+    result = ctx.broker.txn.coordinator.init_producer_id(body["transactional_id"], body["transaction_timeout_ms"],
+                                                         producer_id, producer_epoch)
+    return {"throttle_time_ms": 0,
+            "error_code": fenced_for_version(result.error, request.version, FIRST_FENCED_VERSION),
+            "producer_id": result.producer_id, "producer_epoch": result.producer_epoch}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """Kafka's InitProducerIdRequest.getErrorResponse: the error with no producer id and no epoch."""
+    return {"throttle_time_ms": 0, "error_code": code, "producer_id": -1, "producer_epoch": -1}

@@ -1,0 +1,84 @@
+"""AddPartitionsToTxn (key 24), versions 0-5.
+
+v0-3 are the client's form: one transaction, answered per partition. Every partition must exist — if one
+does not, it gets UNKNOWN_TOPIC_OR_PARTITION, the others OPERATION_NOT_ATTEMPTED, and nothing is added;
+otherwise the coordinator's answer (PRODUCER_FENCED / INVALID_PRODUCER_ID_MAPPING / CONCURRENT_TRANSACTIONS
+while the previous transaction is completing...) goes to every partition. v2 may answer PRODUCER_FENCED,
+which v0-1 get as INVALID_PRODUCER_EPOCH. v3 is flexible.
+
+v4+ is the broker's batched form (KIP-890 part 1): several transactions, each answered on its own, and with
+`verify_only` only a check that the partitions are in the open transaction: NONE or TRANSACTION_ABORTABLE
+per partition, or one error for all of them (PRODUCER_FENCED, INVALID_PRODUCER_ID_MAPPING,
+CONCURRENT_TRANSACTIONS while completing) — the coordinator's answer, passed on as KafkaApis passes it.
+v5 only adds TRANSACTION_ABORTABLE to what may be answered. Without an authorizer the CLUSTER_ACTION check of
+v4+ always passes, so the top-level error is NONE.
+
+Transaction version 2 (partitions added implicitly by Produce) is not implemented, so clients keep sending
+this request; see k26_end_txn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.broker import Broker
+from kemu.cluster.txn_service import fenced_for_version
+from kemu.handlers.context import RequestContext
+from kemu.txn.state import TopicPartition
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 24
+FIRST_FENCED_VERSION = 2
+FIRST_BATCHED_VERSION = 4
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body, version = request.body, request.version
+    if version < FIRST_BATCHED_VERSION:
+        result = _one(ctx.broker, version, body["v3_and_below_transactional_id"], body["v3_and_below_producer_id"],
+                      body["v3_and_below_producer_epoch"], False, body["v3_and_below_topics"])
+        return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": result}
+    results = [{"transactional_id": txn["transactional_id"],
+                "topic_results": _one(ctx.broker, version, txn["transactional_id"], txn["producer_id"],
+                                      txn["producer_epoch"], txn["verify_only"], txn["topics"])}
+               for txn in body["transactions"]]
+    return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": results}
+
+
+def _one(broker: Broker, version: int, transactional_id: str, producer_id: int, producer_epoch: int,
+         verify_only: bool, topics: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    partitions = _partitions(topics)
+    missing = [tp for tp in partitions if broker.partition_log(*tp) is None]
+    coordinator = broker.txn.coordinator
+    if missing:
+        errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in missing else ErrorCode.OPERATION_NOT_ATTEMPTED
+                  for tp in partitions}
+    elif verify_only:
+        errors = coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
+    else:
+        error = coordinator.add_partitions(transactional_id, producer_id, producer_epoch, partitions)
+        error = fenced_for_version(error, version, FIRST_FENCED_VERSION)
+        errors = {tp: error for tp in partitions}
+    return topic_results(errors)
+
+
+def _partitions(topics: list[dict[str, Any]]) -> list[TopicPartition]:
+    # A set, as Kafka's request keeps them: a partition named twice is one partition.
+    return list(dict.fromkeys((topic["name"], index) for topic in topics for index in topic["partitions"]))
+
+
+def topic_results(errors: dict[TopicPartition, ErrorCode]) -> list[dict[str, Any]]:
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for (topic, index), error in errors.items():
+        by_topic.setdefault(topic, []).append({"partition_index": index, "partition_error_code": error})
+    return [{"name": name, "results_by_partition": results} for name, results in by_topic.items()]
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """Kafka's AddPartitionsToTxnRequest.getErrorResponse: the error on every partition (v0-3), or at the
+    top with no transaction results (v4+)."""
+    if request.version >= FIRST_BATCHED_VERSION:
+        return {"throttle_time_ms": 0, "error_code": code, "results_by_transaction": []}
+    return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": topic_results(
+        {tp: code for tp in _partitions(request.body["v3_and_below_topics"])})}

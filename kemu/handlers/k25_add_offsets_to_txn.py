@@ -1,0 +1,33 @@
+"""AddOffsetsToTxn (key 25), versions 0-4.
+
+Adds the group's `__consumer_offsets` partition to the transaction, so that its COMMIT/ABORT marker decides
+the offsets a TxnOffsetCommit stages there. The answer is the coordinator's, as for AddPartitionsToTxn:
+PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2), INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS
+while the previous transaction completes, INVALID_REQUEST for an empty transactional id. v1 is v0; v3 is
+flexible; v4 may answer TRANSACTION_ABORTABLE (never needed here).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.topic_names import GROUP_METADATA_TOPIC
+from kemu.cluster.txn_service import fenced_for_version
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 25
+FIRST_FENCED_VERSION = 2
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    offsets_partition = (GROUP_METADATA_TOPIC, ctx.broker.groups.partition_of(body["group_id"]))
+    error = ctx.broker.txn.coordinator.add_partitions(body["transactional_id"], body["producer_id"],
+                                                      body["producer_epoch"], [offsets_partition])
+    return {"throttle_time_ms": 0, "error_code": fenced_for_version(error, request.version, FIRST_FENCED_VERSION)}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": code}

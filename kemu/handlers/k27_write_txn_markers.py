@@ -1,0 +1,53 @@
+"""WriteTxnMarkers (key 27), versions 0-1.
+
+Kafka's coordinator sends this to partition leaders; admin tools send it too (kafka-transactions.sh abort,
+to end a hanging transaction). Each marker is appended to each of its partitions through the same path as
+a produce and as kemu's own coordinator writes markers (kemu.cluster.txn_service), with the producer
+checks: a marker of an epoch older than the producer's is INVALID_PRODUCER_EPOCH, of an older coordinator
+epoch TRANSACTION_COORDINATOR_FENCED; a partition that does not exist is UNKNOWN_TOPIC_OR_PARTITION. A
+marker on `__consumer_offsets` completes the group coordinator's staged offsets of that producer (the group
+service watches those logs). The answer groups the partitions by producer id, as Kafka's does. v1 is
+flexible. Without an authorizer the CLUSTER_ACTION check always passes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.handlers.context import RequestContext
+from kemu.txn.state import TopicPartition
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 27
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    by_producer: dict[int, dict[TopicPartition, ErrorCode]] = {}
+    for marker in request.body["markers"]:
+        partitions = [(topic["name"], index) for topic in marker["topics"] for index in topic["partition_indexes"]]
+        errors = ctx.broker.txn.write_markers(marker["producer_id"], marker["producer_epoch"],
+                                              marker["transaction_result"], marker["coordinator_epoch"], partitions)
+        by_producer.setdefault(marker["producer_id"], {}).update(errors)
+    return _response(by_producer)
+
+
+def _response(by_producer: dict[int, dict[TopicPartition, ErrorCode]]) -> dict[str, Any]:
+    markers = []
+    for producer_id, errors in by_producer.items():
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for (topic, index), error in errors.items():
+            topics.setdefault(topic, []).append({"partition_index": index, "error_code": error})
+        markers.append({"producer_id": producer_id,
+                        "topics": [{"name": name, "partitions": parts} for name, parts in topics.items()]})
+    return {"markers": markers}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """Kafka's WriteTxnMarkersRequest.getErrorResponse: the error on every partition of every marker."""
+    by_producer: dict[int, dict[TopicPartition, ErrorCode]] = {}
+    for marker in request.body["markers"]:
+        for topic in marker["topics"]:
+            for index in topic["partition_indexes"]:
+                by_producer.setdefault(marker["producer_id"], {})[(topic["name"], index)] = code
+    return _response(by_producer)

@@ -1,0 +1,68 @@
+"""TxnOffsetCommit (key 28), versions 0-4.
+
+Stages a transaction's consumer offsets in the group coordinator: they are written to the group's
+`__consumer_offsets` partition as transactional records of the producer, invisible (and OffsetFetch with
+`require_stable` answers UNSTABLE_OFFSET_COMMIT) until the transaction's COMMIT marker lands there — an
+ABORT drops them.
+
+As Kafka does it: partitions of unknown topics are UNKNOWN_TOPIC_OR_PARTITION (and only the others go on);
+an empty group id is INVALID_GROUP_ID; then, with `transaction.partition.verification.enable` (KIP-890), the
+coordinator must confirm that AddOffsetsToTxn put the group's partition in the producer's open transaction —
+else INVALID_TXN_STATE (TRANSACTION_ABORTABLE from v4), and a stale epoch INVALID_PRODUCER_EPOCH,
+INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS while completing — on every partition; then the group
+coordinator's own checks (NOT_COORDINATOR, INVALID_PRODUCER_EPOCH against the partition's producer state,
+and from v3 KIP-447's generation and member checks: ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+FENCED_INSTANCE_ID), and OFFSET_METADATA_TOO_LARGE per partition. v1 is v0; v2 adds the committed leader
+epoch; v3 is flexible.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.cluster.group_service import core_context, merge_topics, partition_errors, split_hosted
+from kemu.cluster.topic_names import GROUP_METADATA_TOPIC
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 28
+FIRST_ABORTABLE_VERSION = 4
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body, version, broker = request.body, request.version, ctx.broker
+    known, unknown = split_hosted(broker, body["topics"])
+    if not known:
+        return {"throttle_time_ms": 0, "topics": unknown}
+    error = ErrorCode.NONE
+    if not body["group_id"]:
+        error = ErrorCode.INVALID_GROUP_ID
+    elif broker.txn.settings.transaction_partition_verification_enable:
+        error = _verify(ctx, body, version)
+    if error is not ErrorCode.NONE:
+        return {"throttle_time_ms": 0, "topics": merge_topics(unknown, partition_errors(known, error))}
+    context = core_context(version, ctx.client_id, ctx.client.host)
+    response = broker.groups.txn_offset_commit({**body, "topics": known}, context)
+    return {"throttle_time_ms": 0, "topics": merge_topics(unknown, response["topics"])}
+
+
+def _verify(ctx: RequestContext, body: dict[str, Any], version: int) -> ErrorCode:
+    """Is the group's offsets partition in the producer's open transaction? Kafka's answer, translated as
+    AddPartitionsToTxnManager translates it for the group coordinator."""
+    partition = (GROUP_METADATA_TOPIC, ctx.broker.groups.partition_of(body["group_id"]))
+    error = ctx.broker.txn.coordinator.verify_partitions(body["transactional_id"], body["producer_id"],
+                                                         body["producer_epoch"], [partition])[partition]
+    if error is ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    if error is ErrorCode.TRANSACTION_ABORTABLE and version < FIRST_ABORTABLE_VERSION:
+        return ErrorCode.INVALID_TXN_STATE
+    return error
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """Kafka's TxnOffsetCommitRequest.getErrorResponse: the error on every partition."""
+    return {"throttle_time_ms": 0, "topics": [
+        {"name": topic["name"], "partitions": [{"partition_index": p["partition_index"], "error_code": code}
+                                               for p in topic["partitions"]]}
+        for topic in request.body["topics"]]}

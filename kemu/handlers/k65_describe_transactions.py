@@ -1,0 +1,51 @@
+"""DescribeTransactions (key 65), version 0 (KIP-664).
+
+The coordinator's state of each transactional id: state name (Empty, Ongoing, PrepareCommit, ...), timeout,
+start time of the current (or last) transaction (-1 before the first), producer id and epoch, and the
+partitions in the transaction. An unknown id is TRANSACTIONAL_ID_NOT_FOUND, an empty one INVALID_REQUEST;
+those entries carry nothing else, as Kafka's do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 65
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    coordinator = ctx.broker.txn.coordinator
+    states = []
+    for transactional_id in request.body["transactional_ids"]:
+        if not transactional_id:
+            states.append(_error(transactional_id, ErrorCode.INVALID_REQUEST))
+            continue
+        txn = coordinator.describe(transactional_id)
+        if txn is None:
+            states.append(_error(transactional_id, ErrorCode.TRANSACTIONAL_ID_NOT_FOUND))
+            continue
+        by_topic: dict[str, list[int]] = {}
+        for topic, partition in sorted(txn.partitions):
+            by_topic.setdefault(topic, []).append(partition)
+        states.append({
+            "error_code": 0, "transactional_id": transactional_id, "transaction_state": txn.state.kafka_name,
+            "transaction_timeout_ms": txn.timeout_ms, "transaction_start_time_ms": txn.start_ms,
+            "producer_id": txn.producer_id, "producer_epoch": txn.producer_epoch,
+            "topics": [{"topic": topic, "partitions": partitions} for topic, partitions in by_topic.items()],
+        })
+    return {"throttle_time_ms": 0, "transaction_states": states}
+
+
+def _error(transactional_id: str, code: ErrorCode) -> dict[str, Any]:
+    return {"error_code": code, "transactional_id": transactional_id, "transaction_state": "",
+            "transaction_timeout_ms": 0, "transaction_start_time_ms": 0, "producer_id": 0, "producer_epoch": 0,
+            "topics": []}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    return {"throttle_time_ms": 0,
+            "transaction_states": [_error(tid, code) for tid in request.body["transactional_ids"]]}

@@ -1,0 +1,34 @@
+"""ListTransactions (key 66), versions 0-1 (KIP-664, KIP-994).
+
+Every transactional id the coordinator knows, with its producer id and state, filtered by state names and
+producer ids; v1 adds a duration filter (only transactions started longer ago than that; as in Kafka, an
+id that never started one passes it). State names that are no state come back in `unknown_state_filters`
+and match nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.handlers.context import RequestContext
+from kemu.txn.state import TxnState
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 66
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    body = request.body
+    states: list[str] = body["state_filters"]
+    found = ctx.broker.txn.coordinator.list(states, body["producer_id_filters"], body["duration_filter"])
+    return {
+        "throttle_time_ms": 0, "error_code": 0,
+        "unknown_state_filters": [name for name in states if TxnState.from_kafka_name(name) is None],
+        "transaction_states": [{"transactional_id": txn.transactional_id, "producer_id": txn.producer_id,
+                                "transaction_state": txn.state.kafka_name} for txn in found],
+    }
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": code, "unknown_state_filters": [], "transaction_states": []}

@@ -1,0 +1,89 @@
+"""DescribeProducers, DescribeTransactions and ListTransactions (KIP-664, KIP-994) through a real socket."""
+
+from __future__ import annotations
+
+import pytest
+
+from kemu.cluster.topic_admin import NewTopic
+from kemu.wire.errors import ErrorCode
+from kemu.wire.records import NewRecord, build_batch
+from tests.handlers.test_k22_k28_transactions import add_partitions, end_txn, init, settle
+from tests.server.broker_thread import BrokerThread
+from tests.server.kafka_socket import KafkaSocket
+
+E = ErrorCode
+DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 61, 65, 66
+
+
+@pytest.fixture
+def topics(broker: BrokerThread) -> None:
+    broker.call(lambda: broker.broker.create_topics([NewTopic("a", 2, 1)]))
+
+
+def append(broker: BrokerThread, pid: int, epoch: int, seq: int, n: int, transactional: bool, ts: int) -> None:
+    def run() -> None:
+        plog = broker.broker.partition_log("a", 0)
+        assert plog is not None
+        plog.append(build_batch([NewRecord(value=b"x", timestamp=ts)] * n, producer_id=pid, producer_epoch=epoch,
+                                base_sequence=seq, transactional=transactional))
+    broker.call(run)
+
+
+def test_describe_producers(broker: BrokerThread, conn: KafkaSocket, topics: None) -> None:
+    append(broker, 5, 0, 0, 3, False, 1000)       # idempotent: offsets 0-2, last sequence 2
+    append(broker, 9, 2, 0, 2, True, 2000)        # transactional, open: first offset 3
+    body = conn.request(DESCRIBE_PRODUCERS, 0, {"topics": [
+        {"name": "a", "partition_indexes": [0, 1, 7]}, {"name": "nope", "partition_indexes": [0]},
+        {"name": "bad name!", "partition_indexes": [0]}]})
+    a, nope, bad = body["topics"]
+    p0, p1, p7 = a["partitions"]
+    producers = {p["producer_id"]: p for p in p0["active_producers"]}
+    assert producers[5] == {"producer_id": 5, "producer_epoch": 0, "last_sequence": 2, "last_timestamp": 1000,
+                            "coordinator_epoch": -1, "current_txn_start_offset": -1}
+    assert producers[9]["current_txn_start_offset"] == 3 and producers[9]["producer_epoch"] == 2
+    assert (p1["error_code"], p1["active_producers"]) == (0, [])
+    assert p7["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
+    assert nope["partitions"][0]["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
+    assert bad["partitions"][0]["error_code"] == E.INVALID_TOPIC_EXCEPTION
+    assert "illegal" in bad["partitions"][0]["error_message"]
+
+
+def test_describe_transactions(broker: BrokerThread, conn: KafkaSocket, topics: None) -> None:
+    p = init(conn, "t", timeout_ms=12345)
+    add_partitions(conn, "t", p["producer_id"], 0, {"a": [1, 0]})
+    init(conn, "idle")
+    body = conn.request(DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["t", "idle", "nope", ""]})
+    t, idle, nope, empty = body["transaction_states"]
+    assert t["error_code"] == 0 and t["transaction_state"] == "Ongoing"
+    assert (t["transaction_timeout_ms"], t["producer_id"], t["producer_epoch"]) == (12345, p["producer_id"], 0)
+    assert t["transaction_start_time_ms"] > 0 and t["topics"] == [{"topic": "a", "partitions": [0, 1]}]
+    assert (idle["transaction_state"], idle["transaction_start_time_ms"], idle["topics"]) == ("Empty", -1, [])
+    assert (nope["error_code"], nope["transactional_id"], nope["transaction_state"]) == (
+        E.TRANSACTIONAL_ID_NOT_FOUND, "nope", "")
+    assert empty["error_code"] == E.INVALID_REQUEST
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_list_transactions_filters(broker: BrokerThread, conn: KafkaSocket, topics: None, version: int) -> None:
+    a = init(conn, "a")
+    add_partitions(conn, "a", a["producer_id"], 0, {"a": [0]})
+    b = init(conn, "b")
+    add_partitions(conn, "b", b["producer_id"], 0, {"a": [1]})
+    end_txn(conn, "b", b["producer_id"], 0, commit=True)
+    settle(broker)
+    init(conn, "c")
+
+    def listed(states: tuple[str, ...] = (), pids: tuple[int, ...] = (), duration: int = -1) -> tuple[dict[str, str], list[str]]:
+        body = conn.request(LIST_TRANSACTIONS, version, {"state_filters": list(states), "producer_id_filters": list(pids),
+                                                        "duration_filter": duration})
+        assert body["error_code"] == 0
+        return ({t["transactional_id"]: t["transaction_state"] for t in body["transaction_states"]},
+                body["unknown_state_filters"])
+
+    assert listed() == ({"a": "Ongoing", "b": "CompleteCommit", "c": "Empty"}, [])
+    assert listed(states=("Ongoing", "Empty")) == ({"a": "Ongoing", "c": "Empty"}, [])
+    assert listed(states=("Bogus",)) == ({}, ["Bogus"])
+    assert listed(pids=(b["producer_id"],)) == ({"b": "CompleteCommit"}, [])
+    if version >= 1:
+        # Longer than a day: only the id that never started a transaction (start -1), as in Kafka.
+        assert listed(duration=86_400_000) == ({"c": "Empty"}, [])

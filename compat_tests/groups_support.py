@@ -1,0 +1,50 @@
+"""What the consumer-group compat tests share: a 4-partition topic with known messages, and the checks.
+
+Messages are produced with confluent-kafka to explicit partitions (value "p<partition>-<n>"), so a test
+knows exactly which messages a set of partitions holds, whichever client then consumes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+PARTITIONS = 4
+PER_PARTITION = 5
+ALL_PARTITIONS = frozenset(range(PARTITIONS))
+
+
+def message_values(partitions: Iterable[int] = ALL_PARTITIONS, per_partition: int = PER_PARTITION) -> set[str]:
+    return {f"p{p}-{n}" for p in partitions for n in range(per_partition)}
+
+
+def create_topic_with_messages(bootstrap: str, topic: str, per_partition: int = PER_PARTITION) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS)], operation_timeout=10)[topic].result(timeout=15)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    failures: list[str] = []
+
+    def delivered(error: object, _message: object) -> None:
+        if error is not None:
+            failures.append(str(error))
+
+    for partition in range(PARTITIONS):
+        for n in range(per_partition):
+            producer.produce(topic, value=f"p{partition}-{n}".encode(), partition=partition, on_delivery=delivered)
+    remaining = producer.flush(20)
+    assert remaining == 0 and not failures, f"{remaining} messages undelivered, errors: {failures}"
+
+
+def assert_disjoint_cover(assignments: list[set[int]]) -> None:
+    """Every member got something, no partition twice, every partition once."""
+    assert all(assignments), f"a member got no partition: {assignments}"
+    flat = [p for assignment in assignments for p in assignment]
+    assert len(flat) == len(set(flat)), f"a partition was assigned twice: {assignments}"
+    assert set(flat) == ALL_PARTITIONS, f"not every partition was assigned: {assignments}"
+
+
+def split_is_complete(assignments: list[set[int]]) -> bool:
+    flat = [p for assignment in assignments for p in assignment]
+    return all(assignments) and len(flat) == len(set(flat)) and set(flat) == ALL_PARTITIONS

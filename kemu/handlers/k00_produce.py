@@ -13,7 +13,11 @@ unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION (Produce never creates 
 `min.insync.replicas` (NOT_ENOUGH_REPLICAS), and the append itself: log validation (CORRUPT_MESSAGE,
 MESSAGE_TOO_LARGE, INVALID_RECORD / INVALID_TIMESTAMP with record errors...) and producer state (retried
 duplicates answered with their first offsets, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH,
-INVALID_TXN_STATE...). With one replica, acks=-1 completes as acks=1. acks=0 gets no response — and, as in
+INVALID_TXN_STATE...). A transactional batch that would open a transaction on a partition is first
+verified with the transaction coordinator (KIP-890, `transaction.partition.verification.enable`): a
+partition not added to the transaction is INVALID_TXN_STATE ("Partition was not added to the
+transaction"), or TRANSACTION_ABORTABLE from v11; transactional batches of more than one producer in one
+request fail it with INVALID_PRODUCER_ID_MAPPING. With one replica, acks=-1 completes as acks=1. acks=0 gets no response — and, as in
 Kafka, any error closes the connection instead. `timeout_ms` is moot. Appends wake long-polling fetches
 through the log's listeners.
 """
@@ -26,6 +30,7 @@ from kemu.cluster.errors import ApiError
 from kemu.cluster.topic_names import is_internal
 from kemu.handlers.context import RequestContext
 from kemu.log import LogError
+from kemu.txn.partition import TxnVerifier
 from kemu.txn.producer_state import ProducerStateError
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -34,6 +39,7 @@ from kemu.wire.records import (
     MAGIC_OFFSET,
     MAGIC_V2,
     TRANSACTIONAL_MASK,
+    BatchHeader,
     RecordsError,
     batch_slices,
     check_produce_records,
@@ -63,12 +69,13 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
             entries[(topic["name"], partition["index"])] = partition["records"]
     if body["transactional_id"] is None and _has_transactional_records(entries.values()):
         raise ApiError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    verify = _verifier(ctx, body["transactional_id"], request.version, entries.values())
 
     internal_allowed = ctx.client_id == ADMIN_CLIENT_ID
     failed = False
     responses: dict[str, list[dict[str, Any]]] = {}
     for (name, index), records in entries.items():
-        result = _produce_partition(ctx, request.version, name, index, records, acks, internal_allowed)
+        result = _produce_partition(ctx, request.version, name, index, records, acks, internal_allowed, verify)
         failed = failed or result["error_code"] != 0
         responses.setdefault(name, []).append(result)
 
@@ -95,8 +102,52 @@ def _has_transactional_records(all_records: Any) -> bool:
     return False
 
 
+class _NotVerified(Exception):
+    """The transaction coordinator did not verify the partition (KIP-890)."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        # ReplicaManager sends its own message only for the errors it translates.
+        self.response_message = message if message != code.message else None
+
+
+def _verifier(ctx: RequestContext, transactional_id: str | None, version: int,
+              all_records: Any) -> TxnVerifier | None:
+    """The coordinator's check for this request's transactional batches, which must all come from one
+    producer (ReplicaManager.handleProduceAppend)."""
+    producers = set()
+    for records in all_records:
+        if records is None:
+            continue
+        try:
+            first = next(batch_slices(records), None)
+        except RecordsError:
+            continue
+        if first is not None and first[MAGIC_OFFSET] == MAGIC_V2:
+            header = BatchHeader.parse(first)
+            if header.is_transactional and header.has_producer_id:
+                producers.add((header.producer_id, header.producer_epoch))
+    if len(producers) > 1:
+        raise ApiError(ErrorCode.INVALID_PRODUCER_ID_MAPPING, "Transactional records contained more than one producer ID")
+    if not producers:
+        return None
+    check = ctx.broker.txn.produce_verifier(transactional_id, version)
+    if check is None:
+        return None
+    verified = check
+
+    def verify(topic: str, partition: int, producer_id: int, producer_epoch: int) -> None:
+        try:
+            verified(topic, partition, producer_id, producer_epoch)
+        except ProducerStateError as exc:
+            raise _NotVerified(exc.code, str(exc)) from None
+
+    return verify
+
+
 def _produce_partition(ctx: RequestContext, version: int, name: str, index: int, records: Any, acks: int,
-                       internal_allowed: bool) -> dict[str, Any]:
+                       internal_allowed: bool, verify: TxnVerifier | None) -> dict[str, Any]:
     topic = ctx.broker.topics.get(name)
     if topic is None or not 0 <= index < len(topic.partitions) or topic.partitions[index].log is None:
         return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -115,7 +166,9 @@ def _produce_partition(ctx: RequestContext, version: int, name: str, index: int,
     if acks == -1 and len(partition.isr) < log.config.min_insync_replicas:
         return _failed(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=log.log_start_offset)
     try:
-        result = txn_log.append(records)
+        result = txn_log.append(records, verify=verify)
+    except _NotVerified as exc:
+        return _failed(index, exc.code, message=exc.response_message)
     except LogError as exc:
         log_start = -1 if exc.code in _WITHOUT_LOG_START else log.log_start_offset
         return _failed(index, exc.code, log_start_offset=log_start, message=exc.response_message,

@@ -12,6 +12,7 @@ from kemu.cluster.fetch_sessions import (
     FullContext,
     IncrementalContext,
     PartitionFetch,
+    PartitionKey,
     SessionErrorContext,
     SessionlessContext,
     next_epoch,
@@ -25,7 +26,7 @@ def response(hw: int = 0, start: int = 0, records: bytes = b"", error: int = 0) 
 
 
 def create(cache: FetchSessionCache, size: int, now: int) -> int:
-    fetch = {("t", i): PartitionFetch(0, 100) for i in range(size)}
+    fetch: dict[PartitionKey, PartitionFetch] = {("t", i): PartitionFetch(0, 100) for i in range(size)}
     context = cache.new_context(0, 0, uses_topic_ids=False, fetch=fetch, forget=[], now_ms=now)
     assert isinstance(context, FullContext)
     return context.respond([(key, response()) for key in fetch], now).session_id

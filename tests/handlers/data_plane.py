@@ -16,9 +16,10 @@ from tests.server.kafka_socket import KafkaSocket
 PRODUCE, FETCH, LIST_OFFSETS, CREATE_TOPICS, DELETE_RECORDS, OFFSET_FOR_LEADER_EPOCH = 0, 1, 2, 19, 21, 23
 
 
-def create_topic(conn: KafkaSocket, name: str, partitions: int = 1, **configs: str) -> None:
+def create_topic(conn: KafkaSocket, name: str, partitions: int = 1, configs: dict[str, str] | None = None) -> None:
     body = {"topics": [{"name": name, "num_partitions": partitions, "replication_factor": 1,
-                        "configs": [{"name": k, "value": v} for k, v in configs.items()]}], "timeout_ms": 5000}
+                        "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}],
+            "timeout_ms": 5000}
     [result] = conn.request(CREATE_TOPICS, 7, body)["topics"]
     assert result["error_code"] == 0, result
 
@@ -50,7 +51,7 @@ def produce(conn: KafkaSocket, name: str, data: bytes, *, partition: int = 0, ve
     body = conn.request(PRODUCE, version, produce_body({(name, partition): data}, acks=acks))
     [topic] = body["responses"]
     [response] = topic["partition_responses"]
-    return response
+    return dict(response)
 
 
 def fetch_body(partitions: list[tuple[Any, int, int]], *, version: int = 12, max_wait_ms: int = 0,

@@ -44,7 +44,7 @@ def test_versions_kafka_4_removed_are_refused(broker: BrokerThread, conn: KafkaS
 
 
 def test_log_append_time_is_stamped(broker: BrokerThread, conn: KafkaSocket) -> None:
-    create_topic(conn, "t", **{"message.timestamp.type": "LogAppendTime"})
+    create_topic(conn, "t", configs={"message.timestamp.type": "LogAppendTime"})
     before = int(time.time() * 1000)
     response = produce(conn, "t", batch(b"a"))
     assert before <= response["log_append_time_ms"] <= int(time.time() * 1000)
@@ -131,13 +131,13 @@ def test_corrupt_batch(broker: BrokerThread, conn: KafkaSocket) -> None:
 
 
 def test_message_too_large(broker: BrokerThread, conn: KafkaSocket) -> None:
-    create_topic(conn, "t", **{"max.message.bytes": "1000"})
+    create_topic(conn, "t", configs={"max.message.bytes": "1000"})
     response = produce(conn, "t", batch(b"x" * 2000))
     assert (response["error_code"], response["base_offset"], response["log_start_offset"]) == (10, -1, -1)
 
 
 def test_record_errors_on_a_compacted_topic(broker: BrokerThread, conn: KafkaSocket) -> None:
-    create_topic(conn, "t", **{"cleanup.policy": "compact"})
+    create_topic(conn, "t", configs={"cleanup.policy": "compact"})
     data = build_batch([NewRecord(b"v", key=b"k", timestamp=1), NewRecord(b"v", key=None, timestamp=1)])
     response = produce(conn, "t", data)
     assert response["error_code"] == 87
@@ -149,7 +149,7 @@ def test_record_errors_on_a_compacted_topic(broker: BrokerThread, conn: KafkaSoc
 
 
 def test_min_insync_replicas_with_acks_all(broker: BrokerThread, conn: KafkaSocket) -> None:
-    create_topic(conn, "t", **{"min.insync.replicas": "2"})
+    create_topic(conn, "t", configs={"min.insync.replicas": "2"})
     refused = produce(conn, "t", batch(b"a"), acks=-1)
     assert (refused["error_code"], refused["log_start_offset"]) == (19, 0)
     assert produce(conn, "t", batch(b"a"), acks=1)["error_code"] == 0
@@ -175,3 +175,29 @@ def test_a_partition_named_twice_answers_once_with_the_last_records(broker: Brok
     assert [(t["name"], len(t["partition_responses"])) for t in answer["responses"]] == [("t", 1)]
     fetched = conn.request(FETCH, 12, fetch_body([("t", 0, 0)]))
     assert values_of(fetch_partitions(fetched)[0][1]["records"]) == [b"second"]
+
+
+def test_transactional_batches_are_verified_with_the_coordinator(broker: BrokerThread, conn: KafkaSocket) -> None:
+    """KIP-890: a transactional batch for a partition never added to the transaction is refused."""
+    create_topic(conn, "t")
+    init = broker.call(lambda: broker.broker.txn.coordinator.init_producer_id("tx", 60_000))
+    records = batch(b"a", producer_id=init.producer_id, producer_epoch=init.producer_epoch, base_sequence=0,
+                    transactional=True)
+    answers = {}
+    for version in (10, 11):
+        body = conn.request(PRODUCE, version, produce_body({("t", 0): records}, transactional_id="tx"))
+        answer = body["responses"][0]["partition_responses"][0]
+        answers[version] = (answer["error_code"], answer["base_offset"], answer["log_start_offset"],
+                            answer["error_message"])
+    assert answers == {10: (48, -1, -1, "Partition was not added to the transaction"), 11: (120, -1, -1, None)}
+    assert broker.broker.partition_log("t", 0).log.log_end_offset == 0  # type: ignore[union-attr]
+
+
+def test_transactional_batches_of_two_producers(broker: BrokerThread, conn: KafkaSocket) -> None:
+    create_topic(conn, "t", partitions=2)
+    body = conn.request(PRODUCE, 11, produce_body({
+        ("t", 0): batch(b"a", producer_id=1, producer_epoch=0, base_sequence=0, transactional=True),
+        ("t", 1): batch(b"b", producer_id=2, producer_epoch=0, base_sequence=0, transactional=True),
+    }, transactional_id="tx"))
+    answers = [(p["error_code"], p["error_message"]) for p in body["responses"][0]["partition_responses"]]
+    assert answers == [(49, "Transactional records contained more than one producer ID")] * 2

@@ -90,7 +90,7 @@ def test_partitions_with_data_go_to_the_back(broker: BrokerThread, conn: KafkaSo
     for index in (0, 1):
         for _ in range(3):
             produce(conn, "t", batch(b"x" * 500), partition=index)
-    limits = {"max_bytes": 600, "partition_max_bytes": 600}
+    limits: dict[str, Any] = {"max_bytes": 600, "partition_max_bytes": 600}
 
     def served(body: dict[str, Any]) -> list[tuple[int, int]]:
         return [(p["partition_index"], len(values_of(p["records"]))) for _, p in fetch_partitions(body)

@@ -59,7 +59,7 @@ def test_minus_one_is_the_high_watermark_and_beyond_it_is_refused(broker: Broker
 
 
 def test_refusals(broker: BrokerThread, conn: KafkaSocket) -> None:
-    create_topic(conn, "compacted", **{"cleanup.policy": "compact"})
+    create_topic(conn, "compacted", configs={"cleanup.policy": "compact"})
     broker.call(lambda: broker.broker.create_topics([broker.broker.auto_creation_request("__transaction_state")]))
     answers = delete_records(conn, [("compacted", 0, 0), ("nope", 0, 0), ("compacted", 4, 0),
                                     ("__transaction_state", 0, 0)])

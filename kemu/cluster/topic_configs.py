@@ -72,6 +72,7 @@ def effective(overrides: Mapping[str, str], layers: ConfigLayers = NO_BROKER_LAY
     KafkaConfigSchema.resolveEffectiveTopicConfigs): an override exactly as it was sent."""
     out = []
     for key in TOPIC_CONFIGS.values():
+        value: str | None
         if key.name in overrides:
             value, source = overrides[key.name], ConfigSource.DYNAMIC_TOPIC_CONFIG
         else:

@@ -1,0 +1,218 @@
+"""AlterConfigs and IncrementalAlterConfigs in the core: Kafka's checks in Kafka's order, topic changes
+reaching the partition logs and kemu-topics.json, broker changes reaching topics that inherit them."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from kemu.clock import VirtualClock
+from kemu.cluster.broker import Broker
+from kemu.cluster.config import BrokerConfig
+from kemu.cluster.config_admin import (
+    RESOURCE_BROKER,
+    RESOURCE_BROKER_LOGGER,
+    RESOURCE_TOPIC,
+    ConfigChange,
+    OpType,
+    Outcome,
+    ResourceChange,
+    alter,
+)
+from kemu.cluster.topic_admin import NewTopic
+from kemu.wire.errors import ErrorCode
+
+SET, DELETE, APPEND, SUBTRACT = OpType.SET, OpType.DELETE, OpType.APPEND, OpType.SUBTRACT
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[Broker]:
+    created = Broker(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
+    [outcome] = created.create_topics([NewTopic("t", 2, configs=[("retention.ms", "1000")])])
+    assert outcome.error == ErrorCode.NONE
+    yield created
+    created.close()
+
+
+def topic(name: str, *changes: tuple[str, int, str | None]) -> ResourceChange:
+    return ResourceChange(RESOURCE_TOPIC, name, [ConfigChange(*c) for c in changes])
+
+
+def incremental(broker: Broker, *resources: ResourceChange, validate_only: bool = False) -> list[Outcome]:
+    return alter(broker, resources, validate_only, incremental=True)
+
+
+def legacy(broker: Broker, *resources: ResourceChange, validate_only: bool = False) -> list[Outcome]:
+    return alter(broker, resources, validate_only, incremental=False)
+
+
+def log_config(broker: Broker, partition: int = 0):  # type: ignore[no-untyped-def]
+    found = broker.partition_log("t", partition)
+    assert found is not None
+    return found.log.config
+
+
+def test_incremental_set_and_delete_reach_the_logs_and_the_topic_file(broker: Broker, tmp_path: Path) -> None:
+    assert incremental(broker, topic("t", ("max.message.bytes", SET, "2000"), ("retention.ms", DELETE, None))) == [Outcome()]
+    assert broker.topics.get("t").configs == {"max.message.bytes": "2000"}  # type: ignore[union-attr]
+    assert [(log_config(broker, p).max_message_bytes, log_config(broker, p).retention_ms) for p in (0, 1)] == [
+        (2000, 604_800_000)] * 2
+    assert '"max.message.bytes": "2000"' in (tmp_path / "kemu-topics.json").read_text()
+
+
+def test_legacy_alter_replaces_every_override(broker: Broker) -> None:
+    assert legacy(broker, topic("t", ("cleanup.policy", SET, "compact"))) == [Outcome()]
+    assert broker.topics.get("t").configs == {"cleanup.policy": "compact"}  # type: ignore[union-attr]
+    assert log_config(broker).compact and log_config(broker).retention_ms == 604_800_000
+
+
+def test_validate_only_changes_nothing(broker: Broker) -> None:
+    assert incremental(broker, topic("t", ("retention.ms", SET, "5")), validate_only=True) == [Outcome()]
+    assert legacy(broker, topic("t"), validate_only=True) == [Outcome()]
+    assert broker.topics.get("t").configs == {"retention.ms": "1000"}  # type: ignore[union-attr]
+    assert log_config(broker).retention_ms == 1000
+
+
+def test_append_and_subtract_on_lists(broker: Broker) -> None:
+    assert incremental(broker, topic("t", ("cleanup.policy", APPEND, "compact"))) == [Outcome()]
+    assert broker.topics.get("t").configs["cleanup.policy"] == "delete,compact"  # type: ignore[union-attr]
+    assert incremental(broker, topic("t", ("cleanup.policy", SUBTRACT, "delete,nothing"))) == [Outcome()]
+    assert broker.topics.get("t").configs["cleanup.policy"] == "compact"  # type: ignore[union-attr]
+    assert incremental(broker, topic("t", ("leader.replication.throttled.replicas", APPEND, "0:1,1:1"),
+                                     )) == [Outcome()]
+    assert incremental(broker, topic("t", ("leader.replication.throttled.replicas", APPEND, "1:1,2:1"))) == [Outcome()]
+    assert broker.topics.get("t").configs["leader.replication.throttled.replicas"] == "0:1,1:1,2:1"  # type: ignore[union-attr]
+    assert log_config(broker).compact and not log_config(broker).delete
+
+
+@pytest.mark.parametrize(("resource", "error", "message"), [
+    (topic("t", ("retention.ms", APPEND, "1")), ErrorCode.INVALID_CONFIG,
+     "Can't APPEND to key retention.ms because its type is not LIST."),
+    (topic("t", ("no.such", SUBTRACT, "1")), ErrorCode.INVALID_CONFIG,
+     "Can't SUBTRACT to key no.such because its type is not LIST."),
+    (topic("t", ("no.such", SET, "1")), ErrorCode.INVALID_CONFIG, "Unknown topic config name: no.such"),
+    (topic("t", ("retention.ms", SET, "abc")), ErrorCode.INVALID_CONFIG,
+     "Invalid value abc for configuration retention.ms: Not a number of type LONG"),
+    (topic("t", ("min.compaction.lag.ms", SET, "5000"), ("max.compaction.lag.ms", SET, "10")),
+     ErrorCode.INVALID_CONFIG, "conflict topic config setting min.compaction.lag.ms (5000) > max.compaction.lag.ms (10)"),
+    (topic("t", ("retention.ms", SET, "1"), ("retention.ms", DELETE, None)), ErrorCode.INVALID_REQUEST,
+     "Error due to duplicate config keys"),
+    (topic("t", ("retention.ms", SET, None), ("segment.ms", APPEND, None)), ErrorCode.INVALID_REQUEST,
+     "Null value not supported for : retention.ms, segment.ms"),
+    (topic("t", ("retention.ms", 7, "1")), ErrorCode.INVALID_REQUEST, "Unknown operations type 7"),
+    (topic("missing", ("retention.ms", SET, "1")), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+     "The topic 'missing' does not exist."),
+    # Kafka validates the configs before it looks for the topic.
+    (topic("missing", ("retention.ms", SET, "x")), ErrorCode.INVALID_CONFIG,
+     "Invalid value x for configuration retention.ms: Not a number of type LONG"),
+    (topic("", ("retention.ms", SET, "1")), ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed."),
+    (topic("bad name", ("retention.ms", SET, "1")), ErrorCode.INVALID_TOPIC_EXCEPTION,
+     "Topic name \"bad name\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"),
+    (ResourceChange(16, "x", []), ErrorCode.INVALID_REQUEST, "Unknown resource type 16"),
+])
+def test_incremental_refusals(broker: Broker, resource: ResourceChange, error: ErrorCode, message: str) -> None:
+    assert incremental(broker, resource) == [Outcome(error, message)]
+    assert broker.topics.get("t").configs == {"retention.ms": "1000"}  # type: ignore[union-attr]
+
+
+def test_each_resource_answers_alone(broker: Broker) -> None:
+    outcomes = incremental(broker, topic("t", ("retention.ms", SET, "2")), topic("t", ("retention.ms", SET, "3")),
+                           topic("missing", ("retention.ms", SET, "1")),
+                           ResourceChange(RESOURCE_BROKER, "", [ConfigChange("log.retention.ms", SET, "99")]))
+    assert outcomes == [Outcome(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")] * 2 + [
+        Outcome(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'missing' does not exist."), Outcome()]
+    assert broker.dynamic_configs.cluster_default == {"log.retention.ms": "99"}
+
+
+def test_legacy_refusals(broker: Broker) -> None:
+    assert legacy(broker, topic("t", ("retention.ms", SET, None))) == [
+        Outcome(ErrorCode.INVALID_REQUEST, "Null value not supported for : retention.ms")]
+    assert legacy(broker, ResourceChange(RESOURCE_BROKER_LOGGER, "1", [ConfigChange("root", SET, "INFO")])) == [
+        Outcome(ErrorCode.INVALID_REQUEST, "Unknown resource type 8")]
+
+
+def broker_resource(name: str, *changes: tuple[str, int, str | None]) -> ResourceChange:
+    return ResourceChange(RESOURCE_BROKER, name, [ConfigChange(*c) for c in changes])
+
+
+def test_broker_defaults_reach_topics_without_overrides(broker: Broker, tmp_path: Path) -> None:
+    assert incremental(broker, broker_resource("", ("log.retention.ms", SET, "5000"),
+                                               ("message.max.bytes", SET, "2000"))) == [Outcome()]
+    # retention.ms is overridden on the topic; max.message.bytes is inherited.
+    assert (log_config(broker).retention_ms, log_config(broker).max_message_bytes) == (1000, 2000)
+    assert incremental(broker, broker_resource("1", ("message.max.bytes", SET, "3000"))) == [Outcome()]
+    assert log_config(broker).max_message_bytes == 3000
+    [created] = broker.create_topics([NewTopic("u")])
+    inherited = {c.name: (c.value, c.source) for c in created.configs}
+    assert inherited["max.message.bytes"] == ("3000", 2) and inherited["retention.ms"] == ("5000", 3)
+    assert incremental(broker, broker_resource("1", ("message.max.bytes", DELETE, None))) == [Outcome()]
+    assert log_config(broker).max_message_bytes == 2000
+    broker.close()
+    reopened = Broker(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
+    try:
+        found = reopened.partition_log("u", 0)
+        assert found is not None and (found.log.config.retention_ms, found.log.config.max_message_bytes) == (5000, 2000)
+    finally:
+        reopened.close()
+
+
+@pytest.mark.parametrize(("resource", "error", "message"), [
+    (broker_resource("2", ("log.retention.ms", SET, "1")), ErrorCode.INVALID_REQUEST,
+     "Unexpected broker id, expected 1, but received 2"),
+    (broker_resource("one", ("log.retention.ms", SET, "1")), ErrorCode.INVALID_REQUEST,
+     "Node id must be an integer, but it is: one"),
+    (broker_resource("", ("num.partitions", SET, "3")), ErrorCode.INVALID_REQUEST,
+     "Cannot update these configs dynamically: Set(num.partitions)"),
+    (broker_resource("1", ("log.retention.ms", SET, "x")), ErrorCode.INVALID_REQUEST,
+     "Invalid value x for configuration log.retention.ms: Not a number of type LONG"),
+    (broker_resource("", ("message.max.bytes", APPEND, "1")), ErrorCode.INVALID_CONFIG,
+     "Config value append is not allowed for config key: message.max.bytes"),
+    (broker_resource("", ("log.retention.ms", SUBTRACT, "1")), ErrorCode.INVALID_CONFIG,
+     "Config value subtract is not allowed for config key: log.retention.ms"),
+])
+def test_broker_refusals(broker: Broker, resource: ResourceChange, error: ErrorCode, message: str) -> None:
+    assert incremental(broker, resource) == [Outcome(error, message)]
+    assert broker.dynamic_configs.cluster_default == {} and broker.dynamic_configs.per_broker == {}
+
+
+def test_broker_list_configs_append(broker: Broker) -> None:
+    assert incremental(broker, broker_resource("", ("log.cleanup.policy", APPEND, "compact"))) == [Outcome()]
+    assert broker.dynamic_configs.cluster_default == {"log.cleanup.policy": "delete,compact"}
+    assert log_config(broker).compact
+
+
+def test_legacy_broker_alter_replaces_the_layer(broker: Broker) -> None:
+    assert incremental(broker, broker_resource("", ("log.retention.ms", SET, "5"))) == [Outcome()]
+    assert legacy(broker, broker_resource("", ("message.max.bytes", SET, "7"))) == [Outcome()]
+    assert broker.dynamic_configs.cluster_default == {"message.max.bytes": "7"}
+    assert legacy(broker, broker_resource("", ("log.dirs", SET, "/x"))) == [
+        Outcome(ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: Set(log.dirs)")]
+
+
+def test_broker_logger_levels(broker: Broker) -> None:
+    logger = logging.getLogger("kemu.cluster.storage")
+    before = logger.level
+    try:
+        def loggers(*changes: tuple[str, int, str | None], name: str = "1") -> list[Outcome]:
+            return incremental(broker, ResourceChange(RESOURCE_BROKER_LOGGER, name, [ConfigChange(*c) for c in changes]))
+
+        assert loggers(("kemu.cluster.storage", SET, "TRACE")) == [Outcome()]
+        assert logger.level == 5
+        assert loggers(("kemu.cluster.storage", DELETE, None)) == [Outcome()]
+        assert logger.level == logging.NOTSET
+        assert loggers(("kemu.cluster.storage", SET, "LOUD")) == [Outcome(
+            ErrorCode.INVALID_CONFIG, "Cannot set the log level of kemu.cluster.storage to LOUD as it is not a "
+                                      "supported log level. Valid log levels are DEBUG, ERROR, FATAL, INFO, TRACE, WARN")]
+        assert loggers(("no.such.logger", SET, "INFO")) == [
+            Outcome(ErrorCode.INVALID_CONFIG, "Logger no.such.logger does not exist!")]
+        assert loggers(("root", DELETE, None)) == [
+            Outcome(ErrorCode.INVALID_REQUEST, "Removing the log level of the root logger is not allowed")]
+        assert loggers(("root", APPEND, "INFO")) == [
+            Outcome(ErrorCode.INVALID_REQUEST, "APPEND operation is not allowed for the BROKER_LOGGER resource")]
+        assert loggers(("root", SET, "INFO"), name="2") == [
+            Outcome(ErrorCode.INVALID_REQUEST, "Unexpected node id. Expected 1, but received 1")]
+    finally:
+        logger.setLevel(before)

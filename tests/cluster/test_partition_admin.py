@@ -1,0 +1,86 @@
+"""CreatePartitions in the core: growth only, manual assignments, validate_only, persistence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from kemu.clock import VirtualClock
+from kemu.cluster.broker import Broker
+from kemu.cluster.config import BrokerConfig
+from kemu.cluster.partition_admin import NewPartitions, PartitionsOutcome, create_partitions
+from kemu.cluster.topic_admin import NewTopic
+from kemu.wire.errors import ErrorCode
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[Broker]:
+    created = Broker(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
+    created.create_topics([NewTopic("t", 1, configs=[("max.message.bytes", "2000")])])
+    yield created
+    created.close()
+
+
+def partitions(broker: Broker, name: str = "t") -> int:
+    found = broker.topics.get(name)
+    assert found is not None
+    return len(found.partitions)
+
+
+def test_grow_from_one_to_three(broker: Broker, tmp_path: Path) -> None:
+    assert create_partitions(broker, [NewPartitions("t", 3)], False) == [PartitionsOutcome("t")]
+    topic = broker.topics.get("t")
+    assert topic is not None
+    assert [(p.index, p.replicas, p.isr, p.leader_id, p.leader_epoch) for p in topic.partitions] == [
+        (i, [1], [1], 1, 0) for i in range(3)]
+    new_log = broker.partition_log("t", 2)
+    assert new_log is not None and new_log.log.config.max_message_bytes == 2000  # the topic's configs apply
+    assert (tmp_path / "t-2").is_dir()
+    broker.close()
+    reopened = Broker(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
+    try:
+        assert partitions(reopened) == 3 and reopened.partition_log("t", 2) is not None
+    finally:
+        reopened.close()
+
+
+def test_manual_assignment_and_validate_only(broker: Broker) -> None:
+    assert create_partitions(broker, [NewPartitions("t", 2, [[1]])], True) == [PartitionsOutcome("t")]
+    assert partitions(broker) == 1 and broker.partition_log("t", 1) is None
+    assert create_partitions(broker, [NewPartitions("t", 2, [[1]])], False) == [PartitionsOutcome("t")]
+    assert partitions(broker) == 2
+
+
+@pytest.mark.parametrize(("wanted", "error", "message"), [
+    (NewPartitions("t", 1), ErrorCode.INVALID_PARTITIONS, "Topic already has 1 partition(s)."),
+    (NewPartitions("t", 0), ErrorCode.INVALID_PARTITIONS, "The topic t currently has 1 partition(s); 0 would not be "
+                                                         "an increase."),
+    (NewPartitions("missing", 3), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None),
+    (NewPartitions("t", 3, [[1]]), ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+     "Attempted to add 2 additional partition(s), but only 1 assignment(s) were specified."),
+    (NewPartitions("t", 2, [[2]]), ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+     "The manual partition assignment includes broker 2, but no such broker is registered."),
+    (NewPartitions("t", 2, [[]]), ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+     "The manual partition assignment includes an empty replica list."),
+    (NewPartitions("t", 2, [[1, 1]]), ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+     "The manual partition assignment includes the broker 1 more than once."),
+    (NewPartitions("t", 20_000), ErrorCode.UNKNOWN_SERVER_ERROR, None),
+])
+def test_refusals(broker: Broker, wanted: NewPartitions, error: ErrorCode, message: str | None) -> None:
+    assert create_partitions(broker, [wanted], False) == [PartitionsOutcome(wanted.name, error, message)]
+    assert partitions(broker) == 1
+
+
+def test_duplicates_answer_first_and_others_go_on(broker: Broker) -> None:
+    broker.create_topics([NewTopic("u")])
+    outcomes = create_partitions(broker, [NewPartitions("u", 2), NewPartitions("t", 4), NewPartitions("u", 3)], False)
+    assert outcomes == [PartitionsOutcome("u", ErrorCode.INVALID_REQUEST, "Duplicate topic name."), PartitionsOutcome("t")]
+    assert (partitions(broker, "t"), partitions(broker, "u")) == (4, 1)
+
+
+def test_one_request_adds_at_most_ten_thousand(broker: Broker) -> None:
+    broker.create_topics([NewTopic("u")])
+    outcomes = create_partitions(broker, [NewPartitions("t", 6_000), NewPartitions("u", 6_000)], True)
+    assert outcomes == [PartitionsOutcome("t"), PartitionsOutcome("u", ErrorCode.UNKNOWN_SERVER_ERROR)]

@@ -1,0 +1,42 @@
+"""DescribeLogDirs through a real socket: every version, sizes, the topics filter, volume sizes (v4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.handlers.config_wire import create_topic
+from tests.handlers.data_plane import batch, produce
+from tests.server.broker_thread import BrokerThread
+from tests.server.kafka_socket import KafkaSocket
+
+KEY = 35
+
+
+@pytest.mark.parametrize("version", range(5))
+def test_every_version(conn: KafkaSocket, broker: BrokerThread, version: int) -> None:
+    create_topic(conn, "t", 2)
+    produce(conn, "t", batch(b"hello", b"world"))
+    body = conn.request(KEY, version, {"topics": None})
+    assert body["error_code"] == 0
+    [log_dir] = body["results"]
+    assert (log_dir["error_code"], log_dir["log_dir"]) == (0, str(broker.broker.data_dir.resolve()))
+    [topic] = [t for t in log_dir["topics"] if t["name"] == "t"]
+    written = broker.broker.partition_log("t", 0).log.size_in_bytes  # type: ignore[union-attr]
+    assert written > 0
+    assert topic["partitions"] == [
+        {"partition_index": 0, "partition_size": written, "offset_lag": 0, "is_future_key": False},
+        {"partition_index": 1, "partition_size": 0, "offset_lag": 0, "is_future_key": False}]
+    if version >= 4:
+        assert log_dir["total_bytes"] >= log_dir["usable_bytes"] > 0
+    else:
+        assert log_dir["total_bytes"] == log_dir["usable_bytes"] == -1
+
+
+def test_topics_filter(conn: KafkaSocket) -> None:
+    create_topic(conn, "t", 2)
+    create_topic(conn, "u")
+    body = {"topics": [{"topic": "t", "partitions": [1, 9]}, {"topic": "missing", "partitions": [0]}]}
+    [log_dir] = conn.request(KEY, 4, body)["results"]
+    assert [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in log_dir["topics"]] == [("t", [1])]
+    [empty] = conn.request(KEY, 4, {"topics": []})["results"]
+    assert empty["topics"] == []

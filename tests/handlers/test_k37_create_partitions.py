@@ -1,0 +1,58 @@
+"""CreatePartitions through a real socket: every version, the new partitions in Metadata and their logs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kemu.wire.errors import ErrorCode
+from tests.handlers.config_wire import create_topic
+from tests.server.broker_thread import BrokerThread
+from tests.server.kafka_socket import KafkaSocket
+
+KEY, METADATA = 37, 3
+
+
+def grow(conn: KafkaSocket, version: int, *topics: tuple[str, int, list[list[int]] | None],
+         validate_only: bool = False) -> list[dict[str, Any]]:
+    body = {"topics": [{"name": name, "count": count,
+                        "assignments": None if a is None else [{"broker_ids": ids} for ids in a]}
+                       for name, count, a in topics],
+            "timeout_ms": 5000, "validate_only": validate_only}
+    return conn.request(KEY, version, body)["results"]  # type: ignore[no-any-return]
+
+
+def metadata_partitions(conn: KafkaSocket, name: str) -> list[int]:
+    [topic] = conn.request(METADATA, 12, {"topics": [{"name": name}],
+                                          "allow_auto_topic_creation": False})["topics"]
+    return sorted(p["partition_index"] for p in topic["partitions"])
+
+
+@pytest.mark.parametrize("version", range(4))
+def test_every_version(conn: KafkaSocket, broker: BrokerThread, version: int) -> None:
+    create_topic(conn, "t")
+    [result] = grow(conn, version, ("t", 3, None))
+    assert (result["name"], result["error_code"], result["error_message"]) == ("t", 0, None)
+    assert metadata_partitions(conn, "t") == [0, 1, 2]
+    assert broker.broker.partition_log("t", 2) is not None
+
+
+def test_assignment_validate_only_and_errors(conn: KafkaSocket) -> None:
+    create_topic(conn, "t", 2)
+    assert grow(conn, 3, ("t", 3, [[1]]), validate_only=True)[0]["error_code"] == 0
+    assert metadata_partitions(conn, "t") == [0, 1]
+    results = grow(conn, 3, ("t", 2, None), ("missing", 2, None), ("t2", 2, None), ("t2", 3, None))
+    assert [(r["name"], r["error_code"], r["error_message"]) for r in results] == [
+        ("t2", ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
+        ("t", ErrorCode.INVALID_PARTITIONS, "Topic already has 2 partition(s)."),
+        ("missing", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)]
+    [shrink] = grow(conn, 0, ("t", 1, None))
+    assert (shrink["error_code"], shrink["error_message"]) == (
+        ErrorCode.INVALID_PARTITIONS, "The topic t currently has 2 partition(s); 1 would not be an increase.")
+    [bad] = grow(conn, 1, ("t", 3, [[5]]))
+    assert (bad["error_code"], bad["error_message"]) == (
+        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+        "The manual partition assignment includes broker 5, but no such broker is registered.")
+    assert grow(conn, 2, ("t", 3, [[1]]))[0]["error_code"] == 0
+    assert metadata_partitions(conn, "t") == [0, 1, 2]

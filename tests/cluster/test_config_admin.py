@@ -24,6 +24,7 @@ from kemu.cluster.config_admin import (
 )
 from kemu.cluster.topic_admin import NewTopic
 from kemu.wire.errors import ErrorCode
+from kemu.wire.records import NewRecord, build_batch
 
 SET, DELETE, APPEND, SUBTRACT = OpType.SET, OpType.DELETE, OpType.APPEND, OpType.SUBTRACT
 
@@ -216,3 +217,25 @@ def test_broker_logger_levels(broker: Broker) -> None:
             Outcome(ErrorCode.INVALID_REQUEST, "Unexpected node id. Expected 1, but received 1")]
     finally:
         logger.setLevel(before)
+
+
+def test_lowered_retention_deletes_old_segments_on_the_next_pass(tmp_path: Path) -> None:
+    clock = VirtualClock(1_700_000_000_000)
+    broker = Broker(BrokerConfig(data_dir=str(tmp_path / "data")), clock)
+    try:
+        broker.create_topics([NewTopic("r", 1, configs=[("segment.ms", "1000")])])
+        found = broker.partition_log("r", 0)
+        assert found is not None
+        for value in (b"a", b"b", b"c"):
+            found.append(build_batch([NewRecord(value, timestamp=clock.now_ms())]))
+            clock.advance(2_000)
+        assert len(found.log.segments) == 3
+        broker.storage.log_dir.run_retention()
+        assert found.log.log_start_offset == 0  # a week's retention keeps everything
+
+        assert incremental(broker, topic("r", ("retention.ms", SET, "3000"))) == [Outcome()]
+        broker.storage.log_dir.run_retention()
+        # Segments whose newest record is older than 3 s are gone; the active one always stays.
+        assert found.log.log_start_offset == 2
+    finally:
+        broker.close()

@@ -311,3 +311,46 @@ def test_aborted_txn_offsets_are_dropped(broker: BrokerThread, conn: KafkaSocket
     assert end_txn(conn, "t", pid, 0, commit=False) == 0
     settle(broker)
     assert fetch_offset(conn, "g", require_stable=True) == (-1, 0)
+
+
+@pytest.mark.parametrize("version", range(3, 5))
+def test_txn_offset_commit_kip447_generation_checks(broker: BrokerThread, conn: KafkaSocket, topics: None,
+                                                    version: int) -> None:
+    conn.request(FIND_COORDINATOR, 1, {"key": "g", "key_type": 0})
+    pid = init(conn, "t")["producer_id"]
+    conn.request(ADD_OFFSETS, 3, {"transactional_id": "t", "producer_id": pid, "producer_epoch": 0, "group_id": "g"})
+    body = conn.request(TXN_OFFSET_COMMIT, version, {
+        "transactional_id": "t", "group_id": "g", "producer_id": pid, "producer_epoch": 0, "generation_id": 3,
+        "member_id": "someone", "group_instance_id": None,
+        "topics": [{"name": "a", "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                                 "committed_metadata": None}]}]})
+    # No such group: a generation it cannot have.
+    assert body["topics"][0]["partitions"][0]["error_code"] == E.ILLEGAL_GENERATION
+
+
+# ---- Produce: KIP-890 partition verification -------------------------------------------------------------
+
+def produce(conn: KafkaSocket, version: int, tid: str | None, pid: int, epoch: int, seq: int,
+            partition: int = 0) -> dict[str, Any]:
+    records = build_batch([NewRecord(value=b"x", timestamp=1)], producer_id=pid, producer_epoch=epoch,
+                          base_sequence=seq, transactional=True)
+    body = conn.request(0, version, {"transactional_id": tid, "acks": -1, "timeout_ms": 5000, "topic_data": [
+        {"name": "a", "partition_data": [{"index": partition, "records": records}]}]})
+    [answer] = body["responses"][0]["partition_responses"]
+    return answer
+
+
+@pytest.mark.parametrize("version,not_added", [(9, E.INVALID_TXN_STATE), (10, E.INVALID_TXN_STATE),
+                                               (11, E.TRANSACTION_ABORTABLE)])
+def test_transactional_produce_to_a_partition_not_in_the_transaction(conn: KafkaSocket, topics: None,
+                                                                     version: int, not_added: ErrorCode) -> None:
+    pid = init(conn, "t")["producer_id"]
+    refused = produce(conn, version, "t", pid, 0, 0)
+    assert refused["error_code"] == not_added and refused["base_offset"] == -1
+    if not_added is E.INVALID_TXN_STATE:
+        assert refused["error_message"] == "Partition was not added to the transaction"
+    add_partitions(conn, "t", pid, 0, {"a": [0]})
+    assert produce(conn, version, "t", pid, 0, 0)["error_code"] == 0
+    assert produce(conn, version, "t", pid, 0, 1)["error_code"] == 0
+    # An epoch the coordinator does not know: fenced, which a produce answers as INVALID_PRODUCER_EPOCH.
+    assert produce(conn, version, "t", pid, 5, 0, partition=1)["error_code"] == E.INVALID_PRODUCER_EPOCH

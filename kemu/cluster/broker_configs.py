@@ -265,7 +265,7 @@ def static_values(broker: Broker) -> dict[str, str]:
         "broker.id": str(cfg.node_id),
         "process.roles": "broker,controller",
         "listeners": f"PLAINTEXT://{cfg.host}:{broker.bound_port or cfg.port}",
-        "log.dirs": str(broker.data_dir.resolve()),
+        "log.dirs": str(broker.data_dir.absolute()),
     }
     if cfg.advertised_host is not None or cfg.advertised_port is not None:
         host, port = broker.advertised_endpoint()
@@ -365,9 +365,7 @@ def _entry(name: str, layers: ConfigLayers, cluster_default: bool, include_synon
         value = raw
     else:
         raw = layers.value(name)
-        value = raw if key is None or raw is None else format_value(key.type, key.parse(raw))
-        if raw is None and key is not None:
-            value = key.default
+        value = _printed(key, raw) if key is not None else raw
     return ConfigEntry(
         name=name,
         value=None if sensitive else value,
@@ -378,3 +376,13 @@ def _entry(name: str, layers: ConfigLayers, cluster_default: bool, include_synon
         config_type=key.type if key is not None else "UNKNOWN",
         documentation=(key.doc if key is not None else None) if include_documentation else None,
     )
+
+
+def _printed(key: BrokerConfigKey, raw: str | None) -> str | None:
+    """The merged value as Kafka's parsed KafkaConfig prints it (" 5 " becomes "5"); the default if unset."""
+    if raw is None:
+        return key.default
+    try:
+        return format_value(key.type, key.parse(raw))
+    except InvalidConfigError:
+        return raw  # only a static value kemu was started with can be out of range; show it as given

@@ -3,7 +3,8 @@
 v1 is v0 on the wire (the response may come before throttling); v2 is flexible; v3 adds the top-level
 error code; v4 each log directory's total and usable bytes (from the filesystem, as Kafka's FileStore).
 
-kemu has one log directory, its data directory, reported by its absolute path as `log.dirs` names it.
+kemu has one log directory, its data directory, reported by its absolute path (as Kafka's
+toAbsolutePath: symbolic links are not resolved), as `log.dirs` names it.
 Each hosted partition (internal topics included) reports its segments' size, an offset lag of
 max(high watermark - log end offset, 0) — 0 for a leader, as in Kafka — and is_future_key false (kemu
 never moves replicas between directories). A null topic list asks for every partition; a requested
@@ -41,7 +42,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         "error_code": 0,
         "results": [{
             "error_code": 0,
-            "log_dir": str(broker.data_dir.resolve()),
+            "log_dir": str(broker.data_dir.absolute()),
             "topics": [{"name": name, "partitions": sorted(partitions, key=lambda p: p["partition_index"])}
                        for name, partitions in sorted(by_topic.items())],
             "total_bytes": usage.total,

@@ -88,7 +88,7 @@ def test_static_layer_is_what_kemu_was_started_with(broker: Broker) -> None:
     static = broker_configs.static_values(broker)
     assert static["node.id"] == static["broker.id"] == "1"
     assert static["listeners"] == "PLAINTEXT://127.0.0.1:4321"
-    assert static["log.dirs"] == str(broker.data_dir.resolve())
+    assert static["log.dirs"] == str(broker.data_dir.absolute())
     assert static["process.roles"] == "broker,controller"
     # kemu's single-node replication factors differ from Kafka's defaults, as in a single-node server.properties.
     assert static["offsets.topic.replication.factor"] == "1"

@@ -429,9 +429,10 @@ class KafkaJs(Client):
     def offset_for_time(self, topic: str, partition: int, timestamp: int) -> int | None:
         result = self._run("offsets", topic, str(timestamp))
         [found] = [p for p in result["byTimestamp"] if p["partition"] == partition]
+        [latest] = [p for p in result["offsets"] if p["partition"] == partition]
         offset = int(found["offset"])
-        # kafkajs reports "no such offset" (-1) as the high watermark, as its docs say.
-        return offset if offset >= 0 else None
+        # kafkajs turns the broker's "no such offset" (-1) into the high watermark, as its docs say.
+        return None if offset < 0 or offset == int(latest["high"]) else offset
 
     def watermarks(self, topic: str, partition: int) -> tuple[int, int]:
         result = self._run("offsets", topic)

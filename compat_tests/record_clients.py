@@ -69,7 +69,7 @@ class Client(ABC):
 
     @abstractmethod
     def produce(self, topic: str, records: Sequence[Record], *, compression: str = "none",
-                max_request_bytes: int | None = None) -> list[int]:
+                max_request_bytes: int | None = None, idempotent: bool = False) -> list[int]:
         """Produce with acks=all; the offsets the broker acknowledged, in order. Raises ProduceFailed."""
 
     @abstractmethod
@@ -103,11 +103,11 @@ class Confluent(Client):
     codecs = read_codecs = frozenset({"gzip", "snappy", "lz4", "zstd"})
 
     def produce(self, topic: str, records: Sequence[Record], *, compression: str = "none",
-                max_request_bytes: int | None = None) -> list[int]:
+                max_request_bytes: int | None = None, idempotent: bool = False) -> list[int]:
         from confluent_kafka import Producer
 
         config: dict[str, Any] = {"bootstrap.servers": self.bootstrap, "acks": "all", "linger.ms": 5,
-                                  "compression.type": compression, "enable.idempotence": False}
+                                  "compression.type": compression, "enable.idempotence": idempotent}
         if max_request_bytes is not None:
             config["message.max.bytes"] = max_request_bytes
         producer = Producer(config)
@@ -196,12 +196,12 @@ class KafkaPython(Client):
     allows_null_key_and_value = False
 
     def produce(self, topic: str, records: Sequence[Record], *, compression: str = "none",
-                max_request_bytes: int | None = None) -> list[int]:
+                max_request_bytes: int | None = None, idempotent: bool = False) -> list[int]:
         from kafka import KafkaProducer
         from kafka.errors import KafkaError
 
         options: dict[str, Any] = {"bootstrap_servers": self.bootstrap, "acks": "all", "linger_ms": 5,
-                                   "enable_idempotence": False,
+                                   "enable_idempotence": idempotent,
                                    "compression_type": None if compression == "none" else compression}
         if max_request_bytes is not None:
             options["max_request_size"] = max_request_bytes
@@ -283,13 +283,13 @@ class AioKafka(Client):
     allows_null_key_and_value = False
 
     def produce(self, topic: str, records: Sequence[Record], *, compression: str = "none",
-                max_request_bytes: int | None = None) -> list[int]:
+                max_request_bytes: int | None = None, idempotent: bool = False) -> list[int]:
         from aiokafka import AIOKafkaProducer
         from aiokafka.errors import KafkaError
 
         async def run() -> list[int]:
             options: dict[str, Any] = {"bootstrap_servers": self.bootstrap, "acks": "all", "linger_ms": 5,
-                                       "enable_idempotence": False,
+                                       "enable_idempotence": idempotent,
                                        "compression_type": None if compression == "none" else compression}
             if max_request_bytes is not None:
                 options["max_request_size"] = max_request_bytes
@@ -401,7 +401,7 @@ class KafkaJs(Client):
         return self.tool.run("produce_consume", self.bootstrap, *args)
 
     def produce(self, topic: str, records: Sequence[Record], *, compression: str = "none",
-                max_request_bytes: int | None = None) -> list[int]:
+                max_request_bytes: int | None = None, idempotent: bool = False) -> list[int]:
         from compat_tests.external_clients import KafkajsError
 
         messages = [{"partition": r.partition, "key": _b64(r.key), "value": _b64(r.value),
@@ -410,7 +410,8 @@ class KafkaJs(Client):
             path = Path(directory) / "messages.json"
             path.write_text(json.dumps(messages))
             try:
-                metadata = self._run("produce", topic, str(path), _KAFKAJS_CODECS[compression])
+                metadata = self._run("produce", topic, str(path), _KAFKAJS_CODECS[compression], "-1",
+                                     "idempotent" if idempotent else "plain")
             except KafkajsError as exc:
                 raise ProduceFailed(exc.type or exc.error.get("name", "?")) from exc
         # One entry per partition with its base offset; records of a partition got consecutive offsets.
@@ -462,14 +463,15 @@ class KcatClient(Client):
     tool: Kcat = field(default_factory=find_kcat)
 
     def produce(self, topic: str, records: Sequence[Record], *, compression: str = "none",
-                max_request_bytes: int | None = None, null_empty: bool = False) -> list[int]:
+                max_request_bytes: int | None = None, idempotent: bool = False, null_empty: bool = False) -> list[int]:
         partitions = {r.partition for r in records}
         assert len(partitions) == 1, "kcat produces to one partition per run"
         headers = {r.headers for r in records}
         assert len(headers) == 1, "kcat puts the same headers on every record"
         assert all(r.timestamp is None for r in records), "kcat stamps its own timestamps"
         args = ["-P", "-t", topic, "-p", str(partitions.pop()), "-K", _KCAT_DELIMITER, "-D", "\n",
-                "-X", f"compression.codec={compression}", "-X", "acks=all"]
+                "-X", f"compression.codec={compression}", "-X", "acks=all",
+                "-X", f"enable.idempotence={str(idempotent).lower()}"]
         if null_empty:
             args.append("-Z")
         if max_request_bytes is not None:

@@ -1,6 +1,6 @@
 // kafkajs on the data plane: produce, fetch (no consumer group), list offsets, delete records.
 //
-//   node produce_consume.mjs <bootstrap> produce <topic> <messages.json> [compression] [acks]
+//   node produce_consume.mjs <bootstrap> produce <topic> <messages.json> [compression] [acks] [idempotent|plain]
 //   node produce_consume.mjs <bootstrap> fetch <topic> <partition> <offset> <count> [isolation-level]
 //   node produce_consume.mjs <bootstrap> offsets <topic> [timestamp]
 //   node produce_consume.mjs <bootstrap> delete-records <topic> <partition> <offset>
@@ -48,8 +48,10 @@ class Clients {
     return client
   }
 
-  producer() {
-    return this.open(this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner }))
+  producer(idempotent = false) {
+    // kafkajs's idempotent producer allows one request in flight.
+    const options = idempotent ? { idempotent: true, maxInFlightRequests: 1 } : {}
+    return this.open(this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, ...options }))
   }
 
   admin() {
@@ -74,8 +76,8 @@ class Clients {
 }
 
 const operations = {
-  produce: async (clients, [topic, file, compression = 'None', acks = '-1']) => {
-    if (topic === undefined || file === undefined) usage('produce <topic> <messages.json> [compression] [acks]')
+  produce: async (clients, [topic, file, compression = 'None', acks = '-1', mode = 'plain']) => {
+    if (topic === undefined || file === undefined) usage('produce <topic> <messages.json> [compression] [acks] [idempotent|plain]')
     const messages = JSON.parse(readFileSync(file, 'utf8')).map((m) => ({
       partition: m.partition,
       key: fromBase64(m.key),
@@ -83,7 +85,7 @@ const operations = {
       headers: Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k, fromBase64(v)])),
       ...(m.timestamp === null || m.timestamp === undefined ? {} : { timestamp: String(m.timestamp) }),
     }))
-    const producer = await clients.producer()
+    const producer = await clients.producer(mode === 'idempotent')
     return producer.send({ topic, messages, acks: Number(acks), compression: CompressionTypes[compression] })
   },
 

@@ -182,7 +182,10 @@ def test_admin_lists_describes_and_deletes_groups(kemu_server: KemuServeProcess,
         for member in members:
             member.consumer.close()
 
-    wait_for(lambda: admin.describe_consumer_groups([group])[group].result(timeout=15).state == ConsumerGroupState.EMPTY,
+    def state() -> ConsumerGroupState:
+        return admin.describe_consumer_groups([group])[group].result(timeout=15).state
+
+    wait_for(lambda: state() == ConsumerGroupState.EMPTY,
              what="the group to be empty once its members left")
     assert admin.delete_consumer_groups([group], request_timeout=10)[group].result(timeout=15) is None
     listed = admin.list_consumer_groups(request_timeout=10).result(timeout=15)

@@ -33,7 +33,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         if error is not ErrorCode.NONE:
             described.append(_group_error(group_id, error))
             continue
-        [group] = service.run(lambda coordinator: coordinator.describe_groups({"groups": [group_id]}, context))["groups"]
+        single = {"groups": [group_id]}
+        [group] = service.run(lambda coordinator: coordinator.describe_groups(single, context))["groups"]
         if with_operations and group["error_code"] == ErrorCode.NONE:
             group["authorized_operations"] = GROUP_OPERATIONS
         described.append(group)

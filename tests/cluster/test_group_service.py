@@ -343,9 +343,9 @@ def test_split_and_merge_follow_kafkas_response_builders(broker: Broker) -> None
               {"name": "nope", "partitions": [{"partition_index": 0}]}]
     known, unknown = split_hosted(broker, topics)
     assert known == [{"name": "t", "partitions": [{"partition_index": 0}]}]
-    assert unknown == [{"name": "t", "partitions": [{"partition_index": 9, "error_code": E.UNKNOWN_TOPIC_OR_PARTITION}]},
-                       {"name": "nope", "partitions": [{"partition_index": 0,
-                                                        "error_code": E.UNKNOWN_TOPIC_OR_PARTITION}]}]
+    missing = E.UNKNOWN_TOPIC_OR_PARTITION
+    assert unknown == [{"name": "t", "partitions": [{"partition_index": 9, "error_code": missing}]},
+                       {"name": "nope", "partitions": [{"partition_index": 0, "error_code": missing}]}]
     merged = merge_topics(unknown, [{"name": "t", "partitions": [{"partition_index": 0, "error_code": 0}]}])
     assert [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in merged] == [
         ("t", [9, 0]), ("nope", [0])]

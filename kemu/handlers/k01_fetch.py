@@ -2,7 +2,8 @@
 
 v4 isolation_level, last_stable_offset and aborted_transactions; v5 log_start_offset; v7 fetch sessions
 (KIP-227: session_id / session_epoch, forgotten topics, a top-level error code); v9 current_leader_epoch
-(FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); v11 rack_id and preferred_read_replica (always -1 here: one
+(FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); v10 zstd (before it a topic with compression.type zstd
+answers UNSUPPORTED_COMPRESSION_TYPE); v11 rack_id and preferred_read_replica (always -1 here: one
 broker); v12 flexible, last_fetched_epoch (a diverging epoch answers with diverging_epoch); v13 topic ids
 instead of names (UNKNOWN_TOPIC_ID); v15 replica_state; v16 node_endpoints, v17 replica_directory_id
 (both only matter to followers and NOT_LEADER answers, which a single broker never gives).
@@ -42,6 +43,7 @@ VERSIONS = (4, 17)
 FETCH_MAX_BYTES = 57671680  # fetch.max.bytes: the broker's cap on a response's max_bytes (55 MiB)
 READ_COMMITTED = 1
 NO_EPOCH = -1
+ZSTD_FETCH_VERSION = 10  # the first Fetch version that may return zstd batches (KIP-110)
 
 _SESSIONS: WeakKeyDictionary[Broker, FetchSessionCache] = WeakKeyDictionary()
 # base offset (int64), batch length (int32), then 9 bytes to last_offset_delta (int32)
@@ -116,12 +118,25 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             results, ready, complete = _read_all(broker, targets, max_bytes, read_committed)
 
     outcome = context.respond(results + erroneous, broker.clock.monotonic_ms())
+    partitions = outcome.partitions
+    if version < ZSTD_FETCH_VERSION:
+        partitions = [(key, _refuse_zstd_topic(broker, key, data)) for key, data in partitions]
     return {
         "throttle_time_ms": 0,
         "error_code": int(outcome.error),
         "session_id": outcome.session_id,
-        "responses": _group_by_topic(outcome.partitions, uses_ids),
+        "responses": _group_by_topic(partitions, uses_ids),
     }
+
+
+def _refuse_zstd_topic(broker: Broker, key: PartitionKey, data: dict[str, Any]) -> dict[str, Any]:
+    """KafkaApis.maybeConvertFetchedData: a topic whose compression.type is zstd cannot be read before
+    Fetch v10 (after the session saw the data, as in Kafka)."""
+    name, index = key
+    partition_log = broker.partition_log(str(name), index)
+    if partition_log is not None and partition_log.log.config.compression_type == "zstd":
+        return _error_partition(index, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE)
+    return data
 
 
 def _logs_of(broker: Broker, targets: list[_Target]) -> list[PartitionLog]:

@@ -255,3 +255,11 @@ def test_read_committed_is_woken_when_the_lso_moves(broker: BrokerThread, conn: 
     [(_, partition)] = fetch_partitions(body)
     assert partition["last_stable_offset"] == 2
     assert values_of(partition["records"])[0] == b"pending"
+
+
+@pytest.mark.parametrize(("version", "code"), [(9, 76), (10, 0)])
+def test_a_zstd_topic_needs_fetch_v10(broker: BrokerThread, conn: KafkaSocket, version: int, code: int) -> None:
+    create_topic(conn, "t", configs={"compression.type": "zstd"})
+    produce(conn, "t", batch(b"a"))
+    body = conn.request(FETCH, version, fetch_body([("t", 0, 0)], version=version))
+    assert fetch_partitions(body)[0][1]["error_code"] == code

@@ -1,5 +1,6 @@
 """Transactions with aiokafka: commit and abort across topics (read back by aiokafka's own read_committed /
-read_uncommitted consumers), consume-transform-produce with send_offsets_to_transaction, zombie fencing.
+read_uncommitted consumers), consume-transform-produce with send_offsets_to_transaction, zombie fencing, a
+stalled transaction aborted after transaction_timeout_ms, end offsets under read_committed (the LSO).
 
 aiokafka's send_offsets_to_transaction takes a group id only (no KIP-447 generation/member), so its
 TxnOffsetCommit is the pre-KIP-447 form; the group checks of v3+ are covered by the other clients.
@@ -165,3 +166,61 @@ def test_zombie_producer_is_fenced(kemu_server: KemuServeProcess) -> None:
     asyncio.run(scenario())
     write_end_records(bootstrap, [topic])
     assert read_until_end(bootstrap, [topic], READ_COMMITTED) == [(topic, 0, "from-the-new-one")]
+
+
+def test_stalled_transaction_is_aborted_after_its_timeout(kemu_server: KemuServeProcess) -> None:
+    bootstrap = kemu_server.bootstrap
+    topic = unique("aio-stalled")
+    create_topics(bootstrap, [topic])
+
+    async def scenario() -> list[Record]:
+        stalled = AIOKafkaProducer(bootstrap_servers=bootstrap, transactional_id=unique("aio-stalled-id"),
+                                   transaction_timeout_ms=2000, request_timeout_ms=TIMEOUT_MS)
+        await stalled.start()
+        try:
+            await stalled.begin_transaction()
+            await send_all(stalled, [(topic, 0, "stalled-0"), (topic, 0, "stalled-1")])
+            feeder = AIOKafkaProducer(bootstrap_servers=bootstrap)
+            await feeder.start()
+            try:
+                await send_all(feeder, [(topic, 0, "after")])
+            finally:
+                await feeder.stop()
+            write_end_records(bootstrap, [topic])
+            # The end record of partition 0 lies behind the stalled transaction: the abort lets it through.
+            seen = await consume_until_end(bootstrap, [topic], READ_COMMITTED)
+            with pytest.raises(ProducerFenced):
+                await stalled.commit_transaction()
+            return seen
+        finally:
+            await stalled.stop()
+
+    assert asyncio.run(scenario()) == [(topic, 0, "after")]
+
+
+def test_end_offsets_under_read_committed_are_the_last_stable_offset(kemu_server: KemuServeProcess) -> None:
+    bootstrap = kemu_server.bootstrap
+    topic = unique("aio-lso")
+    create_topics(bootstrap, [topic])
+    tp = TopicPartition(topic, 0)
+
+    async def end_offset(isolation: str) -> int:
+        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, isolation_level=isolation)
+        await consumer.start()
+        try:
+            return int((await consumer.end_offsets([tp]))[tp])
+        finally:
+            await consumer.stop()
+
+    async def scenario() -> list[tuple[int, int]]:
+        producer = await transactional(bootstrap, unique("aio-lso-id"))
+        try:
+            await producer.begin_transaction()
+            await send_all(producer, [(topic, 0, "open-0"), (topic, 0, "open-1")])
+            while_open = (await end_offset(READ_COMMITTED), await end_offset(READ_UNCOMMITTED))
+            await producer.commit_transaction()
+            return [while_open, (await end_offset(READ_COMMITTED), await end_offset(READ_UNCOMMITTED))]
+        finally:
+            await producer.stop()
+
+    assert asyncio.run(scenario()) == [(0, 2), (3, 3)]

@@ -1,6 +1,7 @@
 """Transactions with kafka-python: commit and abort across topics (read back by kafka-python's own
 read_committed / read_uncommitted consumers and by librdkafka), consume-transform-produce with
-send_offsets_to_transaction (KIP-447 group metadata), zombie fencing, and end offsets under read_committed."""
+send_offsets_to_transaction (KIP-447 group metadata), zombie fencing, a stalled transaction aborted by the
+coordinator after transaction_timeout_ms, and end offsets under read_committed (the last stable offset)."""
 
 from __future__ import annotations
 
@@ -185,3 +186,25 @@ def test_end_offsets_under_read_committed_are_the_last_stable_offset(kemu_server
     assert (end_offset(READ_COMMITTED), end_offset(READ_UNCOMMITTED)) == (0, 2)
     producer.commit_transaction()
     assert (end_offset(READ_COMMITTED), end_offset(READ_UNCOMMITTED)) == (3, 3)
+
+
+def test_stalled_transaction_is_aborted_after_its_timeout(kemu_server: KemuServeProcess,
+                                                          producers: list[KafkaProducer]) -> None:
+    bootstrap = kemu_server.bootstrap
+    topic = unique("kp-stalled")
+    create_topics(bootstrap, [topic])
+    stalled = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=unique("kp-stalled-id"),
+                            transaction_timeout_ms=2000, linger_ms=0, max_block_ms=TIMEOUT_MS)
+    producers.append(stalled)
+    stalled.init_transactions()
+    stalled.begin_transaction()
+    send_all(stalled, [(topic, 0, "stalled-0"), (topic, 0, "stalled-1")])
+    feeder = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=0)
+    producers.append(feeder)
+    send_all(feeder, [(topic, 0, "after")])
+    write_end_records(bootstrap, [topic])
+    # Partition 0's end record lies behind the stalled transaction: reading it needs the coordinator's abort.
+    assert consume_until_end(bootstrap, [topic], READ_COMMITTED) == [(topic, 0, "after")]
+    with pytest.raises(KafkaError) as fenced:
+        stalled.commit_transaction()
+    assert isinstance(fenced.value, ProducerFencedError), repr(fenced.value)

@@ -1,7 +1,8 @@
 """Transactions with kafkajs (node, compat_tests/js/transactions.mjs): commit and abort across topics read back
 by kafkajs read_committed / read_uncommitted consumers, consume-transform-produce with sendOffsets, zombie
-fencing. kafkajs speaks EndTxn v0-1, so the fenced producer hears INVALID_PRODUCER_EPOCH, as Kafka tells
-clients that predate PRODUCER_FENCED."""
+fencing, and a transaction left open: the LSO kafkajs' admin reports while it is, and its consumers moving
+past it once the coordinator aborts it after its timeout. kafkajs speaks EndTxn v0-1, so the fenced producer
+hears INVALID_PRODUCER_EPOCH, as Kafka tells clients that predate PRODUCER_FENCED."""
 
 from __future__ import annotations
 
@@ -65,3 +66,22 @@ def test_zombie_producer_is_fenced(kemu_server: KemuServeProcess, kafkajs: Kafka
     assert outcome == {"oldCommit": "failed", "name": "KafkaJSProtocolError", "type": "INVALID_PRODUCER_EPOCH"}
     write_end_records(bootstrap, [topic])
     assert read_until_end(bootstrap, [topic], READ_COMMITTED) == [(topic, 0, "from-the-new-one")]
+
+
+def test_open_transaction_holds_the_lso_until_its_timeout_aborts_it(kemu_server: KemuServeProcess,
+                                                                    kafkajs: Kafkajs) -> None:
+    bootstrap = kemu_server.bootstrap
+    topic = unique("js-stalled")
+    create_topics(bootstrap, [topic])
+    left = kafkajs.run(SCRIPT, bootstrap, "leave-open", topic, unique("js-stalled-id"), "2000")
+    # kafkajs' admin lists offsets read_committed: partition 0's "high" is the open transaction's start.
+    assert {o["partition"]: (o["low"], o["high"]) for o in left["offsets"]}[0] == ("0", "0")
+    feeder = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    feeder.produce(topic, value=b"after", partition=0)
+    assert feeder.flush(15) == 0
+    write_end_records(bootstrap, [topic])
+    # The end record of partition 0 lies behind the open transaction: read once the coordinator aborted it.
+    seen = kafkajs.run(SCRIPT, bootstrap, "read", "committed", str(PARTITIONS), topic, timeout=90)
+    assert as_records(seen) == [(topic, 0, "after")]
+    assert as_records(kafkajs.run(SCRIPT, bootstrap, "read", "uncommitted", str(PARTITIONS), topic)) == [
+        (topic, 0, "after"), (topic, 0, "stalled-0"), (topic, 0, "stalled-1")]

@@ -11,6 +11,11 @@
 //   node transactions.mjs <bootstrap> zombie <topic> <transactionalId>
 //       a producer sends in a transaction, a second producer with the same transactional id commits one;
 //       reports how the first one's commit ends.
+//   node transactions.mjs <bootstrap> leave-open <topic> <transactionalId> <transactionTimeoutMs>
+//       sends two records to partition 0 in a transaction and exits without ending it; reports partition
+//       0's offsets as kafkajs' admin sees them meanwhile (its ListOffsets asks read_committed).
+//   node transactions.mjs <bootstrap> read <committed|uncommitted> <partitions> <topic>...
+//       what a kafkajs consumer of that isolation reads up to every partition's end record.
 //
 // Prints one JSON document on stdout: {"ok": <result>} or {"error": {...}}; assertions live in the tests.
 import { runWith, usage } from './lib/run.mjs'
@@ -161,6 +166,29 @@ const operations = {
       await old.disconnect()
       await fresh.disconnect()
     }
+  },
+
+  'leave-open': async ({ kafka }, [topic, transactionalId, timeoutText]) => {
+    if (timeoutText === undefined) usage('leave-open <topic> <transactionalId> <transactionTimeoutMs>')
+    const producer = kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1,
+      transactionTimeout: Number(timeoutText) })
+    await producer.connect()
+    const open = await producer.transaction()
+    await open.send({ topic, messages: [0, 1].map((n) => ({ partition: 0, value: `stalled-${n}` })) })
+    const admin = kafka.admin()
+    await admin.connect()
+    try {
+      return { offsets: await admin.fetchTopicOffsets(topic) }
+    } finally {
+      await admin.disconnect()
+      // Dropped without EndTxn: only the coordinator's timeout ends this transaction.
+      await producer.disconnect()
+    }
+  },
+
+  read: async ({ kafka }, [isolation, partitionsText, ...topics]) => {
+    if (topics.length === 0) usage('read <committed|uncommitted> <partitions> <topic>...')
+    return readUntilEnd(kafka, topics, Number(partitionsText), isolation === 'uncommitted')
   },
 }
 

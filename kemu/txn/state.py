@@ -70,7 +70,9 @@ class TxnMetadata:
             "producer_epoch": self.producer_epoch,
             "transaction_timeout_ms": self.timeout_ms,
             "transaction_status": int(self.state),
-            "transaction_partitions": [{"topic": t, "partition_ids": p} for t, p in by_topic.items()],
+            # Kafka writes no partition list (null) for Empty, and the list otherwise.
+            "transaction_partitions": None if self.state == TxnState.EMPTY else [
+                {"topic": t, "partition_ids": p} for t, p in by_topic.items()],
             "transaction_last_update_timestamp_ms": self.update_ms,
             "transaction_start_timestamp_ms": self.start_ms,
         }

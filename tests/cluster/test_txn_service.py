@@ -270,3 +270,17 @@ def test_produce_verifier_refuses_a_partition_not_in_the_transaction(broker: Bro
         broker.partition_log("a", 1).append(data, verify=broker.txn.produce_verifier("t", 9))  # type: ignore[union-attr]
     assert completing.value.code == E.NOT_ENOUGH_REPLICAS
     assert broker.txn.produce_verifier(None, 9) is None
+
+
+def test_journal_records_read_as_kafka_writes_them(broker: Broker) -> None:
+    """Empty has a null partition list; Ongoing lists its partitions by topic, with the start time."""
+    coordinator = broker.txn.coordinator
+    init = coordinator.init_producer_id("t", 60000)
+    coordinator.add_partitions("t", init.producer_id, init.producer_epoch, [("a", 1), ("a", 0)])
+    plog = broker.partition_log(TRANSACTION_STATE_TOPIC, partition_for("t", 50))
+    assert plog is not None
+    values = [decode_value("TransactionLog", r.value).fields for b in plog.log.batches() for r in b.records()
+              if r.value is not None]
+    assert values[0]["transaction_partitions"] is None and values[0]["transaction_status"] == 0
+    assert values[1]["transaction_partitions"] == [{"topic": "a", "partition_ids": [0, 1]}]
+    assert values[1]["transaction_start_timestamp_ms"] == broker.clock.now_ms()

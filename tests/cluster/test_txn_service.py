@@ -284,3 +284,20 @@ def test_journal_records_read_as_kafka_writes_them(broker: Broker) -> None:
     assert values[0]["transaction_partitions"] is None and values[0]["transaction_status"] == 0
     assert values[1]["transaction_partitions"] == [{"topic": "a", "partition_ids": [0, 1]}]
     assert values[1]["transaction_start_timestamp_ms"] == broker.clock.now_ms()
+
+
+def test_expired_transactional_id_stays_gone_after_a_restart(tmp_path: Path, clock: VirtualClock) -> None:
+    first = open_broker(tmp_path, clock)
+    first.txn.coordinator.init_producer_id("t", 60000)
+    first.txn.coordinator.init_producer_id("kept", 60000)
+    clock.advance(604_800_000 - 1)
+    first.txn.coordinator.init_producer_id("kept", 60000)  # used again: its expiration starts over
+    clock.advance(1)
+    first.housekeeping.run_due()
+    assert "t" not in first.txn.coordinator.txns and "kept" in first.txn.coordinator.txns
+    first.close()
+    again = open_broker(tmp_path, clock)
+    try:
+        assert set(again.txn.coordinator.txns) == {"kept"}  # the tombstone was replayed
+    finally:
+        again.close()

@@ -6,7 +6,7 @@ knows exactly which messages a set of partitions holds, whichever client then co
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -48,3 +48,10 @@ def assert_disjoint_cover(assignments: list[set[int]]) -> None:
 def split_is_complete(assignments: list[set[int]]) -> bool:
     flat = [p for assignment in assignments for p in assignment]
     return all(assignments) and len(flat) == len(set(flat)) and set(flat) == ALL_PARTITIONS
+
+
+def caught_up(members: Iterable[tuple[set[int], Mapping[int, int]]], per_partition: int = PER_PARTITION) -> bool:
+    """Each member (its assignment, and the next offset it would read per partition it read) has read its
+    own partitions to their end, so committing its positions commits every message. Reads of partitions a
+    member owned before a rebalance do not count."""
+    return all(read.get(p) == per_partition for assigned, read in members for p in assigned)

@@ -14,6 +14,7 @@ from compat_tests.groups_support import (
     PARTITIONS,
     PER_PARTITION,
     assert_disjoint_cover,
+    caught_up,
     create_topic_with_messages,
     message_values,
     split_is_complete,
@@ -32,6 +33,7 @@ class Member:
                     "enable.auto.commit": False, **config}
         self.consumer = Consumer(settings)
         self.values: set[str] = set()
+        self.next: dict[int, int] = {}
         self.assign_calls = 0
         self.revoke_calls = 0
         self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
@@ -48,6 +50,7 @@ class Member:
             value = message.value()
             assert value is not None
             self.values.add(value.decode())
+            self.next[message.partition()] = message.offset() + 1
 
     def assigned(self) -> set[int]:
         return {tp.partition for tp in self.consumer.assignment()}
@@ -70,6 +73,10 @@ def consumed_everything(members: list[Member]) -> bool:
     return set().union(*(m.values for m in members)) == message_values()
 
 
+def split_and_caught_up(members: list[Member]) -> bool:
+    return split_is_complete([m.assigned() for m in members]) and caught_up((m.assigned(), m.next) for m in members)
+
+
 def test_two_members_split_the_partitions_and_one_takes_over(kemu_server: KemuServeProcess, topic_name: str) -> None:
     create_topic_with_messages(kemu_server.bootstrap, topic_name)
     group = group_name()
@@ -77,7 +84,7 @@ def test_two_members_split_the_partitions_and_one_takes_over(kemu_server: KemuSe
     second = Member(kemu_server.bootstrap, group, topic_name, **CLASSIC)
     members = [first, second]
     try:
-        poll_until(members, lambda: split_is_complete([m.assigned() for m in members]) and consumed_everything(members),
+        poll_until(members, lambda: split_and_caught_up(members),
                    "two members sharing the partitions and consuming every message")
         assert_disjoint_cover([first.assigned(), second.assigned()])
         for member in members:
@@ -159,7 +166,7 @@ def test_admin_lists_describes_and_deletes_groups(kemu_server: KemuServeProcess,
                for i in range(2)]
     admin = AdminClient({"bootstrap.servers": kemu_server.bootstrap})
     try:
-        poll_until(members, lambda: split_is_complete([m.assigned() for m in members]) and consumed_everything(members),
+        poll_until(members, lambda: split_and_caught_up(members),
                    "two members sharing the partitions")
         for member in members:
             member.consumer.commit(asynchronous=False)
@@ -197,7 +204,7 @@ def test_kip848_consumer_protocol_group_of_two(kemu_server: KemuServeProcess, to
     group = group_name()
     members = [Member(kemu_server.bootstrap, group, topic_name, **{"group.protocol": "consumer"}) for _ in range(2)]
     try:
-        poll_until(members, lambda: split_is_complete([m.assigned() for m in members]) and consumed_everything(members),
+        poll_until(members, lambda: split_and_caught_up(members),
                    "two KIP-848 members sharing the partitions and consuming every message")
         assert_disjoint_cover([m.assigned() for m in members])
         for member in members:

@@ -20,6 +20,7 @@ from compat_tests.groups_support import (
     PARTITIONS,
     PER_PARTITION,
     assert_disjoint_cover,
+    caught_up,
     create_topic_with_messages,
     message_values,
     split_is_complete,
@@ -40,6 +41,7 @@ class Member(ConsumerRebalanceListener):  # type: ignore[misc]
 
     def __init__(self, bootstrap: str, group: str, topic: str, **config: Any) -> None:
         self.values: set[str] = set()
+        self._next: dict[int, int] = {}
         self.assign_calls = 0
         self.revoke_calls = 0
         self._assigned: frozenset[int] = frozenset()
@@ -73,8 +75,9 @@ class Member(ConsumerRebalanceListener):  # type: ignore[misc]
                 break
             batches = consumer.poll(timeout_ms=50)
             with self._lock:
-                for records in batches.values():
+                for tp, records in batches.items():
                     self.values.update(record.value.decode() for record in records)
+                    self._next[tp.partition] = records[-1].offset + 1
                 self._assigned = frozenset(tp.partition for tp in consumer.assignment())
 
     def on_partitions_assigned(self, assigned: Any) -> None:
@@ -92,6 +95,10 @@ class Member(ConsumerRebalanceListener):  # type: ignore[misc]
     def assigned(self) -> set[int]:
         with self._lock:
             return set(self._assigned)
+
+    def read_up_to(self) -> dict[int, int]:
+        with self._lock:
+            return dict(self._next)
 
     def received(self) -> set[str]:
         with self._lock:
@@ -116,6 +123,11 @@ def consumed_everything(members: list[Member]) -> bool:
     return set().union(*(m.received() for m in members)) == message_values()
 
 
+def split_and_caught_up(members: list[Member]) -> bool:
+    return (split_is_complete([m.assigned() for m in members])
+            and caught_up((m.assigned(), m.read_up_to()) for m in members))
+
+
 def committed_offsets(member: Member, topic: str) -> dict[int, int | None]:
     return member.call(lambda consumer: {p: consumer.committed(TopicPartition(topic, p)) for p in range(PARTITIONS)})
 
@@ -131,7 +143,7 @@ def test_two_members_split_the_partitions_and_one_takes_over(kemu_server: KemuSe
     second = Member(kemu_server.bootstrap, group, topic_name, **CLASSIC)
     members = [first, second]
     try:
-        wait_until(lambda: split_is_complete([m.assigned() for m in members]) and consumed_everything(members),
+        wait_until(lambda: split_and_caught_up(members),
                    "two members sharing the partitions and consuming every message")
         assert_disjoint_cover([first.assigned(), second.assigned()])
         for member in members:
@@ -210,7 +222,7 @@ def test_admin_lists_describes_and_deletes_groups(kemu_server: KemuServeProcess,
     members = [Member(kemu_server.bootstrap, group, topic_name, client_id=f"member-{i}", **CLASSIC) for i in range(2)]
     admin = KafkaAdminClient(bootstrap_servers=kemu_server.bootstrap)
     try:
-        wait_until(lambda: split_is_complete([m.assigned() for m in members]) and consumed_everything(members),
+        wait_until(lambda: split_and_caught_up(members),
                    "two members sharing the partitions")
         for member in members:
             member.call(lambda consumer: consumer.commit())

@@ -39,7 +39,9 @@ INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 TXN_INDEX_SUFFIX = ".txnindex"
 SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
-DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
+# Per active segment. A test broker hosts many partitions (the internal topics alone have 100), and the
+# page cache already keeps recent file data warm, so only the newest few MiB are held as Python bytes.
+DEFAULT_CACHE_BYTES = 4 * 1024 * 1024
 _SCAN_WINDOW = 1024 * 1024
 _INT32_MAX = 2**31 - 1
 

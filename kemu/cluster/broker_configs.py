@@ -200,6 +200,16 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
                           doc="The replication factor of __transaction_state.")
     yield BrokerConfigKey("transaction.state.log.segment.bytes", "INT", "104857600", at_least(1),
                           doc="The segment size of __transaction_state.")
+    yield BrokerConfigKey("transaction.max.timeout.ms", "INT", "900000", at_least(1),
+                          doc="The largest transaction.timeout.ms a producer may ask for.")
+    yield BrokerConfigKey("transactional.id.expiration.ms", "INT", "604800000", at_least(1),
+                          doc="How long an idle transactional id is kept before it expires.")
+    yield BrokerConfigKey("producer.id.expiration.ms", "INT", "86400000", at_least(1),
+                          doc="How long an idle producer's state is kept on a partition.")
+    yield BrokerConfigKey("producer.id.expiration.check.interval.ms", "INT", "600000", at_least(1),
+                          doc="How often idle producers are looked for.")
+    yield BrokerConfigKey("transaction.partition.verification.enable", "BOOLEAN", "true",
+                          doc="Whether a transactional produce must go to a partition added to the transaction.")
 
 
 # The broker side of the topic configs' synonyms. A topic's first synonym is the broker config Kafka can

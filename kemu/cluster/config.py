@@ -30,6 +30,12 @@ class BrokerConfig:
     transaction_state_log_replication_factor: int = 1  # transaction.state.log.replication.factor
     transaction_state_log_min_isr: int = 1  # transaction.state.log.min.isr
     transaction_state_log_segment_bytes: int = 104857600  # transaction.state.log.segment.bytes
+    # The transactions layer's settings, with Kafka's defaults.
+    transaction_max_timeout_ms: int = 900000  # transaction.max.timeout.ms
+    transactional_id_expiration_ms: int = 604800000  # transactional.id.expiration.ms
+    producer_id_expiration_ms: int = 86400000  # producer.id.expiration.ms
+    producer_id_expiration_check_interval_ms: int = 600000  # producer.id.expiration.check.interval.ms
+    transaction_partition_verification_enable: bool = True  # transaction.partition.verification.enable
     # The group coordinator's settings (kemu.groups.GroupConfig has their meaning), with Kafka's defaults.
     group_initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
     group_min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
 from kemu.cluster.errors import ApiError
@@ -78,26 +77,10 @@ _PRODUCE_TRANSACTION_ABORTABLE_VERSION = 11
 _FENCED = (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FENCED, ErrorCode.PRODUCER_FENCED)
 
 
-@dataclass(frozen=True, slots=True)
-class TxnSettings:
-    """The broker settings of the transactions layer, with Kafka's defaults."""
-
-    transaction_max_timeout_ms: int = 900000
-    transactional_id_expiration_ms: int = 604800000
-    producer_id_expiration_ms: int = 86400000
-    producer_id_expiration_check_interval_ms: int = 600000
-    transaction_partition_verification_enable: bool = True
-
-    @classmethod
-    def of(cls, config: object) -> TxnSettings:
-        defaults = cls()
-        return cls(**{name: getattr(config, name, getattr(defaults, name)) for name in cls.__slots__})
-
-
 class TxnService:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
-        self.settings = TxnSettings.of(broker.config)
+        self.settings = broker.config
         self.coordinator = TransactionCoordinator(
             broker.clock,
             ProducerIdAllocator(broker.data_dir / PRODUCER_ID_BLOCK_FILE),

@@ -9,7 +9,6 @@ When encoding, a missing key takes the field's default, so handlers write only w
 from __future__ import annotations
 
 import io
-from functools import cache
 from typing import Any
 
 from construct import Construct, ConstructError, stream_read, stream_write
@@ -152,10 +151,20 @@ def _primitive(type_name: str, flexible: bool, nullable: bool) -> Construct:
     return FIXED[type_name]
 
 
-@cache
+# Keyed by the Api object's identity: hashing a frozen Api walks its whole field tree, which every request
+# and response would pay for. The entry keeps the Api alive, so its id cannot be reused by another.
+_STRUCTS: dict[tuple[int, int, str], tuple[Api, KStruct]] = {}
+
+
 def message_struct(api: Api, version: int, direction: str) -> KStruct:
     """The structure of one message, built once per (API, version, direction) and reused."""
+    key = (id(api), version, direction)
+    found = _STRUCTS.get(key)
+    if found is not None and found[0] is api:
+        return found[1]
     if version not in api.versions:
         raise ValueError(f"{api.name} has no version {version}")
     fields = api.request if direction == "request" else api.response
-    return struct_for(fields, version, api.flexible_for(version, direction))
+    built = struct_for(fields, version, api.flexible_for(version, direction))
+    _STRUCTS[key] = (api, built)
+    return built

@@ -31,6 +31,7 @@ log = logging.getLogger("kemu.server")
 RECEIVE_CHUNK = 65536
 # Requests admitted but not yet answered, per connection; beyond it the reader waits (backpressure).
 MAX_PENDING = 32
+_SEPARATE_PREFIX_BYTES = 256 * 1024
 
 
 @dataclass(slots=True)
@@ -104,7 +105,13 @@ class Connection:
             async for slot in slots:
                 await slot.done.wait()
                 if slot.payload is not None:
-                    await self.stream.send_all(FrameBuffer.frame(slot.payload))
+                    payload = slot.payload
+                    if len(payload) < _SEPARATE_PREFIX_BYTES:
+                        await self.stream.send_all(FrameBuffer.frame(payload))
+                    else:
+                        # A big fetch response: send the size prefix on its own rather than copy it all.
+                        await self.stream.send_all(FrameBuffer.size_prefix(payload))
+                        await self.stream.send_all(payload)
                 if slot.close:
                     break
         except (trio.BrokenResourceError, trio.ClosedResourceError):

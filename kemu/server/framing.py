@@ -37,7 +37,8 @@ class FrameBuffer:
             self._pending = size
         if len(self._buffer) < self._pending:
             return None
-        frame = bytes(self._buffer[:self._pending])
+        with memoryview(self._buffer) as view:  # one copy, not a bytearray slice and then bytes of it
+            frame = bytes(view[:self._pending])
         del self._buffer[:self._pending]
         self._pending = None
         return frame
@@ -45,3 +46,7 @@ class FrameBuffer:
     @staticmethod
     def frame(payload: bytes) -> bytes:
         return _SIZE.pack(len(payload)) + payload
+
+    @staticmethod
+    def size_prefix(payload: bytes) -> bytes:
+        return _SIZE.pack(len(payload))

@@ -112,13 +112,19 @@ class Confluent(Client):
             config["message.max.bytes"] = max_request_bytes
         producer = Producer(config)
         reports: list[tuple[int, Any]] = []
+
+        def report(index: int) -> Any:
+            def delivered(error: Any, message: Any) -> None:
+                reports.append((index, error or message.offset()))
+
+            return delivered
+
         for index, record in enumerate(records):
             kwargs: dict[str, Any] = {"partition": record.partition, "key": record.key, "value": record.value,
                                       "headers": list(record.headers)}
             if record.timestamp is not None:
                 kwargs["timestamp"] = record.timestamp
-            producer.produce(topic, on_delivery=lambda err, msg, i=index: reports.append((i, err or msg.offset())),
-                             **kwargs)
+            producer.produce(topic, on_delivery=report(index), **kwargs)
             producer.poll(0)
         remaining = producer.flush(READ_TIMEOUT_S)
         assert remaining == 0, f"{remaining} messages still undelivered"
@@ -533,7 +539,7 @@ DELETERS = ("confluent-kafka", "kafka-python", "aiokafka", "kafkajs")
 
 
 def create_topic(bootstrap: str, name: str, partitions: int = 1, configs: dict[str, str] | None = None) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     futures = admin.create_topics([NewTopic(name, partitions, 1, config=configs or {})], operation_timeout=10)

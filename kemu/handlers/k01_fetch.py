@@ -16,7 +16,8 @@ batch may be cut short). Unknown partitions come after the others. If nothing fa
 partitions (appends, transaction markers moving the LSO), and is then read again. read_committed stops at
 the last stable offset and lists the aborted transactions overlapping the returned data; read_uncommitted
 answers aborted_transactions null. Followers' fields (replica_id, replica_state, rack_id) are ignored:
-every fetcher is treated as a consumer.
+every fetcher is treated as a consumer. `max_wait_ms` runs on real (Trio) time, not the broker's clock, so
+a paused virtual clock never leaves a client waiting; session ages follow the broker's clock.
 """
 
 from __future__ import annotations

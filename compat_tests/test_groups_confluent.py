@@ -125,6 +125,27 @@ def test_committed_offsets_survive_a_restart(fresh_kemu_server: KemuServeProcess
         again.consumer.close()
 
 
+def test_committed_offsets_survive_kill_9(fresh_kemu_server: KemuServeProcess, topic_name: str) -> None:
+    bootstrap = fresh_kemu_server.bootstrap
+    create_topic_with_messages(bootstrap, topic_name)
+    group = group_name()
+    member = Member(bootstrap, group, topic_name, **CLASSIC)
+    try:
+        poll_until([member], lambda: consumed_everything([member]), "every message consumed")
+        member.consumer.commit(asynchronous=False)
+    finally:
+        member.consumer.close()
+
+    fresh_kemu_server.kill()
+    fresh_kemu_server.start()
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    offsets = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(timeout=15)
+    assert {tp.partition: tp.offset for tp in offsets.topic_partitions} == {p: PER_PARTITION for p in range(PARTITIONS)}
+    description = admin.describe_consumer_groups([group], request_timeout=10)[group].result(timeout=15)
+    assert (description.state, description.members) == (ConsumerGroupState.EMPTY, [])
+
+
 def test_a_static_member_restarts_without_a_rebalance(kemu_server: KemuServeProcess, topic_name: str) -> None:
     create_topic_with_messages(kemu_server.bootstrap, topic_name)
     group = group_name()

@@ -50,7 +50,9 @@ class Member:
             value = message.value()
             assert value is not None
             self.values.add(value.decode())
-            self.next[message.partition()] = message.offset() + 1
+            partition, offset = message.partition(), message.offset()
+            assert partition is not None and offset is not None
+            self.next[partition] = offset + 1
 
     def assigned(self) -> set[int]:
         return {tp.partition for tp in self.consumer.assignment()}
@@ -211,7 +213,8 @@ def test_admin_lists_describes_and_deletes_groups(kemu_server: KemuServeProcess,
             member.consumer.close()
 
     def state() -> ConsumerGroupState:
-        return admin.describe_consumer_groups([group])[group].result(timeout=15).state
+        described: ConsumerGroupState = admin.describe_consumer_groups([group])[group].result(timeout=15).state
+        return described
 
     wait_for(lambda: state() == ConsumerGroupState.EMPTY,
              what="the group to be empty once its members left")
@@ -239,3 +242,30 @@ def test_kip848_consumer_protocol_group_of_two(kemu_server: KemuServeProcess, to
     finally:
         for member in members:
             member.consumer.close()
+
+
+def test_kip848_regex_subscription_is_resolved_by_the_broker(kemu_server: KemuServeProcess, topic_name: str) -> None:
+    matching = [f"{topic_name}-a", f"{topic_name}-b"]
+    for name in [*matching, f"other-{topic_name}"]:
+        create_topic_with_messages(kemu_server.bootstrap, name)
+    consumer = Consumer({"bootstrap.servers": kemu_server.bootstrap, "group.id": group_name(),
+                         "group.protocol": "consumer", "auto.offset.reset": "earliest"})
+    seen: set[tuple[str, str]] = set()
+
+    def poll() -> bool:
+        message = consumer.poll(0.05)
+        if message is not None and message.error() is None:
+            value = message.value()
+            assert value is not None
+            seen.add((message.topic() or "", value.decode()))
+        return len(seen) == 2 * PARTITIONS * PER_PARTITION
+
+    try:
+        # librdkafka sends a subscription starting with "^" as subscribed_topic_regex (KIP-848, RE2/J).
+        consumer.subscribe([f"^{topic_name}-.*"])
+        wait_for(poll, what="every message of the two matching topics", timeout=30)
+        assert {topic for topic, _ in seen} == set(matching)
+        assert {(tp.topic, tp.partition) for tp in consumer.assignment()} == {
+            (topic, p) for topic in matching for p in range(PARTITIONS)}
+    finally:
+        consumer.close()

@@ -129,11 +129,14 @@ def split_and_caught_up(members: list[Member]) -> bool:
 
 
 def committed_offsets(member: Member, topic: str) -> dict[int, int | None]:
-    return member.call(lambda consumer: {p: consumer.committed(TopicPartition(topic, p)) for p in range(PARTITIONS)})
+    offsets: dict[int, int | None] = member.call(
+        lambda consumer: {p: consumer.committed(TopicPartition(topic, p)) for p in range(PARTITIONS)})
+    return offsets
 
 
 def generation_of(member: Member) -> int:
-    return member.call(lambda consumer: consumer._coordinator._generation.generation_id)
+    generation: int = member.call(lambda consumer: consumer._coordinator._generation.generation_id)
+    return generation
 
 
 def test_two_members_split_the_partitions_and_one_takes_over(kemu_server: KemuServeProcess, topic_name: str) -> None:

@@ -30,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="INFO", type=str.upper,
                        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"])
     serve.add_argument("--node-id", type=int, default=1, help="this broker's node id (default 1)")
+    serve.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
+                       help="a Kafka broker setting, as kafka-server-start's --override "
+                            "(e.g. group.initial.rebalance.delay.ms=0); may be repeated")
     return parser
 
 
@@ -49,10 +52,26 @@ def serve_command(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=args.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    overrides: dict[str, str] = {}
+    for item in args.override:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            print(f"kemu: --override takes NAME=VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        overrides[name.strip()] = value
+    from kemu.cluster.broker_configs import apply_properties
+    from kemu.cluster.config import BrokerConfig
+    from kemu.log.config import InvalidConfigError
+
+    try:
+        apply_properties(BrokerConfig(), overrides)  # refuse a bad setting before anything starts
+    except InvalidConfigError as exc:
+        print(f"kemu: {exc}", file=sys.stderr)
+        return 2
     temporary = args.data_dir is None
     data_dir = tempfile.mkdtemp(prefix="kemu-") if temporary else args.data_dir
     try:
-        trio.run(_serve, args, data_dir)
+        trio.run(_serve, args, data_dir, overrides)
     except BaseExceptionGroup as failed:
         # e.g. the port is taken: say so in one line, as a server should, rather than with a traceback
         cannot_listen, rest = failed.split(OSError)
@@ -66,7 +85,7 @@ def serve_command(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve(args: argparse.Namespace, data_dir: str) -> None:
+async def _serve(args: argparse.Namespace, data_dir: str, overrides: dict[str, str]) -> None:
     import logging
 
     import trio
@@ -74,12 +93,14 @@ async def _serve(args: argparse.Namespace, data_dir: str) -> None:
     from kemu.clock import SystemClock
     from kemu.cluster import meta_properties
     from kemu.cluster.broker import Broker
+    from kemu.cluster.broker_configs import apply_properties
     from kemu.cluster.config import BrokerConfig
     from kemu.server import serve
 
     config = BrokerConfig(node_id=args.node_id, host=args.host, port=args.port,
                           advertised_host=args.advertised_host, advertised_port=args.advertised_port,
                           data_dir=data_dir)
+    apply_properties(config, overrides)
     cluster_id = meta_properties.load_or_format(data_dir, config.node_id, None)
     logging.getLogger("kemu").info("data directory %s%s, cluster id %s, node id %d", data_dir,
                                    "" if args.data_dir else " (temporary)", cluster_id, config.node_id)

@@ -24,6 +24,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kemu.cluster.config import BrokerConfig
 from kemu.log.config import (
     LONG_MAX,
     MS_PER_HOUR,
@@ -282,6 +283,7 @@ def static_values(broker: Broker) -> dict[str, str]:
         values["advertised.listeners"] = f"PLAINTEXT://{host}:{port}"
     if cfg.rack is not None:
         values["broker.rack"] = cfg.rack
+    values.update(cfg.properties)
     for key in BROKER_CONFIGS.values():
         attribute = key.name.replace(".", "_")
         if key.name not in values and hasattr(cfg, attribute):
@@ -396,3 +398,22 @@ def _printed(key: BrokerConfigKey, raw: str | None) -> str | None:
         return format_value(key.type, key.parse(raw))
     except InvalidConfigError:
         return raw  # only a static value kemu was started with can be out of range; show it as given
+
+
+def apply_properties(config: BrokerConfig, properties: Mapping[str, str]) -> None:
+    """Set Kafka server.properties values on a BrokerConfig (`kemu serve --override name=value`).
+
+    A value is parsed and validated as Kafka does at start-up; an unknown name or a bad value raises
+    `InvalidConfigError` with Kafka's message. Names with a BrokerConfig field set that field; the rest
+    (the log.* defaults topics inherit) are kept as given in `config.properties`.
+    """
+    for name, raw in properties.items():
+        key = BROKER_CONFIGS.get(name)
+        if key is None:
+            raise InvalidConfigError(f"Unknown broker config {name}")
+        value = key.parse(raw)
+        attribute = name.replace(".", "_")
+        if attribute in BrokerConfig.__dataclass_fields__ and attribute != "properties":
+            setattr(config, attribute, value)
+        else:
+            config.properties[name] = raw

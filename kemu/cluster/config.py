@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(slots=True)
@@ -46,3 +46,7 @@ class BrokerConfig:
     offsets_retention_minutes: int = 10080  # offsets.retention.minutes
     offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
+    # Other server.properties values kemu honours without a typed field of its own (the log.* defaults
+    # topics inherit, e.g. log.retention.ms), under Kafka's names, as given.
+    properties: dict[str, str] = field(default_factory=dict)
+

@@ -26,7 +26,7 @@ from kemu.cluster.config import BrokerConfig
 from kemu.log.config import TOPIC_CONFIGS
 
 # BrokerConfig fields that are not Kafka settings of their own (listeners, log.dirs are built from them).
-NOT_KAFKA_SETTINGS = {"host", "port", "advertised_host", "advertised_port", "rack", "data_dir", "cluster_id"}
+NOT_KAFKA_SETTINGS = {"host", "port", "advertised_host", "advertised_port", "rack", "data_dir", "cluster_id", "properties"}
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import crc32c
+from kemu.wire.checksum import crc32c
 
 from kemu.wire.errors import ErrorCode
 
@@ -248,7 +248,7 @@ def encode_snapshot(manager: ProducerStateManager) -> bytes:
         body += _ENTRY.pack(entry.producer_id, entry.epoch, last_seq, entry.last_offset, offset_delta,
                             entry.last_timestamp, entry.coordinator_epoch,
                             -1 if entry.txn_first_offset is None else entry.txn_first_offset)
-    return _HEAD.pack(_SNAPSHOT_VERSION, crc32c.crc32c(bytes(body))) + bytes(body)
+    return _HEAD.pack(_SNAPSHOT_VERSION, crc32c(bytes(body))) + bytes(body)
 
 
 def decode_snapshot(data: bytes, partition: str) -> ProducerStateManager:
@@ -258,7 +258,7 @@ def decode_snapshot(data: bytes, partition: str) -> ProducerStateManager:
     if version != _SNAPSHOT_VERSION:
         raise ValueError(f"unknown producer snapshot version {version}")
     body = data[_HEAD.size:]
-    if crc32c.crc32c(body) != crc:
+    if crc32c(body) != crc:
         raise ValueError("producer snapshot CRC mismatch")
     (count,) = struct.unpack_from(">i", body)
     if len(body) != 4 + count * _ENTRY.size:

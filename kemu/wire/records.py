@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import NamedTuple
 
-import crc32c
+from kemu.wire.checksum import crc32c
 
 from kemu.wire.compression import CompressionError, CompressionType, compress, decompress
 from kemu.wire.errors import ErrorCode
@@ -235,7 +235,7 @@ def make_attributes(
 
 def crc_of(batch: bytes | bytearray | memoryview) -> int:
     """The CRC-32C a v2 batch must carry: over attributes through the end."""
-    return crc32c.crc32c(memoryview(batch)[ATTRIBUTES_OFFSET:])
+    return crc32c(memoryview(batch)[ATTRIBUTES_OFFSET:])
 
 
 class RecordBatch:
@@ -390,7 +390,7 @@ def rewrite_header(
         return
     _ATTRIBUTES.pack_into(buf, ATTRIBUTES_OFFSET, new_attributes)
     _MAX_TIMESTAMP.pack_into(buf, MAX_TIMESTAMP_OFFSET, new_max)
-    crc = crc_of(buf) if payload is None else crc32c.crc32c(payload, crc32c.crc32c(memoryview(buf)[ATTRIBUTES_OFFSET:HEADER_SIZE]))
+    crc = crc_of(buf) if payload is None else crc32c(payload, crc32c(memoryview(buf)[ATTRIBUTES_OFFSET:HEADER_SIZE]))
     _CRC.pack_into(buf, CRC_OFFSET, crc)
 
 
@@ -641,7 +641,7 @@ def build_batch(
             len(items),
         )
     )
-    crc = crc32c.crc32c(payload, crc32c.crc32c(memoryview(header)[ATTRIBUTES_OFFSET:]))
+    crc = crc32c(payload, crc32c(memoryview(header)[ATTRIBUTES_OFFSET:]))
     _CRC.pack_into(header, CRC_OFFSET, crc)
     return bytes(header) + payload
 

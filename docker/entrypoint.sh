@@ -3,8 +3,10 @@
 # variables, plus any kemu flags given as arguments (they come last, so they win):
 #
 #   KAFKA_LISTENERS             PLAINTEXT://0.0.0.0:9092   first listener -> --host, --port
-#   KAFKA_ADVERTISED_LISTENERS  PLAINTEXT://localhost:9092 first listener -> --advertised-host (and its
-#                                                          port must be the listen port: see below)
+#   KAFKA_ADVERTISED_LISTENERS  PLAINTEXT://localhost:9092 first listener -> --advertised-host,
+#                                                          --advertised-port (for a mapped port)
+#   KEMU_ADVERTISED_LISTENERS_FILE                         wait until this file holds a line, and use it
+#                                                          as KAFKA_ADVERTISED_LISTENERS (see below)
 #   KAFKA_NODE_ID (or KAFKA_BROKER_ID)                     -> --node-id
 #   KAFKA_LOG_DIRS              /var/lib/kemu/data         first directory -> --data-dir
 #   KEMU_LOG_LEVEL (or KAFKA_LOG4J_ROOT_LOGLEVEL)          -> --log-level
@@ -50,6 +52,28 @@ for argument in "$@"; do
     previous=$argument
 done
 
+# The health check probes the address kemu binds.
+case "$listen_host" in
+    0.0.0.0|"") probe_host=127.0.0.1 ;;
+    ::) probe_host=::1 ;;
+    *) probe_host=$listen_host ;;
+esac
+echo "$probe_host:$listen_port" > /tmp/kemu-healthcheck-address
+
+# A port docker maps at random is known only once the container runs, so whoever starts it (as
+# kemu.testcontainers does, like testcontainers' KafkaContainer) can write the advertised listener
+# into the container afterwards; kemu starts when that file holds a complete line.
+if [ -n "${KEMU_ADVERTISED_LISTENERS_FILE:-}" ]; then
+    say "waiting for the advertised listener in $KEMU_ADVERTISED_LISTENERS_FILE"
+    # As PID 1 the shell would ignore docker stop's SIGTERM.
+    trap 'exit 143' TERM INT
+    until [ -f "$KEMU_ADVERTISED_LISTENERS_FILE" ] && [ "$(wc -l < "$KEMU_ADVERTISED_LISTENERS_FILE")" -ge 1 ]; do
+        sleep 0.1
+    done
+    trap - TERM INT
+    KAFKA_ADVERTISED_LISTENERS=$(head -n 1 "$KEMU_ADVERTISED_LISTENERS_FILE")
+fi
+
 # A broker listening on every interface must still tell clients one name to reach it by; for
 # `docker run -p 9092:9092` that is localhost, as in Kafka's own images.
 advertised_host=localhost
@@ -74,16 +98,8 @@ case "$log_level" in
     FATAL|fatal) log_level=CRITICAL ;;
 esac
 
-if [ "$advertised_port" != "$listen_port" ]; then
-    if kemu serve --help | grep -q -- '--advertised-port'; then
-        set -- --advertised-port "$advertised_port" "$@"
-    else
-        say "KAFKA_ADVERTISED_LISTENERS names port $advertised_port but kemu listens on $listen_port, and this" \
-            "kemu cannot advertise another port: listen on the advertised port" \
-            "(KAFKA_LISTENERS=PLAINTEXT://0.0.0.0:$advertised_port) and publish it as -p $advertised_port:$advertised_port"
-        exit 64
-    fi
-fi
+# Given only when it differs, so that kemu's own default (the bound port) covers --port 0.
+[ "$advertised_port" = "$listen_port" ] || set -- --advertised-port "$advertised_port" "$@"
 
 for variable in $(env | sed -n 's/^\(KAFKA_[A-Z0-9_]*\)=.*/\1/p'); do
     case "$variable" in
@@ -91,13 +107,6 @@ for variable in $(env | sed -n 's/^\(KAFKA_[A-Z0-9_]*\)=.*/\1/p'); do
         *) say "ignoring $variable: kemu has no equivalent setting yet" ;;
     esac
 done
-
-case "$listen_host" in
-    0.0.0.0|"") probe_host=127.0.0.1 ;;
-    ::) probe_host=::1 ;;
-    *) probe_host=$listen_host ;;
-esac
-echo "$probe_host:$listen_port" > /tmp/kemu-healthcheck-address
 
 mkdir -p "$data_dir"
 set -- --host "$listen_host" --port "$listen_port" --advertised-host "$advertised_host" --data-dir "$data_dir" "$@"

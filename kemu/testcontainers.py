@@ -7,18 +7,19 @@
 
 Needs the `testcontainers` package (`pip install 'kemu[testcontainers]'`).
 
-The broker must advertise the address clients reach it by. kemu advertises its listen port, so the
-container listens on a free host port and publishes it on the same number; the advertised host is
-the docker host as testcontainers sees it (set TESTCONTAINERS_HOST_OVERRIDE when that guess is
-wrong, e.g. inside a VM or container that reaches published ports on 127.0.0.1).
-The container counts as started once the broker answers a Kafka ApiVersions request.
+As KafkaContainer does, the container port (9092) is published on a host port docker picks, and
+the broker advertises the address a client on the test's side reaches it by: the host and mapped
+port testcontainers reports. That port is known only once the container runs, so the entrypoint
+waits for it: the container starts with KEMU_ADVERTISED_LISTENERS_FILE set, `start()` writes the
+listener into that file, and `kemu serve` starts then. (Publishing a free host port under the same
+number inside the container would need no waiting, but the port could be taken between picking
+and binding it.) The container counts as started once the broker answers a Kafka ApiVersions
+request. Setting KAFKA_ADVERTISED_LISTENERS yourself (`with_env`) skips the waiting.
 """
 
 from __future__ import annotations
 
 import os
-import socket
-import struct
 import time
 from typing import Any, Self
 
@@ -26,50 +27,12 @@ from testcontainers.core.container import DockerContainer
 from testcontainers.core.exceptions import ContainerStartException
 from testcontainers.core.waiting_utils import WaitStrategy, WaitStrategyTarget
 
-from kemu.wire import codec
+from kemu.probe import api_versions_round_trip
 
 DEFAULT_IMAGE = "kemu:local"
-API_VERSIONS = 18
-_PROBE_CORRELATION_ID = 0x6B656D75  # "kemu"
-_PROBE_TIMEOUT_S = 5.0
-
-
-def _recv_exactly(sock: socket.socket, size: int) -> bytes:
-    data = bytearray()
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise ConnectionError(f"connection closed after {len(data)} of {size} bytes")
-        data += chunk
-    return bytes(data)
-
-
-def api_versions_round_trip(host: str, port: int, timeout: float = _PROBE_TIMEOUT_S) -> dict[int, tuple[int, int]]:
-    """One ApiVersions v0 exchange with the broker at host:port: {api key: (min, max version)}.
-
-    Raises OSError for connection trouble, ValueError for a wrong or failed answer. (The image's
-    docker/healthcheck.py does the same exchange; it cannot import this module, which needs
-    testcontainers.)
-    """
-    request = codec.encode_request(API_VERSIONS, 0, _PROBE_CORRELATION_ID, {}, client_id="kemu-testcontainers")
-    with socket.create_connection((host, port), timeout=timeout) as sock:
-        sock.sendall(struct.pack(">i", len(request)) + request)
-        (size,) = struct.unpack(">i", _recv_exactly(sock, 4))
-        try:
-            correlation_id, body = codec.decode_response(API_VERSIONS, 0, _recv_exactly(sock, size))
-        except codec.DecodeError as exc:
-            raise ValueError(str(exc)) from exc
-    if correlation_id != _PROBE_CORRELATION_ID:
-        raise ValueError(f"answer carries correlation id {correlation_id}, expected {_PROBE_CORRELATION_ID}")
-    if body["error_code"] != 0:
-        raise ValueError(f"ApiVersions answered error code {body['error_code']}")
-    return {entry["api_key"]: (entry["min_version"], entry["max_version"]) for entry in body["api_keys"]}
-
-
-def _free_host_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("", 0))
-        return int(sock.getsockname()[1])
+KAFKA_PORT = 9092
+ADVERTISED_LISTENERS_FILE = "/tmp/kemu-advertised-listeners"
+STARTUP_TIMEOUT_S = 60.0
 
 
 class KafkaApiVersionsWaitStrategy(WaitStrategy):
@@ -88,40 +51,64 @@ class KafkaApiVersionsWaitStrategy(WaitStrategy):
         while True:
             container.reload()
             if container.status in {"exited", "dead"}:
-                stdout, stderr = container.get_logs()
                 raise ContainerStartException(
-                    f"kemu container {container.status} before it answered ApiVersions:\n"
-                    f"{stdout.decode(errors='replace')}{stderr.decode(errors='replace')}"
+                    f"kemu container {container.status} before it answered ApiVersions:\n{_logs(container)}"
                 )
             try:
-                api_versions_round_trip(host, port)
+                api_versions_round_trip(host, port, client_id="kemu-testcontainers")
                 return
             except (OSError, ValueError) as exc:
                 last_error = exc
             if time.monotonic() >= deadline:
-                stdout, stderr = container.get_logs()
                 raise TimeoutError(
                     f"kemu at {host}:{port} did not answer ApiVersions within {self._startup_timeout:.0f}s "
-                    f"({last_error}):\n{stdout.decode(errors='replace')}{stderr.decode(errors='replace')}"
+                    f"({last_error}):\n{_logs(container)}"
                 )
             time.sleep(self._poll_interval)
 
 
-class KemuContainer(DockerContainer):
-    """A kemu broker in docker, used like testcontainers' KafkaContainer."""
+def _logs(container: WaitStrategyTarget) -> str:
+    stdout, stderr = container.get_logs()
+    return stdout.decode(errors="replace") + stderr.decode(errors="replace")
 
-    def __init__(self, image: str | None = None, port: int | None = None, **kwargs: Any) -> None:
+
+class KemuContainer(DockerContainer):
+    """A kemu broker in docker, used like testcontainers' KafkaContainer.
+
+    `port` is the port the broker listens on inside the container (KafkaContainer's `port`).
+    Other containers on a shared docker network are told the same host-side address as the test,
+    since kemu has one listener (KafkaContainer adds a second one, BROKER, for them).
+    """
+
+    def __init__(self, image: str | None = None, port: int = KAFKA_PORT, **kwargs: Any) -> None:
         super().__init__(image or os.environ.get("KEMU_IMAGE", DEFAULT_IMAGE), **kwargs)
-        self.port = port or _free_host_port()
-        self.with_bind_ports(self.port, self.port)
-        self.with_env("KAFKA_LISTENERS", f"PLAINTEXT://0.0.0.0:{self.port}")
-        self.waiting_for(KafkaApiVersionsWaitStrategy(self.port).with_startup_timeout(60))
+        self.port = port
+        self.with_exposed_ports(port)
+        self.with_env("KAFKA_LISTENERS", f"PLAINTEXT://0.0.0.0:{port}")
+        self._kafka_ready = KafkaApiVersionsWaitStrategy(port).with_startup_timeout(STARTUP_TIMEOUT_S)
+
+    def with_startup_timeout(self, seconds: float) -> Self:
+        """How long start() waits for the broker to answer ApiVersions (default 60 s)."""
+        self._kafka_ready.with_startup_timeout(seconds)
+        return self
 
     def start(self) -> Self:
-        # Decided at start, like KafkaContainer's advertised listener, once the docker client is known.
-        host = self.get_docker_client().host()
-        self.with_env("KAFKA_ADVERTISED_LISTENERS", f"PLAINTEXT://{host}:{self.port}")
-        super().start()
+        advertise_on_start = "KAFKA_ADVERTISED_LISTENERS" not in self.env
+        if advertise_on_start:
+            self.with_env("KEMU_ADVERTISED_LISTENERS_FILE", ADVERTISED_LISTENERS_FILE)
+        # A strategy the caller added with waiting_for() runs once kemu is up, not while the
+        # entrypoint still waits for its advertised listener.
+        callers_strategy, self._wait_strategy = self._wait_strategy, None
+        try:
+            super().start()
+        finally:
+            self._wait_strategy = callers_strategy
+        if advertise_on_start:
+            listener = f"PLAINTEXT://{self.get_container_host_ip()}:{self.get_exposed_port(self.port)}\n"
+            self.copy_into_container(listener.encode(), ADVERTISED_LISTENERS_FILE)
+        self._kafka_ready.wait_until_ready(self)
+        if callers_strategy is not None:
+            callers_strategy.wait_until_ready(self)
         return self
 
     def get_bootstrap_server(self) -> str:

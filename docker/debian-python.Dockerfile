@@ -6,4 +6,5 @@ FROM ${DEBIAN_IMAGE}
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         python3 python3-venv python3-pip ca-certificates \
+    && apt-get clean \
     && rm -rf /var/lib/apt/lists/*

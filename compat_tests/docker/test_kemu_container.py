@@ -5,17 +5,20 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ClusterMetadata, NewTopic
+from confluent_kafka import Consumer, IsolationLevel, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, ClusterMetadata, NewTopic, OffsetSpec
+from testcontainers.core.container import DockerContainer
 
 from compat_tests.polling import wait_for
-from kemu.testcontainers import KemuContainer, api_versions_round_trip
+from kemu.testcontainers import KemuContainer
 
 # The first test's setup builds the image (and, on a fresh machine, its debootstrap base).
-pytestmark = pytest.mark.timeout(1200)
+pytestmark = pytest.mark.timeout(900)
 
-PRODUCE, FETCH = 0, 1
 KEMU_UID = 10001
+SMOKE_PARTITIONS = 2
+RECORDS_PER_TXN = 3
+TXN_TIMEOUT_S = 30
 
 
 def _create_topic(admin: AdminClient, name: str, partitions: int) -> None:
@@ -82,38 +85,73 @@ def test_docker_stop_is_a_clean_shutdown(kemu_image: str) -> None:
         assert (container.status, container.attrs["State"]["ExitCode"]) == ("exited", 0), kemu.get_logs()
 
 
-def test_produce_and_consume_through_the_container(kemu_image: str) -> None:
+def test_a_container_waiting_for_its_advertised_listener_stops_on_sigterm(kemu_image: str) -> None:
+    # What KemuContainer starts, before it has written the listener file.
+    waiting = DockerContainer(kemu_image).with_env("KEMU_ADVERTISED_LISTENERS_FILE", "/tmp/never-written")
+    with waiting:
+        container = waiting.get_wrapped_container()
+
+        def says_it_waits() -> bool:
+            return b"waiting for the advertised listener" in container.logs()
+
+        wait_for(says_it_waits, what="the entrypoint to wait for its listener file")
+        container.stop(timeout=20)
+        container.reload()
+        # 143 = ended by SIGTERM; ignoring it (the default for PID 1) would end in docker's SIGKILL, 137.
+        assert (container.status, container.attrs["State"]["ExitCode"]) == ("exited", 143), waiting.get_logs()
+
+
+def test_smoke_transactions_read_committed_through_the_container(kemu_image: str) -> None:
+    """The issue's smoke test: a topic, transactions committed and aborted, a read_committed consumer."""
     with KemuContainer(kemu_image) as kemu:
         bootstrap = kemu.get_bootstrap_server()
-        host, port = bootstrap.rsplit(":", 1)
-        served = api_versions_round_trip(host, int(port))
-        if PRODUCE not in served or FETCH not in served:
-            pytest.xfail(f"kemu does not serve Produce and Fetch yet (ApiVersions lists {sorted(served)})")
+        topic = f"smoke-{uuid.uuid4().hex[:8]}"
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        _create_topic(admin, topic, partitions=SMOKE_PARTITIONS)
 
-        topic = f"container-{uuid.uuid4().hex[:8]}"
-        _create_topic(AdminClient({"bootstrap.servers": bootstrap}), topic, partitions=1)
-        sent = [f"message-{i}".encode() for i in range(10)]
+        producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"smoke-{topic}", "linger.ms": 0})
+        producer.init_transactions(TXN_TIMEOUT_S)
+        written: dict[str, list[tuple[int, str]]] = {}
+        for name, commit in (("first", True), ("aborted", False), ("last", True)):
+            values = [(p, f"{name}-{p}-{n}") for p in range(SMOKE_PARTITIONS) for n in range(RECORDS_PER_TXN)]
+            written[name] = values
+            producer.begin_transaction()
+            for partition, value in values:
+                producer.produce(topic, value=value.encode(), partition=partition)
+            if commit:
+                producer.commit_transaction(TXN_TIMEOUT_S)
+            else:
+                # abort_transaction() purges what is still queued: flush, so the aborted records are in the log.
+                assert producer.flush(TXN_TIMEOUT_S) == 0
+                producer.abort_transaction(TXN_TIMEOUT_S)
 
-        producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
-        for value in sent:
-            producer.produce(topic, value=value)
-        assert producer.flush(30) == 0
-
-        consumer = Consumer(
-            {"bootstrap.servers": bootstrap, "group.id": f"g-{topic}", "enable.auto.commit": False}
+        # Every record of the three transactions, and one marker per transaction, is in each partition.
+        partitions = [TopicPartition(topic, p) for p in range(SMOKE_PARTITIONS)]
+        ends = admin.list_offsets(
+            {tp: OffsetSpec.latest() for tp in partitions}, isolation_level=IsolationLevel.READ_UNCOMMITTED
         )
+        high_watermarks = {tp.partition: future.result(timeout=15).offset for tp, future in ends.items()}
+        assert high_watermarks == {p: 3 * RECORDS_PER_TXN + 3 for p in range(SMOKE_PARTITIONS)}
+
+        consumer = Consumer({
+            "bootstrap.servers": bootstrap, "group.id": f"smoke-{topic}", "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest", "enable.auto.commit": False,
+        })  # fmt: skip
+        received: dict[int, list[str]] = {p: [] for p in range(SMOKE_PARTITIONS)}
+        last_values = {p: f"last-{p}-{RECORDS_PER_TXN - 1}" for p in range(SMOKE_PARTITIONS)}
         try:
-            consumer.assign([TopicPartition(topic, 0, 0)])
-            received: list[bytes] = []
+            consumer.subscribe([topic])
 
-            def all_received() -> bool:
-                message = consumer.poll(1.0)
-                if message is not None:
+            # The last committed transaction's last record on a partition comes after everything the
+            # aborted one wrote there, so having it means an aborted record would have shown up.
+            def read_to_the_last_transaction() -> bool:
+                for message in consumer.consume(100, 0.5):
                     assert message.error() is None, message.error()
-                    received.append(message.value())
-                return len(received) >= len(sent)
+                    received[message.partition()].append(message.value().decode())
+                return all(last_values[p] in values for p, values in received.items())
 
-            wait_for(all_received, what=f"{len(sent)} messages from {topic}", timeout=60)
-            assert received == sent
+            wait_for(read_to_the_last_transaction, what=f"the last transaction's records from {topic}", timeout=60)
         finally:
             consumer.close()
+        committed = written["first"] + written["last"]
+        assert received == {p: [v for q, v in committed if q == p] for p in range(SMOKE_PARTITIONS)}

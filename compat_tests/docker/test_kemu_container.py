@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import uuid
 
 import pytest
@@ -10,7 +11,7 @@ from confluent_kafka.admin import AdminClient, ClusterMetadata, NewTopic, Offset
 from testcontainers.core.container import DockerContainer
 
 from compat_tests.polling import wait_for
-from kemu.testcontainers import KemuContainer
+from kemu.testcontainers import KAFKA_PORT, KemuContainer
 
 # The first test's setup builds the image (and, on a fresh machine, its debootstrap base).
 pytestmark = pytest.mark.timeout(900)
@@ -74,6 +75,21 @@ def test_flags_given_as_arguments_override_the_environment(kemu_image: str) -> N
     with container as kemu:
         admin = AdminClient({"bootstrap.servers": kemu.get_bootstrap_server()})
         assert list(admin.list_topics(timeout=10).brokers) == [9]
+
+
+def test_advertised_listeners_may_name_a_published_port_other_than_the_listen_port(kemu_image: str) -> None:
+    # As with `docker run -p 19092:9092 -e KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://localhost:19092`.
+    with socket.socket() as probe:
+        probe.bind(("", 0))
+        host_port = probe.getsockname()[1]
+    container = KemuContainer(kemu_image).with_bind_ports(str(KAFKA_PORT), host_port)
+    advertised = f"{container.get_docker_client().host()}:{host_port}"
+    with container.with_env("KAFKA_ADVERTISED_LISTENERS", f"PLAINTEXT://{advertised}") as kemu:
+        assert kemu.get_bootstrap_server() == advertised
+        metadata = AdminClient({"bootstrap.servers": advertised}).list_topics(timeout=10)
+        assert [f"{b.host}:{b.port}" for b in metadata.brokers.values()] == [advertised]
+        # The listener file was not waited for: the variable came with the container.
+        assert b"waiting for the advertised listener" not in kemu.get_wrapped_container().logs()
 
 
 def test_docker_stop_is_a_clean_shutdown(kemu_image: str) -> None:

@@ -140,6 +140,8 @@ def test_smoke_transactions_read_committed_through_the_container(kemu_image: str
                 # abort_transaction() purges what is still queued: flush, so the aborted records are in the log.
                 assert producer.flush(TXN_TIMEOUT_S) == 0
                 producer.abort_transaction(TXN_TIMEOUT_S)
+        # While the broker is still there, rather than when the garbage collector gets to it.
+        producer.close()
 
         # Every record of the three transactions, and one marker per transaction, is in each partition.
         partitions = [TopicPartition(topic, p) for p in range(SMOKE_PARTITIONS)]

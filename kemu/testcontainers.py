@@ -92,7 +92,16 @@ class KemuContainer(DockerContainer):
         self._kafka_ready.with_startup_timeout(seconds)
         return self
 
-    def start(self) -> Self:
+    def with_kraft(self) -> Self:
+        """KafkaContainer's switch from ZooKeeper to KRaft; kemu needs neither, so there is nothing to
+        switch, and code written for KafkaContainer runs unchanged."""
+        return self
+
+    def start(self, timeout: float | None = None) -> Self:
+        """Start the container and wait until the broker answers ApiVersions; `timeout` (seconds), as
+        KafkaContainer.start takes it, overrides with_startup_timeout."""
+        if timeout is not None:
+            self.with_startup_timeout(timeout)
         advertise_on_start = "KAFKA_ADVERTISED_LISTENERS" not in self.env
         if advertise_on_start:
             self.with_env("KEMU_ADVERTISED_LISTENERS_FILE", ADVERTISED_LISTENERS_FILE)

@@ -47,6 +47,21 @@ def test_topic_admin_through_the_container(kemu_image: str) -> None:
         assert {p.leader for p in metadata.topics[topic].partitions.values()} == {broker_id}
 
 
+def test_code_written_for_kafka_container_runs_unchanged(kemu_image: str) -> None:
+    # KafkaContainer's own calls, on its default container port 9093.
+    kafka = KemuContainer(kemu_image, port=9093).with_kraft()
+    kafka.start(timeout=60)
+    try:
+        producer = Producer({"bootstrap.servers": kafka.get_bootstrap_server(), "enable.idempotence": True})
+        delivered: list[tuple[object, int]] = []
+        topic = f"drop-in-{uuid.uuid4().hex[:8]}"  # created on first use, as by Kafka's default
+        producer.produce(topic, value=b"v", on_delivery=lambda err, message: delivered.append((err, message.offset())))
+        assert producer.flush(30) == 0 and delivered == [(None, 0)]
+        producer.close()
+    finally:
+        kafka.stop()
+
+
 def test_the_image_reports_healthy_and_runs_unprivileged(kemu_image: str) -> None:
     with KemuContainer(kemu_image) as kemu:
         container = kemu.get_wrapped_container()

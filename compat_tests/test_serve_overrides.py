@@ -44,8 +44,8 @@ def test_overrides_are_static_broker_configs_and_topic_defaults(tuned_server: Ke
 
 
 @pytest.mark.parametrize(("override", "message"), [
-    ("no.such.setting=1", "Unknown broker config no.such.setting"),
     ("num.partitions=zero", "num.partitions"),
+    ("num.partitions=0", "num.partitions"),
     ("num.partitions", "--override takes NAME=VALUE"),
 ])
 def test_a_bad_override_stops_the_server_before_it_listens(override: str, message: str) -> None:
@@ -54,3 +54,15 @@ def test_a_bad_override_stops_the_server_before_it_listens(override: str, messag
     assert done.returncode == 2
     assert message in done.stderr
     assert "kemu serving on" not in done.stdout
+
+
+def test_an_unknown_setting_is_warned_about_as_kafka_does(tmp_path: Path) -> None:
+    process = KemuServeProcess(tmp_path / "data", extra_args=("--override", "num.network.threads=8"))
+    process.start()
+    try:
+        admin = AdminClient({"bootstrap.servers": process.bootstrap})
+        assert admin.list_topics(timeout=15).brokers
+    finally:
+        process.stop_cleanly()
+    assert "The configuration 'num.network.threads' was supplied but isn't a known config." in process.output()
+

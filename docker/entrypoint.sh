@@ -11,7 +11,7 @@
 #   KAFKA_LOG_DIRS              /var/lib/kemu/data         first directory -> --data-dir
 #   KEMU_LOG_LEVEL (or KAFKA_LOG4J_ROOT_LOGLEVEL)          -> --log-level
 #
-# Other KAFKA_* variables have no kemu equivalent yet and are reported as ignored.
+# Other KAFKA_* variables become --override settings (see below).
 # Arguments that do not start with "-" are run as a command instead (`docker run -it IMAGE sh`).
 set -eu
 
@@ -101,10 +101,18 @@ esac
 # Given only when it differs, so that kemu's own default (the bound port) covers --port 0.
 [ "$advertised_port" = "$listen_port" ] || set -- --advertised-port "$advertised_port" "$@"
 
+# Every other KAFKA_* variable is a broker setting, named as Kafka's images name them: drop the prefix,
+# lower-case, "___" is "-", "__" is "_", "_" is "." (KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS ->
+# group.initial.rebalance.delay.ms). kemu warns about the ones it does not know, as Kafka does.
 for variable in $(env | sed -n 's/^\(KAFKA_[A-Z0-9_]*\)=.*/\1/p'); do
     case "$variable" in
-        KAFKA_LISTENERS|KAFKA_ADVERTISED_LISTENERS|KAFKA_NODE_ID|KAFKA_BROKER_ID|KAFKA_LOG_DIRS|KAFKA_LOG4J_ROOT_LOGLEVEL) ;;
-        *) say "ignoring $variable: kemu has no equivalent setting yet" ;;
+        KAFKA_LISTENERS|KAFKA_ADVERTISED_LISTENERS|KAFKA_NODE_ID|KAFKA_BROKER_ID|KAFKA_LOG_DIRS) ;;
+        KAFKA_LOG4J_*|KAFKA_HEAP_OPTS|KAFKA_OPTS|KAFKA_JMX_*|KAFKA_JVM_*|KAFKA_GC_LOG_OPTS|KAFKA_VERSION) ;;
+        *)
+            name=$(echo "${variable#KAFKA_}" | tr 'A-Z' 'a-z' | sed -e 's/___/-/g' -e 's/__/%/g' -e 's/_/./g' -e 's/%/_/g')
+            value=$(printenv "$variable")
+            set -- --override "$name=$value" "$@"
+            ;;
     esac
 done
 

@@ -64,10 +64,12 @@ def serve_command(args: argparse.Namespace) -> int:
     from kemu.log.config import InvalidConfigError
 
     try:
-        apply_properties(BrokerConfig(), overrides)  # refuse a bad setting before anything starts
+        unknown = apply_properties(BrokerConfig(), overrides)  # refuse a bad value before anything starts
     except InvalidConfigError as exc:
         print(f"kemu: {exc}", file=sys.stderr)
         return 2
+    for name in unknown:
+        logging.getLogger("kemu").warning("The configuration '%s' was supplied but isn't a known config.", name)
     temporary = args.data_dir is None
     data_dir = tempfile.mkdtemp(prefix="kemu-") if temporary else args.data_dir
     try:

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 from confluent_kafka import Consumer, IsolationLevel, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ClusterMetadata, NewTopic, OffsetSpec
+from confluent_kafka.admin import AdminClient, ClusterMetadata, ConfigResource, NewTopic, OffsetSpec
 from testcontainers.core.container import DockerContainer
 
 from compat_tests.polling import wait_for
@@ -83,6 +83,18 @@ def test_kafka_environment_variables_configure_the_broker(kemu_image: str) -> No
     with KemuContainer(kemu_image).with_env("KAFKA_NODE_ID", "7") as kemu:
         admin = AdminClient({"bootstrap.servers": kemu.get_bootstrap_server()})
         assert list(admin.list_topics(timeout=10).brokers) == [7]
+
+
+def test_other_kafka_variables_are_broker_settings(kemu_image: str) -> None:
+    container = (KemuContainer(kemu_image)
+                 .with_env("KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS", "0")
+                 .with_env("KAFKA_LOG_RETENTION_MS", "60000"))
+    with container as kemu:
+        admin = AdminClient({"bootstrap.servers": kemu.get_bootstrap_server()})
+        broker = ConfigResource(ConfigResource.Type.BROKER, "1")
+        entries = admin.describe_configs([broker])[broker].result(timeout=15)
+        assert entries["group.initial.rebalance.delay.ms"].value == "0"
+        assert entries["log.retention.ms"].value == "60000"
 
 
 def test_flags_given_as_arguments_override_the_environment(kemu_image: str) -> None:

@@ -400,20 +400,24 @@ def _printed(key: BrokerConfigKey, raw: str | None) -> str | None:
         return raw  # only a static value kemu was started with can be out of range; show it as given
 
 
-def apply_properties(config: BrokerConfig, properties: Mapping[str, str]) -> None:
+def apply_properties(config: BrokerConfig, properties: Mapping[str, str]) -> list[str]:
     """Set Kafka server.properties values on a BrokerConfig (`kemu serve --override name=value`).
 
-    A value is parsed and validated as Kafka does at start-up; an unknown name or a bad value raises
-    `InvalidConfigError` with Kafka's message. Names with a BrokerConfig field set that field; the rest
-    (the log.* defaults topics inherit) are kept as given in `config.properties`.
+    A known setting is parsed and validated as Kafka does at start-up (a bad value raises
+    `InvalidConfigError` with Kafka's message). Names with a BrokerConfig field set that field; the rest
+    (the log.* defaults topics inherit) are kept as given in `config.properties`. Names kemu does not know
+    are returned: Kafka only warns about a setting it does not know, and so does kemu.
     """
+    unknown = []
     for name, raw in properties.items():
         key = BROKER_CONFIGS.get(name)
         if key is None:
-            raise InvalidConfigError(f"Unknown broker config {name}")
+            unknown.append(name)
+            continue
         value = key.parse(raw)
         attribute = name.replace(".", "_")
         if attribute in BrokerConfig.__dataclass_fields__ and attribute != "properties":
             setattr(config, attribute, value)
         else:
             config.properties[name] = raw
+    return unknown

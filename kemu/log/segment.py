@@ -40,8 +40,8 @@ TIME_INDEX_SUFFIX = ".timeindex"
 TXN_INDEX_SUFFIX = ".txnindex"
 SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
 # Per active segment. A test broker hosts many partitions (the internal topics alone have 100), and the
-# page cache already keeps recent file data warm, so only the newest few MiB are held as Python bytes.
-DEFAULT_CACHE_BYTES = 4 * 1024 * 1024
+# page cache already keeps recent file data warm, so only the newest MiB is held as Python bytes.
+DEFAULT_CACHE_BYTES = 1024 * 1024
 _SCAN_WINDOW = 1024 * 1024
 _INT32_MAX = 2**31 - 1
 

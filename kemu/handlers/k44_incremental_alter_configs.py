@@ -11,33 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.config_admin import ConfigChange, ResourceChange, alter
+from kemu.handlers._alter_configs import answer_alter, same_error_for_every_resource
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
-from kemu.wire.errors import ErrorCode
 
 KEY = 44
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
-    body = request.body
-    resources = [
-        ResourceChange(r["resource_type"], r["resource_name"],
-                       [ConfigChange(c["name"], c["config_operation"], c["value"]) for c in r["configs"]])
-        for r in body["resources"]
-    ]
-    outcomes = alter(ctx.broker, resources, body["validate_only"], incremental=True)
-    return {"throttle_time_ms": 0, "responses": [
-        {"error_code": int(outcome.error), "error_message": outcome.message,
-         "resource_type": resource.resource_type, "resource_name": resource.resource_name}
-        for resource, outcome in zip(resources, outcomes)
-    ]}
+    return answer_alter(ctx, request, incremental=True)
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """Kafka's IncrementalAlterConfigsRequest.getErrorResponse: the same error for every resource."""
-    return {"throttle_time_ms": 0, "responses": [
-        {"error_code": int(code), "error_message": message, "resource_type": r["resource_type"],
-         "resource_name": r["resource_name"]}
-        for r in request.body["resources"]
-    ]}
+# Kafka's IncrementalAlterConfigsRequest.getErrorResponse: the same error for every resource.
+error_response = same_error_for_every_resource

@@ -9,7 +9,7 @@ their last offset is gone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from kemu.groups.classic_group import ClassicGroup
 from kemu.groups.consumer_group import ConsumerGroup
@@ -67,54 +67,81 @@ class OffsetOps:
         self.state.groups[group_id] = group
         return group
 
-    # ---- OffsetCommit -----------------------------------------------------------------------------
-    def commit(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    def _commit_refusal(self, request: dict[str, Any], ctx: RequestContext, generation: int,
+                        transactional: bool) -> ErrorCode | None:
+        """Why the group refuses the whole (Txn)OffsetCommit, if it does (Kafka's validateOffsetCommit and
+        validateTransactionalOffsetCommit); a commit to a missing group creates a simple group."""
         group_id = request["group_id"]
-        topics = request["topics"]
         if not group_id:
-            return {"topics": _partition_errors(topics, ErrorCode.INVALID_GROUP_ID)}
-        generation = request.get("generation_id_or_member_epoch", -1)
+            return ErrorCode.INVALID_GROUP_ID
         member_id = request.get("member_id") or ""
         instance_id = request.get("group_instance_id")
         try:
             group = self.state.groups.get(group_id)
             if group is None:
                 if generation >= 0:
-                    # v9+ says so; older clients expect ILLEGAL_GENERATION for a group that is gone.
-                    raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND if ctx.api_version >= 9
+                    # OffsetCommit v9+ says so; older clients and TxnOffsetCommit expect ILLEGAL_GENERATION
+                    # for a group that is gone.
+                    raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND if not transactional and ctx.api_version >= 9
                                      else ErrorCode.ILLEGAL_GENERATION)
                 group = self._simple_group(group_id)
             if isinstance(group, ClassicGroup):
-                group.validate_offset_commit(member_id, instance_id, generation, transactional=False)
+                group.validate_offset_commit(member_id, instance_id, generation, transactional=transactional)
             else:
-                group.validate_offset_commit(member_id, instance_id, generation, False, ctx.api_version)
+                try:
+                    group.validate_offset_commit(member_id, instance_id, generation, transactional,
+                                                 ctx.api_version)
+                except GroupError as error:
+                    if transactional and error.code is ErrorCode.STALE_MEMBER_EPOCH:
+                        raise GroupError(ErrorCode.ILLEGAL_GENERATION) from error
+                    raise
         except GroupError as error:
-            return {"topics": _partition_errors(topics, error.code)}
+            return error.code
+        return None
+
+    def _accept_partitions(self, topics: list[dict[str, Any]],
+                           accept: Callable[[str, dict[str, Any]], None]) -> list[dict[str, Any]]:
+        """The per-partition answer of a commit the group let through: metadata over the size limit is
+        refused for its partition alone; every other partition is handed to `accept`."""
+        response = []
+        for topic in topics:
+            partitions = []
+            for p in topic["partitions"]:
+                if self._metadata_too_large(p.get("committed_metadata")):
+                    code = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                else:
+                    code = ErrorCode.NONE
+                    accept(topic["name"], p)
+                partitions.append({"partition_index": p["partition_index"], "error_code": code})
+            response.append({"name": topic["name"], "partitions": partitions})
+        return response
+
+    # ---- OffsetCommit -----------------------------------------------------------------------------
+    def commit(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        group_id = request["group_id"]
+        topics = request["topics"]
+        refusal = self._commit_refusal(request, ctx, request.get("generation_id_or_member_epoch", -1),
+                                       transactional=False)
+        if refusal is not None:
+            return {"topics": _partition_errors(topics, refusal)}
 
         now = self.state.now_ms()
         retention = request.get("retention_time_ms", -1)
         expire = NO_TIMESTAMP if retention is None or retention == -1 else now + retention
         records: list[CoordinatorRecord] = []
-        response = []
-        for topic in topics:
-            partitions = []
-            for p in topic["partitions"]:
-                metadata = p.get("committed_metadata")
-                if self._metadata_too_large(metadata):
-                    code = ErrorCode.OFFSET_METADATA_TOO_LARGE
-                else:
-                    code = ErrorCode.NONE
-                    commit_ts = p.get("commit_timestamp", -1)
-                    offset = OffsetAndMetadata(
-                        offset=p["committed_offset"],
-                        leader_epoch=p.get("committed_leader_epoch", NO_LEADER_EPOCH),
-                        metadata=metadata or "",
-                        commit_timestamp=now if commit_ts is None or commit_ts == -1 else commit_ts,
-                        expire_timestamp=expire,
-                    )
-                    records.append(offset_record(group_id, topic["name"], p["partition_index"], offset))
-                partitions.append({"partition_index": p["partition_index"], "error_code": code})
-            response.append({"name": topic["name"], "partitions": partitions})
+
+        def accept(topic: str, p: dict[str, Any]) -> None:
+            commit_ts = p.get("commit_timestamp", -1)
+            offset = OffsetAndMetadata(
+                offset=p["committed_offset"],
+                leader_epoch=p.get("committed_leader_epoch", NO_LEADER_EPOCH),
+                metadata=p.get("committed_metadata") or "",
+                commit_timestamp=now if commit_ts is None or commit_ts == -1 else commit_ts,
+                expire_timestamp=expire,
+            )
+            records.append(offset_record(group_id, topic, p["partition_index"], offset))
+
+        response = self._accept_partitions(topics, accept)
         self.state.append(records)
         return {"topics": response}
 
@@ -122,43 +149,18 @@ class OffsetOps:
     def txn_commit(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         group_id = request["group_id"]
         topics = request["topics"]
-        if not group_id:
-            return {"topics": _partition_errors(topics, ErrorCode.INVALID_GROUP_ID)}
-        generation = request.get("generation_id", -1)
-        member_id = request.get("member_id") or ""
-        instance_id = request.get("group_instance_id")
-        try:
-            group = self.state.groups.get(group_id)
-            if group is None:
-                if generation >= 0:
-                    raise GroupError(ErrorCode.ILLEGAL_GENERATION)
-                group = self._simple_group(group_id)
-            if isinstance(group, ClassicGroup):
-                group.validate_offset_commit(member_id, instance_id, generation, transactional=True)
-            else:
-                try:
-                    group.validate_offset_commit(member_id, instance_id, generation, True, ctx.api_version)
-                except GroupError as error:
-                    if error.code is ErrorCode.STALE_MEMBER_EPOCH:
-                        raise GroupError(ErrorCode.ILLEGAL_GENERATION) from error
-                    raise
-        except GroupError as error:
-            return {"topics": _partition_errors(topics, error.code)}
+        refusal = self._commit_refusal(request, ctx, request.get("generation_id", -1), transactional=True)
+        if refusal is not None:
+            return {"topics": _partition_errors(topics, refusal)}
 
         staged: list[CommitOffset] = []
-        response = []
-        for topic in topics:
-            partitions = []
-            for p in topic["partitions"]:
-                metadata = p.get("committed_metadata")
-                if self._metadata_too_large(metadata):
-                    code = ErrorCode.OFFSET_METADATA_TOO_LARGE
-                else:
-                    code = ErrorCode.NONE
-                    staged.append(CommitOffset(topic["name"], p["partition_index"], p["committed_offset"],
-                                               p.get("committed_leader_epoch", NO_LEADER_EPOCH), metadata))
-                partitions.append({"partition_index": p["partition_index"], "error_code": code})
-            response.append({"name": topic["name"], "partitions": partitions})
+
+        def accept(topic: str, p: dict[str, Any]) -> None:
+            staged.append(CommitOffset(topic, p["partition_index"], p["committed_offset"],
+                                       p.get("committed_leader_epoch", NO_LEADER_EPOCH),
+                                       p.get("committed_metadata")))
+
+        response = self._accept_partitions(topics, accept)
         self.stage_txn_offsets(request["producer_id"], request["producer_epoch"], group_id, staged)
         return {"topics": response}
 

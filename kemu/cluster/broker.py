@@ -14,7 +14,6 @@ from kemu.clock import Clock
 from kemu.cluster import topic_admin
 from kemu.cluster.broker_configs import DynamicBrokerConfigs
 from kemu.cluster.config import BrokerConfig
-from kemu.cluster.group_service import GroupService
 from kemu.cluster.housekeeping import Housekeeping
 from kemu.cluster.ids import new_cluster_id
 from kemu.cluster.topic_admin import CreateOutcome, DeleteOutcome, NewTopic
@@ -22,10 +21,11 @@ from kemu.cluster.topic_configs import apply_broker_log_defaults
 from kemu.cluster.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, invalid_name_reason
 from kemu.cluster.storage import Storage
 from kemu.cluster.topics import Topic, TopicRegistry
-from kemu.cluster.txn_service import TxnService
 from kemu.wire.errors import ErrorCode
 
 if TYPE_CHECKING:
+    from kemu.cluster.group_service import GroupService
+    from kemu.cluster.txn_service import TxnService
     from kemu.txn.partition import TransactionalPartition
 
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
@@ -55,10 +55,41 @@ class Broker:
         self.storage.load(self.topics, config.node_id)
         self.housekeeping = Housekeeping(clock)
         self.housekeeping.add("log-retention", self._run_retention)
-        # Replays __consumer_offsets into the group coordinator before the first request.
-        self.groups = GroupService(self)
-        # Replays __transaction_state and queues the markers of transactions left prepared.
-        self.txn = TxnService(self)
+        # Producer state lives in each partition, whether or not a coordinator was ever asked for an id.
+        self.housekeeping.add("producer-id-expiration", self._expire_producers,
+                              clock.now_ms() + config.producer_id_expiration_check_interval_ms)
+        self._groups: GroupService | None = None
+        self._txn: TxnService | None = None
+        if len(self.topics):
+            # A broker restarted on its data recovers its coordinators before the first request: the group
+            # coordinator replays __consumer_offsets, the transaction coordinator __transaction_state (and
+            # queues the markers of transactions left prepared), and producer state starts expiring. A
+            # broker with no topics has nothing to recover, so both wait for their first use (and the
+            # broker answers its first Metadata without importing them).
+            _ = self.groups, self.txn
+
+    @property
+    def groups(self) -> GroupService:
+        if self._groups is None:
+            from kemu.cluster.group_service import GroupService
+
+            self._groups = GroupService(self)
+        return self._groups
+
+    @property
+    def txn(self) -> TxnService:
+        if self._txn is None:
+            from kemu.cluster.txn_service import TxnService
+
+            self._txn = TxnService(self)
+        return self._txn
+
+    def _expire_producers(self, now_ms: int) -> int:
+        for topic in self.topics:
+            for partition in topic.partitions:
+                if partition.log is not None:
+                    partition.log.expire_producers(now_ms, self.config.producer_id_expiration_ms)
+        return now_ms + self.config.producer_id_expiration_check_interval_ms
 
     def _run_retention(self, now_ms: int) -> int:
         self.storage.log_dir.run_retention()

@@ -68,7 +68,6 @@ PRODUCER_ID_BLOCK_FILE = "producer-id-block"
 COORDINATOR_EPOCH_FILE = "transaction-coordinator-epoch"
 MARKERS_TASK = "txn-markers"
 TIMEOUTS_TASK = "txn-timeouts"
-PRODUCER_EXPIRATION_TASK = "producer-id-expiration"
 _MARKER_RETRY_MS = 1000
 # Produce v11 is the first that may answer TRANSACTION_ABORTABLE (KIP-890); older clients get INVALID_TXN_STATE.
 _PRODUCE_TRANSACTION_ABORTABLE_VERSION = 11
@@ -99,8 +98,6 @@ class TxnService:
         # Timeouts first: an abort they start has its markers written in the same round.
         housekeeping.add(TIMEOUTS_TASK, self._run_timeouts)
         housekeeping.add(MARKERS_TASK, self._write_queued_markers)
-        housekeeping.add(PRODUCER_EXPIRATION_TASK, self._expire_producers,
-                         broker.clock.now_ms() + self.settings.producer_id_expiration_check_interval_ms)
 
     # ---- test powers ----------------------------------------------------------------------------------
     @property
@@ -253,14 +250,6 @@ class TxnService:
         for transactional_id in self.coordinator.tick():
             log.info("aborting the transaction of %r: older than its timeout", transactional_id)
         return self.coordinator.next_deadline()
-
-    def _expire_producers(self, now_ms: int) -> int:
-        expiration = self.settings.producer_id_expiration_ms
-        for topic in self.broker.topics:
-            for partition in topic.partitions:
-                if partition.log is not None:
-                    partition.log.expire_producers(now_ms, expiration)
-        return now_ms + self.settings.producer_id_expiration_check_interval_ms
 
     # ---- KIP-890 verification of transactional produce --------------------------------------------------
     def produce_verifier(self, transactional_id: str | None, produce_version: int) -> TxnVerifier | None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
@@ -33,35 +32,73 @@ ErrorResponseFn = Callable[["Request", "ErrorCode", "str | None"], "dict[str, An
 _MODULE_NAME = re.compile(r"k(\d\d)_\w+")
 
 
-@dataclass(frozen=True, slots=True)
 class Handler:
-    key: int
-    api: Api
-    min_version: int
-    max_version: int
-    handle: HandleFn
-    error_response: ErrorResponseFn | None
+    """One API's handler. Discovered handlers import their module on first use: a broker answering its
+    first Metadata should not pay for importing every API it may never be asked for."""
+
+    __slots__ = ("key", "api", "min_version", "max_version", "_module_name", "_handle", "_error_response")
+
+    def __init__(self, key: int, api: Api, min_version: int, max_version: int, handle: HandleFn | None = None,
+                 error_response: ErrorResponseFn | None = None, *, module_name: str | None = None) -> None:
+        if handle is None and module_name is None:
+            raise ValueError("a handler needs a handle function or a module to load it from")
+        self.key = key
+        self.api = api
+        self.min_version = min_version
+        self.max_version = max_version
+        self._module_name = module_name
+        self._handle = handle
+        self._error_response = error_response
+
+    def _load(self) -> None:
+        if self._handle is None and self._module_name is not None:
+            module = importlib.import_module(self._module_name)
+            self._error_response = getattr(module, "error_response", None)
+            self._handle = module.handle
+
+    @property
+    def handle(self) -> HandleFn:
+        self._load()
+        assert self._handle is not None
+        return self._handle
+
+    @property
+    def error_response(self) -> ErrorResponseFn | None:
+        self._load()
+        return self._error_response
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
+
+
+# A module narrowing its API's declared range says so in one line, read here without importing it;
+# tests/handlers/test_registry.py checks that what is read equals what the imported module says.
+_VERSIONS_LINE = re.compile(r"^VERSIONS\s*=\s*\((\d+),\s*(\d+)\)", re.MULTILINE)
+
+
+def declared_versions(path: str) -> tuple[int, int] | None:
+    with open(path, encoding="utf-8") as source:
+        found = _VERSIONS_LINE.search(source.read())
+    return (int(found.group(1)), int(found.group(2))) if found else None
 
 
 @cache
 def all_handlers() -> dict[int, Handler]:
     found: dict[int, Handler] = {}
     for info in pkgutil.iter_modules(__path__):
-        if not _MODULE_NAME.fullmatch(info.name):
+        name = _MODULE_NAME.fullmatch(info.name)
+        if name is None:
             continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        key: int = module.KEY
+        key = int(name.group(1))
         api = get_api(key)
         if api is None:
             raise RuntimeError(f"{info.name}: no wire declaration for API key {key}")
-        low, high = getattr(module, "VERSIONS", (api.min_version, api.max_version))
+        path = f"{info.module_finder.path}/{info.name}.py"  # type: ignore[union-attr]
+        low, high = declared_versions(path) or (api.min_version, api.max_version)
         if low < api.min_version or high > api.max_version or low > high:
             raise RuntimeError(f"{info.name}: VERSIONS {low}-{high} outside {api.name}'s "
                                f"{api.min_version}-{api.max_version}")
         if key in found:
             raise RuntimeError(f"API key {key} handled twice")
-        found[key] = Handler(key, api, low, high, module.handle, getattr(module, "error_response", None))
+        found[key] = Handler(key, api, low, high, module_name=f"{__name__}.{info.name}")
     return dict(sorted(found.items()))

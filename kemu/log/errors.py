@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kemu.wire.errors import ErrorCode
+from kemu.wire.errors import CodedError, ErrorCode
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,19 +20,8 @@ class RecordError:
         return f"RecordError(batchIndex={self.batch_index}, message={message})"
 
 
-class LogError(Exception):
-    """A refused log operation. `message` is Kafka's exception message (for logs and debugging)."""
-
-    code: ErrorCode = ErrorCode.UNKNOWN_SERVER_ERROR
-
-    def __init__(self, message: str, code: ErrorCode | None = None) -> None:
-        super().__init__(message)
-        if code is not None:
-            self.code = code
-
-    @property
-    def message(self) -> str:
-        return str(self)
+class LogError(CodedError):
+    """A refused log operation (UNKNOWN_SERVER_ERROR unless a subclass or the raiser says otherwise)."""
 
     @property
     def response_message(self) -> str | None:

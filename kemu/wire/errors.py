@@ -156,3 +156,19 @@ class ErrorCode(IntEnum):
     STREAMS_INVALID_TOPOLOGY_EPOCH = (131, False, "The supplied topology epoch is invalid.")
     STREAMS_TOPOLOGY_FENCED = (132, False, "The supplied topology epoch is outdated.")
     SHARE_SESSION_LIMIT_REACHED = (133, True, "The limit of share sessions has been reached.")
+
+
+class CodedError(Exception):
+    """An exception that answers with a Kafka error code: the class's own `code`, unless the raiser names
+    another. `message` is Kafka's exception message (for logs, and for responses that carry one)."""
+
+    code: ErrorCode = ErrorCode.UNKNOWN_SERVER_ERROR
+
+    def __init__(self, message: str, code: ErrorCode | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+    @property
+    def message(self) -> str:
+        return str(self)

@@ -33,7 +33,7 @@ from typing import NamedTuple
 from kemu.wire.checksum import crc32c
 
 from kemu.wire.compression import CompressionError, CompressionType, compress, decompress
-from kemu.wire.errors import ErrorCode
+from kemu.wire.errors import CodedError, ErrorCode
 
 MAGIC_V2 = 2
 LOG_OVERHEAD = 12
@@ -92,19 +92,10 @@ class ControlRecordType(IntEnum):
     KRAFT_VOTERS = 6
 
 
-class RecordsError(ValueError):
+class RecordsError(CodedError, ValueError):
     """Bytes that Kafka would refuse, with the error code a real broker answers with."""
 
     code: ErrorCode = ErrorCode.CORRUPT_MESSAGE
-
-    def __init__(self, message: str, code: ErrorCode | None = None) -> None:
-        super().__init__(message)
-        if code is not None:
-            self.code = code
-
-    @property
-    def message(self) -> str:
-        return str(self)
 
 
 class CorruptRecordError(RecordsError):

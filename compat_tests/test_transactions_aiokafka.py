@@ -17,11 +17,11 @@ from aiokafka.errors import ProducerFenced
 from compat_tests.kemu_process import KemuServeProcess
 from compat_tests.polling import wait_for_async
 from compat_tests.test_transactions_support import (
-    END,
     PARTITIONS,
     READ_COMMITTED,
     READ_UNCOMMITTED,
     Record,
+    UntilEnd,
     create_topics,
     read_until_end,
     records,
@@ -52,24 +52,19 @@ async def consume_until_end(bootstrap: str, topics: list[str], isolation: str) -
     await consumer.start()
     consumer.assign(partitions)
     await consumer.seek_to_beginning(*partitions)
-    seen: list[Record] = []
-    ended: set[tuple[str, int]] = set()
+    reading = UntilEnd(len(partitions))
 
     async def step() -> bool:
         for batch in (await consumer.getmany(timeout_ms=100)).values():
             for message in batch:
-                value = message.value.decode()
-                if value == END:
-                    ended.add((message.topic, message.partition))
-                else:
-                    seen.append((message.topic, message.partition, value))
-        return len(ended) == len(partitions)
+                reading.take(message.topic, message.partition, message.value.decode())
+        return reading.done
 
     try:
         await wait_for_async(step, what=f"the end record of each partition ({isolation}, aiokafka)")
     finally:
         await consumer.stop()
-    return sorted(seen)
+    return reading.records()
 
 
 def test_committed_and_aborted_across_two_topics(kemu_server: KemuServeProcess) -> None:

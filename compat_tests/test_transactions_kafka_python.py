@@ -16,11 +16,11 @@ from kafka.structs import OffsetAndMetadata
 from compat_tests.kemu_process import KemuServeProcess
 from compat_tests.polling import wait_for
 from compat_tests.test_transactions_support import (
-    END,
     PARTITIONS,
     READ_COMMITTED,
     READ_UNCOMMITTED,
     Record,
+    UntilEnd,
     create_topics,
     read_until_end,
     records,
@@ -53,24 +53,19 @@ def consume_until_end(bootstrap: str, topics: list[str], isolation: str) -> list
     partitions = [TopicPartition(t, p) for t in topics for p in range(PARTITIONS)]
     consumer.assign(partitions)
     consumer.seek_to_beginning(*partitions)
-    seen: list[Record] = []
-    ended: set[tuple[str, int]] = set()
+    reading = UntilEnd(len(partitions))
 
     def step() -> bool:
         for batch in consumer.poll(timeout_ms=100).values():
             for message in batch:
-                value = message.value.decode()
-                if value == END:
-                    ended.add((message.topic, message.partition))
-                else:
-                    seen.append((message.topic, message.partition, value))
-        return len(ended) == len(partitions)
+                reading.take(message.topic, message.partition, message.value.decode())
+        return reading.done
 
     try:
         wait_for(step, what=f"the end record of each partition ({isolation}, kafka-python)")
     finally:
         consumer.close()
-    return sorted(seen)
+    return reading.records()
 
 
 def send_all(producer: KafkaProducer, values: list[Record]) -> None:

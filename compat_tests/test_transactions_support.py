@@ -25,6 +25,31 @@ Record = tuple[str, int, str]
 """(topic, partition, value)"""
 
 
+class UntilEnd:
+    """What a consumer has read so far, up to the end record of each of `partitions` partitions."""
+
+    def __init__(self, partitions: int) -> None:
+        self.partitions = partitions
+        self.seen: list[Record] = []
+        self.ended: set[tuple[str, int]] = set()
+
+    def take(self, topic: str, partition: int, value: str) -> None:
+        key = (topic, partition)
+        if value == END:
+            self.ended.add(key)
+        else:
+            assert key not in self.ended, f"{value} came after the end record of {key}"
+            self.seen.append((topic, partition, value))
+
+    @property
+    def done(self) -> bool:
+        return len(self.ended) == self.partitions
+
+    def records(self) -> list[Record]:
+        """Sorted (a list, so that a duplicate shows)."""
+        return sorted(self.seen)
+
+
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
 
@@ -61,26 +86,19 @@ def read_until_end(bootstrap: str, topics: Iterable[str], isolation: str, partit
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("reader"), "isolation.level": isolation,
                          "enable.auto.commit": False, "enable.partition.eof": False})
     consumer.assign(wanted)
-    seen: list[Record] = []
-    ended: set[tuple[str, int]] = set()
+    reading = UntilEnd(len(wanted))
 
     def step() -> bool:
         for message in consumer.consume(100, 0.1):
             assert message.error() is None, message.error()
-            value = message.value().decode()
-            key = (message.topic(), message.partition())
-            if value == END:
-                ended.add(key)
-            else:
-                assert key not in ended, f"{value} came after the end record of {key}"
-                seen.append((message.topic(), message.partition(), value))
-        return len(ended) == len(wanted)
+            reading.take(message.topic(), message.partition(), message.value().decode())
+        return reading.done
 
     try:
         wait_for(step, what=f"the end record of each of {len(wanted)} partitions ({isolation})", timeout=timeout)
     finally:
         consumer.close()
-    return sorted(seen)
+    return reading.records()
 
 
 def records(topics: Iterable[str], prefix: str, partitions: int = PARTITIONS) -> list[Record]:

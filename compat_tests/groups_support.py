@@ -6,7 +6,9 @@ knows exactly which messages a set of partitions holds, whichever client then co
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -14,6 +16,24 @@ from confluent_kafka.admin import AdminClient, NewTopic
 PARTITIONS = 4
 PER_PARTITION = 5
 ALL_PARTITIONS = frozenset(range(PARTITIONS))
+
+
+class GroupMember(Protocol):
+    """What the checks below read of one client's consumer wrapper."""
+
+    def assigned(self) -> set[int]: ...
+
+    def received(self) -> set[str]:
+        """Every message value it has consumed."""
+        ...
+
+    def read_up_to(self) -> Mapping[int, int]:
+        """The next offset it would read, per partition it has read."""
+        ...
+
+
+def group_name() -> str:
+    return f"group-{uuid.uuid4().hex[:8]}"
 
 
 def message_values(partitions: Iterable[int] = ALL_PARTITIONS, per_partition: int = PER_PARTITION) -> set[str]:
@@ -55,3 +75,12 @@ def caught_up(members: Iterable[tuple[set[int], Mapping[int, int]]], per_partiti
     own partitions to their end, so committing its positions commits every message. Reads of partitions a
     member owned before a rebalance do not count."""
     return all(read.get(p) == per_partition for assigned, read in members for p in assigned)
+
+
+def consumed_everything(members: Iterable[GroupMember]) -> bool:
+    return set().union(*(m.received() for m in members)) == message_values()
+
+
+def split_and_caught_up(members: Sequence[GroupMember]) -> bool:
+    return (split_is_complete([m.assigned() for m in members])
+            and caught_up((m.assigned(), m.read_up_to()) for m in members))

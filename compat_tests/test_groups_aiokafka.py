@@ -4,7 +4,6 @@ restart, and the admin view (aiokafka's admin client has no DeleteGroups)."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -19,9 +18,10 @@ from compat_tests.groups_support import (
     PARTITIONS,
     PER_PARTITION,
     assert_disjoint_cover,
-    caught_up,
+    consumed_everything,
     create_topic_with_messages,
-    message_values,
+    group_name,
+    split_and_caught_up,
     split_is_complete,
 )
 from compat_tests.kemu_process import KemuServeProcess
@@ -59,6 +59,12 @@ class Member(ConsumerRebalanceListener):  # type: ignore[misc]
     def assigned(self) -> set[int]:
         return {tp.partition for tp in self.consumer.assignment()}
 
+    def received(self) -> set[str]:
+        return self.values
+
+    def read_up_to(self) -> dict[int, int]:
+        return self.next
+
     async def committed(self) -> dict[int, int | None]:
         return {p: await self.consumer.committed(TopicPartition(self.topic, p)) for p in range(PARTITIONS)}
 
@@ -75,18 +81,6 @@ async def poll_until(members: list[Member], condition: Callable[[], bool], what:
         return condition()
 
     await wait_for_async(step, what=what, timeout=30)
-
-
-def group_name() -> str:
-    return f"group-{uuid.uuid4().hex[:8]}"
-
-
-def consumed_everything(members: list[Member]) -> bool:
-    return set().union(*(m.values for m in members)) == message_values()
-
-
-def split_and_caught_up(members: list[Member]) -> bool:
-    return split_is_complete([m.assigned() for m in members]) and caught_up((m.assigned(), m.next) for m in members)
 
 
 async def _split_and_take_over(bootstrap: str, topic: str) -> None:

@@ -3,7 +3,6 @@ offsets across a restart, the admin view, and KIP-848 (`group.protocol=consumer`
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from confluent_kafka import Consumer, ConsumerGroupState, ConsumerGroupTopicPartitions, Producer, TopicPartition
@@ -14,9 +13,10 @@ from compat_tests.groups_support import (
     PARTITIONS,
     PER_PARTITION,
     assert_disjoint_cover,
-    caught_up,
+    consumed_everything,
     create_topic_with_messages,
-    message_values,
+    group_name,
+    split_and_caught_up,
     split_is_complete,
 )
 from compat_tests.kemu_process import KemuServeProcess
@@ -57,6 +57,12 @@ class Member:
     def assigned(self) -> set[int]:
         return {tp.partition for tp in self.consumer.assignment()}
 
+    def received(self) -> set[str]:
+        return self.values
+
+    def read_up_to(self) -> dict[int, int]:
+        return self.next
+
 
 def poll_until(members: list[Member], condition: Any, what: str, timeout: float = 30) -> None:
     def step() -> bool:
@@ -65,18 +71,6 @@ def poll_until(members: list[Member], condition: Any, what: str, timeout: float 
         return bool(condition())
 
     wait_for(step, what=what, timeout=timeout)
-
-
-def group_name() -> str:
-    return f"group-{uuid.uuid4().hex[:8]}"
-
-
-def consumed_everything(members: list[Member]) -> bool:
-    return set().union(*(m.values for m in members)) == message_values()
-
-
-def split_and_caught_up(members: list[Member]) -> bool:
-    return split_is_complete([m.assigned() for m in members]) and caught_up((m.assigned(), m.next) for m in members)
 
 
 def test_two_members_split_the_partitions_and_one_takes_over(kemu_server: KemuServeProcess, topic_name: str) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import queue
 import threading
-import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
@@ -20,9 +19,10 @@ from compat_tests.groups_support import (
     PARTITIONS,
     PER_PARTITION,
     assert_disjoint_cover,
-    caught_up,
+    consumed_everything,
     create_topic_with_messages,
-    message_values,
+    group_name,
+    split_and_caught_up,
     split_is_complete,
 )
 from compat_tests.kemu_process import KemuServeProcess
@@ -113,19 +113,6 @@ class Member(ConsumerRebalanceListener):  # type: ignore[misc]
 
 def wait_until(condition: Callable[[], bool], what: str) -> None:
     wait_for(condition, what=what, timeout=30)
-
-
-def group_name() -> str:
-    return f"group-{uuid.uuid4().hex[:8]}"
-
-
-def consumed_everything(members: list[Member]) -> bool:
-    return set().union(*(m.received() for m in members)) == message_values()
-
-
-def split_and_caught_up(members: list[Member]) -> bool:
-    return (split_is_complete([m.assigned() for m in members])
-            and caught_up((m.assigned(), m.read_up_to()) for m in members))
 
 
 def committed_offsets(member: Member, topic: str) -> dict[int, int | None]:

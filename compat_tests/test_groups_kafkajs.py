@@ -4,7 +4,6 @@ deletes. kafkajs has no static membership (group.instance.id), so that scenario 
 
 from __future__ import annotations
 
-import uuid
 
 from confluent_kafka import Producer
 
@@ -14,6 +13,7 @@ from compat_tests.groups_support import (
     PER_PARTITION,
     assert_disjoint_cover,
     create_topic_with_messages,
+    group_name,
     message_values,
 )
 from compat_tests.kemu_process import KemuServeProcess
@@ -21,10 +21,6 @@ from compat_tests.kemu_process import KemuServeProcess
 SCRIPT = "groups"
 TIMEOUT_S = 90.0
 MESSAGES = str(PARTITIONS * PER_PARTITION)
-
-
-def group_name() -> str:
-    return f"group-{uuid.uuid4().hex[:8]}"
 
 
 def test_two_members_split_the_partitions_and_one_takes_over(kemu_server: KemuServeProcess, kafkajs: Kafkajs,

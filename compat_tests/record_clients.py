@@ -16,6 +16,7 @@ import tempfile
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -143,8 +144,7 @@ class Confluent(Client):
     def read(self, topic: str, partition: int, offset: int, count: int) -> list[Received]:
         from confluent_kafka import TopicPartition
 
-        consumer = self._consumer()
-        try:
+        with closing(self._consumer()) as consumer:
             consumer.assign([TopicPartition(topic, partition, offset)])
             out: list[Received] = []
             deadline = time.monotonic() + READ_TIMEOUT_S
@@ -157,29 +157,21 @@ class Confluent(Client):
                 out.append(Received(message.partition(), message.offset(), message.key(), message.value(),
                                     tuple(message.headers() or ()), message.timestamp()[1]))
             return out
-        finally:
-            consumer.close()
 
     def offset_for_time(self, topic: str, partition: int, timestamp: int) -> int | None:
         from confluent_kafka import TopicPartition
 
-        consumer = self._consumer()
-        try:
+        with closing(self._consumer()) as consumer:
             [found] = consumer.offsets_for_times([TopicPartition(topic, partition, timestamp)], timeout=10)
             assert found.error is None, found.error
             return None if found.offset < 0 else int(found.offset)
-        finally:
-            consumer.close()
 
     def watermarks(self, topic: str, partition: int) -> tuple[int, int]:
         from confluent_kafka import TopicPartition
 
-        consumer = self._consumer()
-        try:
+        with closing(self._consumer()) as consumer:
             low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
             return int(low), int(high)
-        finally:
-            consumer.close()
 
     def delete_records(self, topic: str, partition: int, before: int) -> None:
         from confluent_kafka import TopicPartition
@@ -189,6 +181,24 @@ class Confluent(Client):
         futures = admin.delete_records([TopicPartition(topic, partition, before)])
         for future in futures.values():
             future.result(timeout=10)
+
+
+# --- what kafka-python and aiokafka share (aiokafka began as kafka-python's port to asyncio) -------------
+
+
+def _producer_options(bootstrap: str, compression: str, max_request_bytes: int | None,
+                      idempotent: bool) -> dict[str, Any]:
+    options: dict[str, Any] = {"bootstrap_servers": bootstrap, "acks": "all", "linger_ms": 5,
+                               "enable_idempotence": idempotent,
+                               "compression_type": None if compression == "none" else compression}
+    if max_request_bytes is not None:
+        options["max_request_size"] = max_request_bytes
+    return options
+
+
+def _received(m: Any) -> Received:
+    """A kafka-python or aiokafka ConsumerRecord."""
+    return Received(m.partition, m.offset, m.key, m.value, tuple(m.headers), m.timestamp)
 
 
 # --- kafka-python ------------------------------------------------------------------------------------
@@ -206,12 +216,7 @@ class KafkaPython(Client):
         from kafka import KafkaProducer
         from kafka.errors import KafkaError
 
-        options: dict[str, Any] = {"bootstrap_servers": self.bootstrap, "acks": "all", "linger_ms": 5,
-                                   "enable_idempotence": idempotent,
-                                   "compression_type": None if compression == "none" else compression}
-        if max_request_bytes is not None:
-            options["max_request_size"] = max_request_bytes
-        producer = KafkaProducer(**options)
+        producer = KafkaProducer(**_producer_options(self.bootstrap, compression, max_request_bytes, idempotent))
         try:
             futures = [producer.send(topic, key=r.key, value=r.value, partition=r.partition,
                                      headers=list(r.headers), timestamp_ms=r.timestamp) for r in records]
@@ -232,8 +237,7 @@ class KafkaPython(Client):
     def read(self, topic: str, partition: int, offset: int, count: int) -> list[Received]:
         from kafka import TopicPartition
 
-        consumer = self._consumer()
-        try:
+        with closing(self._consumer()) as consumer:
             tp = TopicPartition(topic, partition)
             consumer.assign([tp])
             consumer.seek(tp, offset)
@@ -241,32 +245,23 @@ class KafkaPython(Client):
             deadline = time.monotonic() + READ_TIMEOUT_S
             while len(out) < count and time.monotonic() < deadline:
                 for batch in consumer.poll(timeout_ms=200).values():
-                    out.extend(Received(m.partition, m.offset, m.key, m.value, tuple(m.headers), m.timestamp)
-                               for m in batch)
+                    out.extend(map(_received, batch))
             return out
-        finally:
-            consumer.close()
 
     def offset_for_time(self, topic: str, partition: int, timestamp: int) -> int | None:
         from kafka import TopicPartition
 
-        consumer = self._consumer()
-        try:
+        with closing(self._consumer()) as consumer:
             tp = TopicPartition(topic, partition)
             found = consumer.offsets_for_times({tp: timestamp})[tp]
             return None if found is None else int(found.offset)
-        finally:
-            consumer.close()
 
     def watermarks(self, topic: str, partition: int) -> tuple[int, int]:
         from kafka import TopicPartition
 
-        consumer = self._consumer()
-        try:
+        with closing(self._consumer()) as consumer:
             tp = TopicPartition(topic, partition)
             return int(consumer.beginning_offsets([tp])[tp]), int(consumer.end_offsets([tp])[tp])
-        finally:
-            consumer.close()
 
     def delete_records(self, topic: str, partition: int, before: int) -> None:
         from kafka import TopicPartition
@@ -294,12 +289,8 @@ class AioKafka(Client):
         from aiokafka.errors import KafkaError
 
         async def run() -> list[int]:
-            options: dict[str, Any] = {"bootstrap_servers": self.bootstrap, "acks": "all", "linger_ms": 5,
-                                       "enable_idempotence": idempotent,
-                                       "compression_type": None if compression == "none" else compression}
-            if max_request_bytes is not None:
-                options["max_request_size"] = max_request_bytes
-            producer = AIOKafkaProducer(**options)
+            producer = AIOKafkaProducer(**_producer_options(self.bootstrap, compression, max_request_bytes,
+                                                            idempotent))
             await producer.start()
             try:
                 futures = [await producer.send(topic, key=r.key, value=r.value, partition=r.partition,
@@ -338,8 +329,7 @@ class AioKafka(Client):
             deadline = time.monotonic() + READ_TIMEOUT_S
             while len(out) < count and time.monotonic() < deadline:
                 for batch in (await consumer.getmany(timeout_ms=200)).values():
-                    out.extend(Received(m.partition, m.offset, m.key, m.value, tuple(m.headers), m.timestamp)
-                               for m in batch)
+                    out.extend(map(_received, batch))
             return out
 
         result: list[Received] = self._run_consumer(work)

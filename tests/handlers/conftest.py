@@ -16,5 +16,7 @@ def broker() -> Iterator[BrokerThread]:
 
 @pytest.fixture
 def conn(broker: BrokerThread) -> Iterator[KafkaSocket]:
+    # A module that needs another broker (e.g. group_wire.group_broker) overrides `broker` only: this
+    # connects to whichever broker the module's tests get.
     with KafkaSocket(broker.address) as connection:
         yield connection

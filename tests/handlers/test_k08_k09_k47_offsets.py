@@ -36,12 +36,6 @@ def broker() -> Iterator[BrokerThread]:
         yield running
 
 
-@pytest.fixture
-def conn(broker: BrokerThread) -> Iterator[KafkaSocket]:
-    with KafkaSocket(broker.address) as connection:
-        yield connection
-
-
 def fetch_v7(conn: KafkaSocket, group: str, partitions: list[int] | None) -> dict[tuple[str, int], tuple[int, str]]:
     topics = None if partitions is None else [{"name": "t", "partition_indexes": partitions}]
     body = conn.request(OFFSET_FETCH, 7, {"group_id": group, "topics": topics})

@@ -21,12 +21,6 @@ def broker() -> Iterator[BrokerThread]:
         yield running
 
 
-@pytest.fixture
-def conn(broker: BrokerThread) -> Iterator[KafkaSocket]:
-    with KafkaSocket(broker.address) as connection:
-        yield connection
-
-
 @pytest.mark.parametrize("version", range(4))
 def test_group_coordinator_single_key(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
     assert GROUP_METADATA_TOPIC not in broker.broker.topics

@@ -34,12 +34,6 @@ def broker() -> Iterator[BrokerThread]:
         yield running
 
 
-@pytest.fixture
-def conn(broker: BrokerThread) -> Iterator[KafkaSocket]:
-    with KafkaSocket(broker.address) as connection:
-        yield connection
-
-
 def test_before_the_offsets_topic_exists(conn: KafkaSocket) -> None:
     [described] = conn.request(DESCRIBE, 5, {"groups": ["g"]})["groups"]
     assert (described["group_id"], described["error_code"]) == ("g", NOT_COORDINATOR)

@@ -24,12 +24,6 @@ def broker() -> Iterator[BrokerThread]:
         yield running
 
 
-@pytest.fixture
-def conn(broker: BrokerThread) -> Iterator[KafkaSocket]:
-    with KafkaSocket(broker.address) as connection:
-        yield connection
-
-
 def topic_id(broker: BrokerThread) -> uuid.UUID:
     topic = broker.broker.topics.get("t")
     assert topic is not None

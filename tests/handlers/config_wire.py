@@ -1,4 +1,4 @@
-"""Topic creation for the config, partition and log-dir handler tests, through a real socket."""
+"""Topic creation for the handler tests (data plane, configs, partitions, log dirs), through a real socket."""
 
 from __future__ import annotations
 

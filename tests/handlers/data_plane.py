@@ -13,15 +13,7 @@ from kemu.wire.records import NewRecord, RecordBatch, build_batch, iter_batches
 from tests.server.broker_thread import BrokerThread
 from tests.server.kafka_socket import KafkaSocket
 
-PRODUCE, FETCH, LIST_OFFSETS, CREATE_TOPICS, DELETE_RECORDS, OFFSET_FOR_LEADER_EPOCH = 0, 1, 2, 19, 21, 23
-
-
-def create_topic(conn: KafkaSocket, name: str, partitions: int = 1, configs: dict[str, str] | None = None) -> None:
-    body = {"topics": [{"name": name, "num_partitions": partitions, "replication_factor": 1,
-                        "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}],
-            "timeout_ms": 5000}
-    [result] = conn.request(CREATE_TOPICS, 7, body)["topics"]
-    assert result["error_code"] == 0, result
+PRODUCE, FETCH, LIST_OFFSETS, DELETE_RECORDS, OFFSET_FOR_LEADER_EPOCH = 0, 1, 2, 21, 23
 
 
 def topic_id(broker: BrokerThread, name: str) -> uuid.UUID:

@@ -9,11 +9,11 @@ import pytest
 from kemu.wire import codec
 from kemu.wire.compression import CompressionType
 from kemu.wire.records import NewRecord, build_batch
+from tests.handlers.config_wire import create_topic
 from tests.handlers.data_plane import (
     FETCH,
     PRODUCE,
     batch,
-    create_topic,
     fetch_body,
     fetch_partitions,
     produce,

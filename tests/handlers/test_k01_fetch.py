@@ -11,12 +11,12 @@ import pytest
 from kemu.log import AppendOrigin
 from kemu.wire import codec
 from kemu.wire.records import build_end_txn_marker
+from tests.handlers.config_wire import create_topic
 from tests.handlers.data_plane import (
     FETCH,
     PRODUCE,
     batch,
     batches_of,
-    create_topic,
     fetch_body,
     fetch_partitions,
     listener_count,

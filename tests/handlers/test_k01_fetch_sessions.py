@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
+from tests.handlers.config_wire import create_topic
 from tests.handlers.data_plane import (
     FETCH,
     batch,
-    create_topic,
     fetch_body,
     fetch_partitions,
     produce,

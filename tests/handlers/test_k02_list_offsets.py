@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from kemu.log import AppendOrigin
-from tests.handlers.data_plane import LIST_OFFSETS, batch, create_topic, produce
+from tests.handlers.config_wire import create_topic
+from tests.handlers.data_plane import LIST_OFFSETS, batch, produce
 from tests.server.broker_thread import BrokerThread
 from tests.server.kafka_socket import KafkaSocket
 

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
+from tests.handlers.config_wire import create_topic
 from tests.handlers.data_plane import (
     DELETE_RECORDS,
     FETCH,
     LIST_OFFSETS,
     batch,
-    create_topic,
     fetch_body,
     fetch_partitions,
     produce,

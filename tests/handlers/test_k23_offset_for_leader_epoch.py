@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from tests.handlers.data_plane import OFFSET_FOR_LEADER_EPOCH, batch, create_topic, produce
+from tests.handlers.config_wire import create_topic
+from tests.handlers.data_plane import OFFSET_FOR_LEADER_EPOCH, batch, produce
 from tests.server.broker_thread import BrokerThread
 from tests.server.kafka_socket import KafkaSocket
 

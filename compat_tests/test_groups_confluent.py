@@ -32,6 +32,7 @@ class Member:
         settings = {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
                     "enable.auto.commit": False, **config}
         self.consumer = Consumer(settings)
+        self.topic = topic
         self.values: set[str] = set()
         self.next: dict[int, int] = {}
         self.assign_calls = 0
@@ -56,6 +57,11 @@ class Member:
 
     def assigned(self) -> set[int]:
         return {tp.partition for tp in self.consumer.assignment()}
+
+    def committed(self) -> dict[int, int]:
+        """The group's committed offset of each partition of the topic."""
+        found = self.consumer.committed([TopicPartition(self.topic, p) for p in range(PARTITIONS)], timeout=10)
+        return {tp.partition: tp.offset for tp in found}
 
     def received(self) -> set[str]:
         return self.values
@@ -89,28 +95,33 @@ def test_two_members_split_the_partitions_and_one_takes_over(kemu_server: KemuSe
         first.consumer.close()  # LeaveGroup: the other member takes everything at once
         members = [second]
         poll_until(members, lambda: second.assigned() == ALL_PARTITIONS, "the remaining member to own every partition")
-        committed = second.consumer.committed([TopicPartition(topic_name, p) for p in range(PARTITIONS)], timeout=10)
-        assert {tp.partition: tp.offset for tp in committed} == {p: PER_PARTITION for p in range(PARTITIONS)}
+        assert second.committed() == {p: PER_PARTITION for p in range(PARTITIONS)}
     finally:
         for member in members:
             member.consumer.close()
+
+
+def consume_and_commit(bootstrap: str, group: str, topic: str) -> None:
+    """One member of `group` reads every message, commits its positions and leaves."""
+    member = Member(bootstrap, group, topic, **CLASSIC)
+    try:
+        poll_until([member], lambda: consumed_everything([member]), "every message consumed")
+        member.consumer.commit(asynchronous=False)
+    finally:
+        member.consumer.close()
 
 
 def test_committed_offsets_survive_a_restart(fresh_kemu_server: KemuServeProcess, topic_name: str) -> None:
     bootstrap = fresh_kemu_server.bootstrap
     create_topic_with_messages(bootstrap, topic_name)
     group = group_name()
-    member = Member(bootstrap, group, topic_name, **CLASSIC)
-    poll_until([member], lambda: consumed_everything([member]), "every message consumed")
-    member.consumer.commit(asynchronous=False)
-    member.consumer.close()
+    consume_and_commit(bootstrap, group, topic_name)
 
     fresh_kemu_server.restart()
 
     again = Member(bootstrap, group, topic_name, **CLASSIC)
     try:
-        committed = again.consumer.committed([TopicPartition(topic_name, p) for p in range(PARTITIONS)], timeout=10)
-        assert {tp.partition: tp.offset for tp in committed} == {p: PER_PARTITION for p in range(PARTITIONS)}
+        assert again.committed() == {p: PER_PARTITION for p in range(PARTITIONS)}
         # The group resumes from its committed offsets: only a new message arrives.
         producer = Producer({"bootstrap.servers": bootstrap})
         producer.produce(topic_name, value=b"after-restart", partition=2)
@@ -125,12 +136,7 @@ def test_committed_offsets_survive_kill_9(fresh_kemu_server: KemuServeProcess, t
     bootstrap = fresh_kemu_server.bootstrap
     create_topic_with_messages(bootstrap, topic_name)
     group = group_name()
-    member = Member(bootstrap, group, topic_name, **CLASSIC)
-    try:
-        poll_until([member], lambda: consumed_everything([member]), "every message consumed")
-        member.consumer.commit(asynchronous=False)
-    finally:
-        member.consumer.close()
+    consume_and_commit(bootstrap, group, topic_name)
 
     fresh_kemu_server.kill()
     fresh_kemu_server.start()

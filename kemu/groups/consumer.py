@@ -260,13 +260,22 @@ class ConsumerGroupManager:
                 group.group_id, member_id, group.target_assignment.get(existing.member_id, EMPTY_ASSIGNMENT)))
             records.append(new.current_assignment_record(group.group_id))
             return new
+        existing = self._owning_static_member(existing, member_id, instance_id)
+        self._check_epoch(existing, epoch, owned)
+        return existing
+
+    @staticmethod
+    def _owning_static_member(
+        existing: ConsumerGroupMember | None, member_id: str, instance_id: str
+    ) -> ConsumerGroupMember:
+        """`existing` (the group's member with `instance_id`), if it is `member_id`: Kafka's
+        throwIfStaticMemberIsUnknown and throwIfInstanceIdIsFenced."""
         if existing is None:
             raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
         if existing.member_id != member_id:
             raise GroupError(ErrorCode.FENCED_INSTANCE_ID,
                              f"Static member {member_id} with instance id {instance_id} is not the member "
                              f"{existing.member_id} that owns it.")
-        self._check_epoch(existing, epoch, owned)
         return existing
 
     @staticmethod
@@ -360,13 +369,7 @@ class ConsumerGroupManager:
                                  f"Member {member_id} is not a member of group {group_id}.")
             self.fence_member(group, member)
             return response
-        member = group.static_member(instance_id)
-        if member is None:
-            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-        if member.member_id != member_id:
-            raise GroupError(ErrorCode.FENCED_INSTANCE_ID,
-                             f"Static member {member_id} with instance id {instance_id} is not the member "
-                             f"{member.member_id} that owns it.")
+        member = self._owning_static_member(group.static_member(instance_id), member_id, instance_id)
         if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # A static member leaving for a moment (a restart): it keeps its partitions and its place until
             # its session times out, so that its return needs no rebalance. Its session timer keeps running.

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.group_service import core_context
+from kemu.groups import GroupCoordinator
+from kemu.handlers._coordinated import answer_in_group
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -25,14 +26,7 @@ KEY = 68
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
-    body = request.body
-    service = ctx.broker.groups
-    error = service.coordinator_error(body["group_id"])
-    if error is not ErrorCode.NONE:
-        return _error(error, error.message)
-    context = core_context(request.version, ctx.client_id, ctx.client.host)
-    return {"throttle_time_ms": 0,
-            **service.run(lambda coordinator: coordinator.consumer_group_heartbeat(body, context))}
+    return answer_in_group(ctx, request, GroupCoordinator.consumer_group_heartbeat, error_response)
 
 
 def _error(code: ErrorCode, message: str | None) -> dict[str, Any]:

@@ -98,10 +98,8 @@ class GroupService:
 
     # ---- placement --------------------------------------------------------------------------------
     def partition_count(self) -> int:
-        topic = self.broker.topics.get(GROUP_METADATA_TOPIC)
-        if topic is not None and topic.partitions:
-            return len(topic.partitions)
-        return self.broker.config.offsets_topic_num_partitions
+        return internal_partition_count(self.broker, GROUP_METADATA_TOPIC,
+                                        self.broker.config.offsets_topic_num_partitions)
 
     def partition_of(self, group_id: str) -> int:
         return partition_for(group_id, self.partition_count())
@@ -381,6 +379,15 @@ def ensure_internal_topic(broker: Broker, name: str) -> bool:
         log.error("could not create %s: %s %s", name, outcome.error.name, outcome.message)
         return False
     return True
+
+
+def internal_partition_count(broker: Broker, name: str, configured: int) -> int:
+    """The partition count ids are hashed over for an internal topic: the topic's own once it exists,
+    else `configured` (the count it will be created with)."""
+    topic = broker.topics.get(name)
+    if topic is not None and topic.partitions:
+        return len(topic.partitions)
+    return configured
 
 
 def client_host(host: str) -> str:

@@ -37,7 +37,7 @@ import os
 from typing import TYPE_CHECKING, Any, Iterable
 
 from kemu.cluster.errors import ApiError
-from kemu.cluster.group_service import ensure_internal_topic
+from kemu.cluster.group_service import ensure_internal_topic, internal_partition_count
 from kemu.cluster.topic_names import TRANSACTION_STATE_TOPIC
 from kemu.hashing import partition_for
 from kemu.log import AppendOrigin, LogError
@@ -118,10 +118,8 @@ class TxnService:
 
     # ---- the journal ----------------------------------------------------------------------------------
     def partition_count(self) -> int:
-        topic = self.broker.topics.get(TRANSACTION_STATE_TOPIC)
-        if topic is not None and topic.partitions:
-            return len(topic.partitions)
-        return self.broker.config.transaction_state_log_num_partitions
+        return internal_partition_count(self.broker, TRANSACTION_STATE_TOPIC,
+                                        self.broker.config.transaction_state_log_num_partitions)
 
     def partition_of(self, transactional_id: str) -> int:
         return partition_for(transactional_id, self.partition_count())

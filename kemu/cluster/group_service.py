@@ -43,6 +43,7 @@ from kemu.cluster.errors import ApiError
 from kemu.cluster.topic_names import GROUP_METADATA_TOPIC
 from kemu.groups import CoordinatorRecord, GroupConfig, GroupCoordinator, Pending, RequestContext, TopicInfo
 from kemu.groups import log_records
+from kemu.groups.offset_ops import partition_errors
 from kemu.hashing import partition_for
 from kemu.log import AppendOrigin, LogError, LogEvent, PartitionLog
 from kemu.txn.producer_state import ProducerStateError
@@ -438,12 +439,6 @@ def split_hosted(broker: Broker, topics: list[Body]) -> tuple[list[Body], list[B
                 {"partition_index": p["partition_index"], "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
                 for p in missing]})
     return known, unknown
-
-
-def partition_errors(topics: list[Body], error: ErrorCode) -> list[Body]:
-    return [{"name": t["name"], "partitions": [{"partition_index": p["partition_index"], "error_code": error}
-                                               for p in t["partitions"]]}
-            for t in topics]
 
 
 def merge_topics(first: list[Body], second: list[Body]) -> list[Body]:

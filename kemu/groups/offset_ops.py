@@ -44,7 +44,8 @@ def offset_tombstone(group_id: str, topic: str, partition: int) -> CoordinatorRe
     return CoordinatorRecord(offset_commit_key(group_id, topic, partition), None, RecordType.OFFSET_COMMIT)
 
 
-def _partition_errors(topics: list[dict[str, Any]], error: ErrorCode) -> list[dict[str, Any]]:
+def partition_errors(topics: list[dict[str, Any]], error: ErrorCode) -> list[dict[str, Any]]:
+    """`error` for every partition of a request's topics, in the response's shape."""
     return [{"name": topic["name"],
              "partitions": [{"partition_index": p["partition_index"], "error_code": error}
                             for p in topic["partitions"]]}
@@ -123,7 +124,7 @@ class OffsetOps:
         refusal = self._commit_refusal(request, ctx, request.get("generation_id_or_member_epoch", -1),
                                        transactional=False)
         if refusal is not None:
-            return {"topics": _partition_errors(topics, refusal)}
+            return {"topics": partition_errors(topics, refusal)}
 
         now = self.state.now_ms()
         retention = request.get("retention_time_ms", -1)
@@ -151,7 +152,7 @@ class OffsetOps:
         topics = request["topics"]
         refusal = self._commit_refusal(request, ctx, request.get("generation_id", -1), transactional=True)
         if refusal is not None:
-            return {"topics": _partition_errors(topics, refusal)}
+            return {"topics": partition_errors(topics, refusal)}
 
         staged: list[CommitOffset] = []
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.group_service import core_context, merge_topics, partition_errors, split_hosted
+from kemu.cluster.group_service import core_context, merge_topics, split_hosted
+from kemu.groups.offset_ops import partition_errors
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode

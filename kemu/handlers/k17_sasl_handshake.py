@@ -1,0 +1,21 @@
+"""SaslHandshake (key 17), versions 0-1.
+
+kemu's one listener is PLAINTEXT. A Kafka broker answers a SaslHandshake that reaches it on such a
+listener (where no authenticator took it first) with ILLEGAL_SASL_STATE and no mechanisms, so a client
+configured for SASL learns at once that this listener does not speak it. v1 only changed what follows a
+successful handshake (SaslAuthenticate framing), which never happens here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 17
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    return {"error_code": int(ErrorCode.ILLEGAL_SASL_STATE), "mechanisms": []}

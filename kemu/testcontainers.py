@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import timedelta
 from typing import Any, Self
 
 from testcontainers.core.container import DockerContainer
@@ -43,6 +44,14 @@ class KafkaApiVersionsWaitStrategy(WaitStrategy):
         super().__init__()
         self.port = port
         self._poll_interval = 0.1
+
+    def with_startup_timeout(self, timeout: float | timedelta) -> Self:
+        """WaitStrategy's own, taking fractional seconds too: it is annotated `int | timedelta` but stores
+        `float(timeout)`, which is what this does for a number."""
+        if isinstance(timeout, timedelta):
+            return super().with_startup_timeout(timeout)
+        self._startup_timeout = float(timeout)
+        return self
 
     def wait_until_ready(self, container: WaitStrategyTarget) -> None:
         deadline = time.monotonic() + self._startup_timeout

@@ -131,7 +131,7 @@ def encode_body(api_key: int, version: int, direction: str, body: dict[str, Any]
 
 def decode_body(api_key: int, version: int, direction: str, data: bytes) -> dict[str, Any]:
     stream = io.BytesIO(data)
-    body = message_struct(_known(api_key), version, direction)._parsereport(stream, {}, "(body)")
+    body: dict[str, Any] = message_struct(_known(api_key), version, direction)._parsereport(stream, {}, "(body)")
     if stream.tell() != len(data):
         raise DecodeError("trailing bytes after body")
     return body

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from construct import Int16sb, Int32sb
+from construct import Construct, Int16sb, Int32sb
 
 from kemu.wire.primitives import KString
 from kemu.wire.schema import F, Field
@@ -21,10 +21,10 @@ _CORRELATION = F("correlation_id", "int32")
 
 
 def _request_header(version: int) -> KStruct:
-    fields: list[tuple[Field, object]] = [(_API_KEY, Int16sb), (_API_VERSION, Int16sb), (_CORRELATION, Int32sb)]
+    fields: list[tuple[Field, Construct]] = [(_API_KEY, Int16sb), (_API_VERSION, Int16sb), (_CORRELATION, Int32sb)]
     if version >= 1:
         fields.append((_CLIENT_ID, KString(compact=False, nullable=True)))
-    return KStruct(fields, {} if version >= 2 else None, [])  # type: ignore[arg-type]
+    return KStruct(fields, {} if version >= 2 else None, [])
 
 
 def _response_header(version: int) -> KStruct:

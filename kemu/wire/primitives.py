@@ -39,7 +39,7 @@ def read_uvarint(stream: Any, path: str) -> int:
     result = 0
     shift = 0
     for _ in range(_MAX_VARINT_BYTES):
-        b = stream_read(stream, 1, path)[0]
+        b: int = stream_read(stream, 1, path)[0]
         result |= (b & 0x7F) << shift
         if not b & 0x80:
             return result
@@ -110,9 +110,12 @@ class _Sized(Construct):
     def _read_length(self, stream: Any, path: str) -> int:
         if self.compact:
             return read_uvarint(stream, path) - 1
+        length: int
         if self.wide:
-            return _i32.unpack(stream_read(stream, 4, path))[0]
-        return _i16.unpack(stream_read(stream, 2, path))[0]
+            (length,) = _i32.unpack(stream_read(stream, 4, path))
+        else:
+            (length,) = _i16.unpack(stream_read(stream, 2, path))
+        return length
 
     def _write_length(self, length: int, stream: Any, path: str) -> None:
         if self.compact:
@@ -139,7 +142,8 @@ class KString(_Sized):
         if length < 0:
             self._null(path)
             return None
-        return stream_read(stream, length, path).decode("utf-8")
+        data: bytes = stream_read(stream, length, path)
+        return data.decode("utf-8")
 
     def _build(self, obj: str | None, stream: Any, context: Any, path: str) -> str | None:
         if obj is None:
@@ -162,7 +166,8 @@ class KBytes(_Sized):
         if length < 0:
             self._null(path)
             return None
-        return stream_read(stream, length, path)
+        data: bytes = stream_read(stream, length, path)
+        return data
 
     def _build(self, obj: bytes | memoryview | None, stream: Any, context: Any, path: str) -> bytes | memoryview | None:
         if obj is None:
@@ -223,7 +228,8 @@ class Bool(Construct):
     """Kafka booleans: one byte, non-zero is true."""
 
     def _parse(self, stream: Any, context: Any, path: str) -> bool:
-        return stream_read(stream, 1, path) != b"\x00"
+        data: bytes = stream_read(stream, 1, path)
+        return data != b"\x00"
 
     def _build(self, obj: bool, stream: Any, context: Any, path: str) -> bool:
         stream_write(stream, b"\x01" if obj else b"\x00", 1, path)

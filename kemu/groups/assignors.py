@@ -10,8 +10,9 @@ partitions where they are as it can, and `range` gives each subscriber a contigu
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping, Protocol
+from typing import Protocol
 
 from kemu.groups.consumer_group import Assignment
 

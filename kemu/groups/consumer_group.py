@@ -11,9 +11,10 @@ import functools
 import re
 import uuid
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum, IntEnum
-from typing import Any, Mapping
+from typing import Any
 
 from kemu.groups.errors import GroupError
 from kemu.groups.offsets import OffsetAndMetadata

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Hashable, Iterable, Union
+from typing import TYPE_CHECKING, Union
 
 from kemu.clock import Clock
 from kemu.groups.config import GroupConfig

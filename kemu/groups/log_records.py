@@ -9,7 +9,7 @@ value.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from kemu.groups.records import CoordinatorRecord, RecordType
 from kemu.wire import coordinator_records as schemas

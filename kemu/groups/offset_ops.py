@@ -8,8 +8,9 @@ their last offset is gone.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from kemu.groups.classic_group import ClassicGroup
 from kemu.groups.consumer_group import ConsumerGroup

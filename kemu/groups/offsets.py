@@ -7,8 +7,9 @@ by replaying OffsetCommit records, so the journal and the state can never disagr
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 NO_OFFSET = -1
 NO_LEADER_EPOCH = -1

@@ -9,8 +9,9 @@ held by someone else are "unreleased" and handed over on a later heartbeat.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from kemu.groups.consumer_group import Assignment, ConsumerGroupMember, MemberState
 from kemu.groups.errors import GroupError

@@ -9,8 +9,9 @@ as transactional records, made visible (or discarded) by the COMMIT/ABORT marker
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
-from typing import Any, Callable, Iterable, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from typing import Callable, Hashable
+from collections.abc import Callable, Hashable
 
 TimerCallback = Callable[[], None]
 

@@ -9,8 +9,8 @@ without any notification.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 
 @dataclass(frozen=True, slots=True)

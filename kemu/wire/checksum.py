@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
-from typing import Callable
+from collections.abc import Callable
 
 
 def _load() -> Callable[..., int]:

@@ -12,7 +12,6 @@ import uuid
 from typing import Any
 
 from construct import (
-    SizeofError,
     Construct,
     ConstructError,
     Float64b,
@@ -22,6 +21,7 @@ from construct import (
     Int32sb,
     Int32ub,
     Int64sb,
+    SizeofError,
     stream_read,
     stream_write,
 )

@@ -31,7 +31,6 @@ from enum import IntEnum
 from typing import NamedTuple
 
 from kemu.wire.checksum import crc32c
-
 from kemu.wire.compression import CompressionError, CompressionType, compress, decompress
 from kemu.wire.errors import CodedError, ErrorCode
 
@@ -238,7 +237,8 @@ class RecordBatch:
         view = memoryview(data)
         if len(view) < HEADER_SIZE:
             raise CorruptRecordError(
-                f"Record batch is corrupt (the size {len(view)} is smaller than the minimum allowed overhead {HEADER_SIZE})"
+                f"Record batch is corrupt (the size {len(view)} is smaller than the minimum allowed overhead "
+                f"{HEADER_SIZE})"
             )
         self.header = BatchHeader.parse(view)
         self.data = view[: self.header.size] if len(view) != self.header.size else view
@@ -333,7 +333,8 @@ def check_produce_records(api_version: int, data: bytes | bytearray | memoryview
         )
     if first[MAGIC_OFFSET] != MAGIC_V2:
         raise InvalidRecordError(
-            f"Produce requests with version {api_version} are only allowed to contain record batches with magic version 2"
+            f"Produce requests with version {api_version} are only allowed to contain record batches with "
+            "magic version 2"
         )
     batch = RecordBatch(first)
     if api_version < 7 and batch.header.compression == CompressionType.ZSTD:
@@ -342,7 +343,8 @@ def check_produce_records(api_version: int, data: bytes | bytearray | memoryview
         )
     if next(slices, None) is not None:
         raise InvalidRecordError(
-            f"Produce requests with version {api_version} are only allowed to contain exactly one record batch per partition"
+            f"Produce requests with version {api_version} are only allowed to contain exactly one record batch "
+            "per partition"
         )
     return batch
 
@@ -650,7 +652,9 @@ def encode_control_key(record_type: ControlRecordType | int, version: int = CONT
 def decode_control_key(key: bytes | None) -> tuple[int, int]:
     """(version, type) of a control record's key. Kafka reads only the first 4 bytes."""
     if key is None or len(key) < _CONTROL_KEY.size:
-        raise InvalidRecordError(f"Invalid value size found for end control record key. Must have at least {_CONTROL_KEY.size} bytes")
+        raise InvalidRecordError(
+            f"Invalid value size found for end control record key. Must have at least {_CONTROL_KEY.size} bytes"
+        )
     version, record_type = _CONTROL_KEY.unpack_from(key)
     return version, record_type
 
@@ -663,7 +667,8 @@ def decode_end_txn_marker_value(value: bytes | None) -> tuple[int, int]:
     """(version, coordinator epoch) of an ABORT/COMMIT marker's value."""
     if value is None or len(value) < _END_TXN_MARKER_VALUE.size:
         raise InvalidRecordError(
-            f"Invalid value size found for end transaction marker. Must have at least {_END_TXN_MARKER_VALUE.size} bytes"
+            "Invalid value size found for end transaction marker. Must have at least "
+            f"{_END_TXN_MARKER_VALUE.size} bytes"
         )
     version, coordinator_epoch = _END_TXN_MARKER_VALUE.unpack_from(value)
     return version, coordinator_epoch

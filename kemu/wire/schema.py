@@ -12,8 +12,9 @@ nested struct (with `fields`).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 PRIMITIVES = frozenset(
     {"int8", "int16", "int32", "int64", "uint16", "uint32", "float64", "bool", "string", "bytes",

@@ -15,10 +15,10 @@ from construct import Construct, ConstructError, stream_read, stream_write
 
 from kemu.wire.primitives import (
     FIXED,
+    KafkaEncodeError,
     KArray,
     KBytes,
     KString,
-    KafkaEncodeError,
     NullableStruct,
     encode_uvarint,
     read_uvarint,

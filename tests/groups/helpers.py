@@ -178,7 +178,8 @@ class Harness:
              **kwargs: Any) -> Any:
         return self.coordinator.join_group(join_request(group, member_id, **kwargs), ctx(version, client_id))
 
-    def join_with_id(self, group: str = "g", version: int = 9, client_id: str = "client", **kwargs: Any) -> tuple[str, Any]:
+    def join_with_id(self, group: str = "g", version: int = 9, client_id: str = "client",
+                     **kwargs: Any) -> tuple[str, Any]:
         """The v4+ two-step join: get a member id, then join with it. Returns (member id, pending)."""
         first = self.join(group, "", version, client_id, **kwargs).result()
         assert first["error_code"] == ErrorCode.MEMBER_ID_REQUIRED

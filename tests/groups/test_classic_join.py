@@ -10,7 +10,6 @@ import pytest
 from kemu.clock import VirtualClock
 from kemu.groups import ClassicGroupState, GroupConfig, GroupCoordinator, RecordType
 from kemu.wire.errors import ErrorCode
-
 from tests.groups.helpers import START_MS, Harness, ctx, join_request
 
 

@@ -8,7 +8,6 @@ import pytest
 
 from kemu.groups import ClassicGroupState
 from kemu.wire.errors import ErrorCode
-
 from tests.groups.helpers import Harness, ctx, leave_request
 
 

@@ -9,7 +9,6 @@ import pytest
 
 from kemu.groups import ConsumerGroupState, GroupConfig, RecordType
 from kemu.wire.errors import ErrorCode
-
 from tests.groups.helpers import Harness, cg_heartbeat, ctx, owned, partitions_of
 
 REBALANCE_TIMEOUT = 30_000
@@ -369,7 +368,8 @@ def test_consumer_group_describe() -> None:
     assert described["error_code"] == ErrorCode.NONE and described["group_state"] == "Stable"
     assert described["group_epoch"] == 1 and described["assignment_epoch"] == 1
     (member,) = described["members"]
-    assert member["member_id"] == a.member_id == "a" and member["member_epoch"] == 1 and member["client_host"] == "/127.0.0.1"
+    assert member["member_id"] == a.member_id == "a" and member["member_epoch"] == 1
+    assert member["client_host"] == "/127.0.0.1"
     assert member["subscribed_topic_names"] == ["t"]
     assert member["assignment"] == {"topic_partitions": [{"topic_id": t, "topic_name": "t", "partitions": [0, 1]}]}
     assert member["target_assignment"] == member["assignment"]

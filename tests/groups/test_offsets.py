@@ -9,7 +9,6 @@ import pytest
 from kemu.groups import CommitOffset, GroupConfig, RecordType
 from kemu.groups.subscription_bytes import encode_subscription
 from kemu.wire.errors import ErrorCode
-
 from tests.groups.helpers import (
     START_MS,
     Harness,

@@ -16,7 +16,6 @@ from kemu.groups import (
 from kemu.groups.subscription_bytes import encode_subscription
 from kemu.wire import coordinator_records as schemas
 from kemu.wire.errors import ErrorCode
-
 from tests.groups.helpers import Harness, cg_heartbeat, commit_request, ctx, leave_request, owned, uuid_counter
 
 # The versions Kafka writes today: the key version names the record type; values at the highest

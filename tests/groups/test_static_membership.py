@@ -6,7 +6,6 @@ from typing import Any
 
 from kemu.groups import ClassicGroupState, RecordType
 from kemu.wire.errors import ErrorCode
-
 from tests.groups.helpers import Harness
 
 BOTH = [("range", b"r"), ("roundrobin", b"rr")]

@@ -77,7 +77,9 @@ def decoded(batch: RecordBatch) -> list[tuple]:
 
 
 def test_header_exposes_every_field() -> None:
-    attributes = make_attributes(CompressionType.LZ4, TimestampType.LOG_APPEND_TIME, transactional=True, control=True, delete_horizon=True)
+    attributes = make_attributes(
+        CompressionType.LZ4, TimestampType.LOG_APPEND_TIME, transactional=True, control=True, delete_horizon=True
+    )
     raw = struct.pack(">qiibIhiqqqhii", 42, 49, 7, 2, 0xDEADBEEF, attributes, 3, 1111, 2222, 99, 4, 17, 4)
     h = BatchHeader.parse(raw)
     assert (h.base_offset, h.batch_length, h.partition_leader_epoch, h.magic, h.crc) == (42, 49, 7, 2, 0xDEADBEEF)
@@ -127,7 +129,9 @@ def test_aiokafka_reads_batches_built_here(codec: CompressionType) -> None:
     assert [(r.key, r.value, tuple(r.headers), r.timestamp) for r in theirs] == plain(SAMPLE)
 
 
-@pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.SNAPPY, CompressionType.LZ4, CompressionType.ZSTD])
+@pytest.mark.parametrize(
+    "codec", [CompressionType.NONE, CompressionType.SNAPPY, CompressionType.LZ4, CompressionType.ZSTD]
+)
 def test_deterministic_codecs_build_the_same_bytes_as_aiokafka(codec: CompressionType) -> None:
     assert build_batch(SAMPLE, compression=codec, producer_id=5, producer_epoch=1, base_sequence=10) == aiokafka_batch(
         codec, producer_id=5, producer_epoch=1, base_sequence=10
@@ -136,7 +140,10 @@ def test_deterministic_codecs_build_the_same_bytes_as_aiokafka(codec: Compressio
 
 @pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.GZIP])
 def test_kafka_python_oracle(codec: CompressionType) -> None:
-    builder = KpBuilder(magic=2, compression_type=codec, is_transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    builder = KpBuilder(
+        magic=2, compression_type=codec, is_transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1,
+        batch_size=1 << 20,
+    )
     for i, r in enumerate(SAMPLE):
         builder.append(i, timestamp=r.timestamp, key=r.key, value=r.value, headers=list(r.headers))
     theirs = bytes(builder.build())
@@ -335,7 +342,9 @@ def test_null_and_empty_stay_distinct() -> None:
 
 @pytest.mark.parametrize("commit", [True, False])
 def test_end_txn_marker(commit: bool) -> None:
-    data = build_end_txn_marker(commit=commit, producer_id=77, producer_epoch=3, coordinator_epoch=12, timestamp=4242, base_offset=50)
+    data = build_end_txn_marker(
+        commit=commit, producer_id=77, producer_epoch=3, coordinator_epoch=12, timestamp=4242, base_offset=50
+    )
     batch = RecordBatch(data)
     h = batch.header
     assert h.is_control and h.is_transactional and (h.producer_id, h.producer_epoch, h.base_sequence) == (77, 3, -1)

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from kio.index import load_request_schema, load_response_schema
 
-from kemu.wire.codec import decode_body, decode_request, encode_body, encode_request
 from kemu.wire.apis import get_api
+from kemu.wire.codec import decode_body, decode_request, encode_body, encode_request
 from kemu.wire.schema import Api
 
 

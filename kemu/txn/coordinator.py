@@ -9,8 +9,9 @@ id answers CONCURRENT_TRANSACTIONS — the same two-phase window Kafka has, whic
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from kemu.clock import Clock
 from kemu.txn.producer_ids import ProducerIdAllocator
@@ -105,7 +106,7 @@ class TransactionCoordinator:
             self._fence_and_abort(txn)
             return InitResult(ErrorCode.CONCURRENT_TRANSACTIONS)
         now = self.clock.now_ms()
-        nxt = self._copy(txn)
+        nxt = txn.prepare_transition(TxnState.EMPTY)
         if epoch_exhausted(txn.producer_epoch) and (not expected or expected_epoch == txn.producer_epoch):
             nxt.last_producer_id, nxt.producer_id = txn.producer_id, self.producer_ids.next_id()
             nxt.producer_epoch = 0
@@ -120,7 +121,6 @@ class TransactionCoordinator:
         else:
             return InitResult(ErrorCode.PRODUCER_FENCED)
         nxt.timeout_ms = timeout_ms
-        nxt.state = TxnState.EMPTY
         nxt.partitions = set()
         nxt.start_ms = -1
         nxt.update_ms = now
@@ -150,12 +150,11 @@ class TransactionCoordinator:
         if txn.state == TxnState.ONGOING and wanted <= txn.partitions:
             return ErrorCode.NONE
         now = self.clock.now_ms()
-        nxt = self._copy(txn)
+        nxt = txn.prepare_transition(TxnState.ONGOING)
         if txn.state != TxnState.ONGOING:
             nxt.start_ms = now
             nxt.partitions = set()
         nxt.partitions |= wanted
-        nxt.state = TxnState.ONGOING
         nxt.update_ms = now
         self._commit(nxt)
         return ErrorCode.NONE
@@ -211,9 +210,8 @@ class TransactionCoordinator:
 
     # ---- completing -----------------------------------------------------------------------------------
     def _prepare(self, txn: TxnMetadata, commit: bool, epoch: int) -> None:
-        nxt = self._copy(txn)
+        nxt = txn.prepare_transition(TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT)
         nxt.producer_epoch = epoch
-        nxt.state = TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT
         nxt.update_ms = self.clock.now_ms()
         self._commit(nxt)
         self._queue_markers(nxt)
@@ -226,7 +224,11 @@ class TransactionCoordinator:
 
     def _fence_and_abort(self, txn: TxnMetadata) -> None:
         """Kafka's prepareFenceProducerEpoch followed by an abort from the coordinator itself."""
-        fenced = self._copy(txn)
+        # PrepareEpochFence is checked but never entered: in Kafka it is only a pending state, cleared
+        # again before the abort, so the abort below is checked as Ongoing -> PrepareAbort. Entering it
+        # here would leave the id stuck answering CONCURRENT_TRANSACTIONS if the abort's write failed.
+        txn.check_transition(TxnState.PREPARE_EPOCH_FENCE)
+        fenced = txn.copy()
         # Kafka bumps even an exhausted epoch (that is what the reserved last epoch is for); only at
         # Short.MaxValue is there nothing left, and the abort goes out with the current epoch.
         if txn.producer_epoch < MAX_EPOCH:
@@ -246,8 +248,7 @@ class TransactionCoordinator:
         txn = self.txns.get(job.transactional_id)
         if self.pending_markers.get(job.transactional_id) != job or txn is None:
             return
-        nxt = self._copy(txn)
-        nxt.state = TxnState.COMPLETE_COMMIT if job.commit else TxnState.COMPLETE_ABORT
+        nxt = txn.prepare_transition(TxnState.COMPLETE_COMMIT if job.commit else TxnState.COMPLETE_ABORT)
         nxt.partitions = set()
         nxt.update_ms = self.clock.now_ms()
         self._commit(nxt)
@@ -271,6 +272,8 @@ class TransactionCoordinator:
                 aborted.append(txn.transactional_id)
             elif (txn.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
                   and now >= txn.update_ms + self.config.id_expiration_ms):
+                # Dead is never stored: as in Kafka, the tombstone removes the id instead.
+                txn.check_transition(TxnState.DEAD)
                 self.journal(txn.transactional_id, None)
                 del self.txns[txn.transactional_id]
         return aborted
@@ -281,15 +284,12 @@ class TransactionCoordinator:
         self.txns[nxt.transactional_id] = nxt
         self.on_change()
 
-    @staticmethod
-    def _copy(txn: TxnMetadata) -> TxnMetadata:
-        return TxnMetadata(
-            txn.transactional_id, txn.producer_id, txn.last_producer_id, txn.next_producer_id,
-            txn.producer_epoch, txn.last_producer_epoch, txn.timeout_ms, txn.state, set(txn.partitions),
-            txn.start_ms, txn.update_ms)
-
     def replay(self, transactional_id: str, value: dict[str, Any] | None) -> None:
-        """Apply one `__transaction_state` record read back at start-up (None is a tombstone)."""
+        """Apply one `__transaction_state` record read back at start-up (None is a tombstone).
+
+        Not checked against the state table: the record is a state Kafka (or kemu) already reached
+        legally, and compaction may have removed the steps between it and the record before.
+        """
         if value is None:
             self.txns.pop(transactional_id, None)
         else:

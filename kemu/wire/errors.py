@@ -14,7 +14,9 @@ class ErrorCode(IntEnum):
     retriable: bool
     message: str
 
-    def __new__(cls, code: int, retriable: bool, message: str) -> ErrorCode:
+    def __new__(cls, code: int, retriable: bool = False, message: str = "") -> ErrorCode:
+        # Every member passes all three. The defaults are there for mypy, which takes this member-building
+        # __new__ as the signature of ErrorCode(code), Enum's lookup by value (python/mypy#10573).
         member = int.__new__(cls, code)
         member._value_ = code
         member.retriable = retriable

@@ -59,8 +59,8 @@ def serve_command(args: argparse.Namespace) -> int:
             print(f"kemu: --override takes NAME=VALUE, got {item!r}", file=sys.stderr)
             return 2
         overrides[name.strip()] = value
-    from kemu.cluster.broker_configs import apply_properties
-    from kemu.cluster.config import BrokerConfig
+    from kemu.broker.broker_configs import apply_properties
+    from kemu.broker.config import BrokerConfig
     from kemu.log.config import InvalidConfigError
 
     try:
@@ -92,11 +92,11 @@ async def _serve(args: argparse.Namespace, data_dir: str, overrides: dict[str, s
 
     import trio
 
+    from kemu.broker import meta_properties
+    from kemu.broker.broker import Broker
+    from kemu.broker.broker_configs import apply_properties
+    from kemu.broker.config import BrokerConfig
     from kemu.clock import SystemClock
-    from kemu.cluster import meta_properties
-    from kemu.cluster.broker import Broker
-    from kemu.cluster.broker_configs import apply_properties
-    from kemu.cluster.config import BrokerConfig
     from kemu.server import serve
 
     config = BrokerConfig(node_id=args.node_id, host=args.host, port=args.port,

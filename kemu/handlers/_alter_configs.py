@@ -1,13 +1,13 @@
 """What AlterConfigs (33) and IncrementalAlterConfigs (44) share: the two requests carry resources and
 configs in the same shape and answer in the same shape. They differ in the operation of each config
-(AlterConfigs always sets, replacing the whole override set) — which kemu.cluster.config_admin applies.
+(AlterConfigs always sets, replacing the whole override set) — which kemu.admin.configs applies.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.config_admin import ConfigChange, OpType, ResourceChange, alter
+from kemu.admin.configs import ConfigChange, OpType, ResourceChange, alter
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from kemu.cluster.group_service import core_context
-from kemu.groups import GroupCoordinator, RequestContext as CoreContext
+from kemu.groups import GroupCoordinator
+from kemu.groups import RequestContext as CoreContext
+from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -20,7 +21,7 @@ def answer_in_group(ctx: RequestContext, request: Request, operation: Operation,
                     error_response: ErrorResponse) -> Body:
     """`error_response` for a group this broker does not coordinate (or not yet), else `operation`'s answer."""
     body = request.body
-    service = ctx.broker.groups
+    service = ctx.groups
     error = service.coordinator_error(body["group_id"])
     if error is not ErrorCode.NONE:
         return error_response(request, error, error.message)

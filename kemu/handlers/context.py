@@ -1,12 +1,18 @@
-"""What a handler sees besides its request: the broker core, the client, the clock, and request order."""
+"""What a handler sees besides its request: the broker core, its coordinators, the client, the clock, and
+request order."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
+from kemu.broker.broker import Broker
 from kemu.clock import Clock
-from kemu.cluster.broker import Broker
+from kemu.coordinators import Coordinators
+
+if TYPE_CHECKING:
+    from kemu.coordinators.group import GroupService
+    from kemu.coordinators.txn import TxnService
 
 
 @dataclass(slots=True)
@@ -22,6 +28,7 @@ class ClientInfo:
 @dataclass(slots=True)
 class RequestContext:
     broker: Broker
+    coordinators: Coordinators
     client: ClientInfo
     client_id: str | None
     # The connection's requests reach the core one at a time, in the order they arrived, as on a Kafka
@@ -32,6 +39,14 @@ class RequestContext:
     @property
     def clock(self) -> Clock:
         return self.broker.clock
+
+    @property
+    def groups(self) -> GroupService:
+        return self.coordinators.groups
+
+    @property
+    def txn(self) -> TxnService:
+        return self.coordinators.txn
 
     def detach(self) -> None:
         self._on_detach()

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.errors import ApiError
-from kemu.cluster.topic_names import is_internal
+from kemu.broker.errors import ApiError
+from kemu.broker.topic_names import is_internal
 from kemu.handlers.context import RequestContext
 from kemu.log import LogError
 from kemu.txn.partition import TxnVerifier
@@ -60,7 +60,7 @@ _WITHOUT_LOG_START = frozenset({
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None:
-    broker, body = ctx.broker, request.body
+    _broker, body = ctx.broker, request.body
     acks: int = body["acks"]
     # A map, as Kafka's: a partition named twice keeps its first place and its last records.
     entries: dict[tuple[str, int], Any] = {}
@@ -132,7 +132,7 @@ def _verifier(ctx: RequestContext, transactional_id: str | None, version: int,
         raise ApiError(ErrorCode.INVALID_PRODUCER_ID_MAPPING, "Transactional records contained more than one producer ID")
     if not producers:
         return None
-    check = ctx.broker.txn.produce_verifier(transactional_id, version)
+    check = ctx.txn.produce_verifier(transactional_id, version)
     if check is None:
         return None
     verified = check

@@ -25,13 +25,12 @@ from __future__ import annotations
 import struct
 import uuid
 from typing import Any
-from weakref import WeakKeyDictionary
 
 import trio
 
-from kemu.cluster.broker import Broker
-from kemu.cluster.fetch_sessions import FetchSessionCache, PartitionFetch, PartitionKey, PartitionResults
-from kemu.cluster.topics import Partition
+from kemu.broker.broker import Broker
+from kemu.broker.fetch_sessions import PartitionFetch, PartitionKey, PartitionResults
+from kemu.broker.topics import Partition
 from kemu.handlers._waiting import LogWatch
 from kemu.handlers.context import RequestContext
 from kemu.log import FetchIsolation, LogClosedError, OffsetOutOfRangeError, PartitionLog
@@ -46,19 +45,11 @@ READ_COMMITTED = 1
 NO_EPOCH = -1
 ZSTD_FETCH_VERSION = 10  # the first Fetch version that may return zstd batches (KIP-110)
 
-_SESSIONS: WeakKeyDictionary[Broker, FetchSessionCache] = WeakKeyDictionary()
 # base offset (int64), batch length (int32), then 9 bytes to last_offset_delta (int32)
 _BATCH_START = struct.Struct(">qi")
 _LAST_OFFSET_DELTA = struct.Struct(">i")
 _LAST_OFFSET_DELTA_AT = 23
 
-
-def fetch_sessions(broker: Broker) -> FetchSessionCache:
-    """The broker's fetch session cache (created on first use)."""
-    cache = _SESSIONS.get(broker)
-    if cache is None:
-        cache = _SESSIONS[broker] = FetchSessionCache()
-    return cache
 
 
 class _Target:
@@ -82,7 +73,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                 p["log_start_offset"])
     forget = [(t["topic_id"] if uses_ids else t["topic"], index)
               for t in body["forgotten_topics_data"] for index in t["partitions"]]
-    sessions = fetch_sessions(broker)
+    sessions = broker.fetch_sessions
     context = sessions.new_context(body["session_id"], body["session_epoch"], uses_topic_ids=uses_ids,
                                    fetch=wanted, forget=forget, now_ms=broker.clock.monotonic_ms())
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from kemu.cluster.acl import CLUSTER_OPERATIONS, NOT_REQUESTED, TOPIC_OPERATIONS
-from kemu.cluster.errors import ApiError
-from kemu.cluster.topic_names import invalid_name_reason, is_internal
-from kemu.cluster.topics import Topic
+from kemu.admin.acl import CLUSTER_OPERATIONS, NOT_REQUESTED, TOPIC_OPERATIONS
+from kemu.admin.topics import auto_create_topic
+from kemu.broker.errors import ApiError
+from kemu.broker.topic_names import invalid_name_reason, is_internal
+from kemu.broker.topics import Topic
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -70,7 +71,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         elif name is None or invalid_name_reason(name) is not None:
             missing.append(_missing(name, ErrorCode.INVALID_TOPIC_EXCEPTION))
         elif may_create:
-            missing.append(_missing(name, broker.auto_create_topic(name)))
+            missing.append(_missing(name, auto_create_topic(broker, name)))
         else:
             missing.append(_missing(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
     topics = present + missing

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.group_service import core_context, merge_topics, split_hosted
 from kemu.groups.offset_ops import partition_errors
+from kemu.handlers._shared import core_context, merge_topics, split_hosted
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -31,7 +31,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     known, unknown = split_hosted(ctx.broker, body["topics"])
     if not known:
         return {"throttle_time_ms": 0, "topics": unknown}
-    service = ctx.broker.groups
+    service = ctx.groups
     error = service.coordinator_error(body["group_id"])
     if error is not ErrorCode.NONE:
         return {"throttle_time_ms": 0, "topics": merge_topics(unknown, partition_errors(known, error))}

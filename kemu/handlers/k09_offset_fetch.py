@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.group_service import core_context
+from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -27,7 +27,7 @@ FIRST_TOP_LEVEL_ERROR_VERSION = 2
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body, version = request.body, request.version
-    service = ctx.broker.groups
+    service = ctx.groups
     context = core_context(version, ctx.client_id, ctx.client.host)
     if version >= FIRST_MULTI_GROUP_VERSION:
         groups = []

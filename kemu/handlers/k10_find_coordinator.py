@@ -20,10 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.broker import Broker
-from kemu.cluster.errors import ApiError
-from kemu.cluster.group_service import ensure_internal_topic
-from kemu.cluster.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
+from kemu.admin.topics import ensure_internal_topic
+from kemu.broker.errors import ApiError
+from kemu.broker.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from kemu.handlers.context import RequestContext
 from kemu.hashing import partition_for
 from kemu.wire.codec import Request
@@ -45,24 +44,25 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     if version >= FIRST_BATCHED_VERSION:
         coordinators = []
         for key in body["coordinator_keys"]:
-            error, (node_id, host, port) = coordinator_for(ctx.broker, key_type, key, version)
+            error, (node_id, host, port) = coordinator_for(ctx, key_type, key, version)
             coordinators.append({"key": key, "node_id": node_id, "host": host, "port": port,
                                  "error_code": error, "error_message": None})
         return {"throttle_time_ms": 0, "coordinators": coordinators}
-    error, (node_id, host, port) = coordinator_for(ctx.broker, key_type, body["key"], version)
+    error, (node_id, host, port) = coordinator_for(ctx, key_type, body["key"], version)
     return {"throttle_time_ms": 0, "error_code": error, "error_message": _message(error),
             "node_id": node_id, "host": host, "port": port}
 
 
-def coordinator_for(broker: Broker, key_type: int, key: str, version: int) -> tuple[ErrorCode, tuple[int, str, int]]:
+def coordinator_for(ctx: RequestContext, key_type: int, key: str, version: int) -> tuple[ErrorCode, tuple[int, str, int]]:
     if key_type == SHARE:
         return (ErrorCode.INVALID_REQUEST if version < FIRST_SHARE_VERSION
                 else ErrorCode.COORDINATOR_NOT_AVAILABLE), _NO_NODE
     topic_name = GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC
     if key_type == GROUP:
-        created = broker.groups.ensure_offsets_topic()
+        created = ctx.groups.ensure_offsets_topic()
     else:
-        created = ensure_internal_topic(broker, topic_name)
+        created = ensure_internal_topic(ctx.broker, topic_name)
+    broker = ctx.broker
     topic = broker.topics.get(topic_name)
     if not created or topic is None or not topic.partitions:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, _NO_NODE

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.group_service import core_context, wait_for_result
+from kemu.handlers._shared import core_context, wait_for_result
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -25,7 +25,7 @@ KEY = 11
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body, version = request.body, request.version
-    service = ctx.broker.groups
+    service = ctx.groups
     error = service.coordinator_error(body["group_id"])
     if error is not ErrorCode.NONE:
         return _error(version, error, body["member_id"])

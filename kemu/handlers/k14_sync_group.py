@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.group_service import core_context, wait_for_result
+from kemu.handlers._shared import core_context, wait_for_result
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -25,7 +25,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body, version = request.body, request.version
     if version >= FIRST_VERSION_WITH_PROTOCOL and (body["protocol_type"] is None or body["protocol_name"] is None):
         return _error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
-    service = ctx.broker.groups
+    service = ctx.groups
     error = service.coordinator_error(body["group_id"])
     if error is not ErrorCode.NONE:
         return _error(error)

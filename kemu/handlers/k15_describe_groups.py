@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.acl import GROUP_OPERATIONS, NOT_REQUESTED
-from kemu.cluster.group_service import core_context
+from kemu.admin.acl import GROUP_OPERATIONS, NOT_REQUESTED
+from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -24,7 +24,7 @@ FIRST_VERSION_WITH_OPERATIONS = 3
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body, version = request.body, request.version
-    service = ctx.broker.groups
+    service = ctx.groups
     context = core_context(version, ctx.client_id, ctx.client.host)
     with_operations = version >= FIRST_VERSION_WITH_OPERATIONS and body["include_authorized_operations"]
     described = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.group_service import core_context
+from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -22,7 +22,7 @@ KEY = 16
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     context = core_context(request.version, ctx.client_id, ctx.client.host)
-    service = ctx.broker.groups
+    service = ctx.groups
     response = service.run(lambda coordinator: coordinator.list_groups(request.body, context))
     response["groups"] = [g for g in response["groups"]
                           if service.coordinator_error(g["group_id"]) is ErrorCode.NONE]

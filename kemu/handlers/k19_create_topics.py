@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.topic_admin import CreateOutcome, NewTopic
+from kemu.admin.topics import CreateOutcome, NewTopic, create_topics
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -34,7 +34,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         )
         for entry in request.body["topics"]
     ]
-    outcomes = ctx.broker.create_topics(wanted, validate_only=request.body["validate_only"])
+    outcomes = create_topics(ctx.broker, wanted, validate_only=request.body["validate_only"])
     return {"throttle_time_ms": 0, "topics": [_result(o) for o in outcomes]}
 
 

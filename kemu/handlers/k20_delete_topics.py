@@ -14,6 +14,7 @@ import random
 import uuid
 from typing import Any
 
+from kemu.admin.topics import delete_topics
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -25,7 +26,8 @@ ZERO_UUID = uuid.UUID(int=0)
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
-    outcomes = ctx.broker.delete_topics(
+    outcomes = delete_topics(
+        ctx.broker,
         names=body["topic_names"] if request.version < 6 else [],
         by_state=[(t["name"], t["topic_id"]) for t in body["topics"]] if request.version >= 6 else [],
         version=request.version,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.topic_names import is_internal
+from kemu.broker.topic_names import is_internal
 from kemu.handlers.context import RequestContext
 from kemu.log import LogClosedError, LogError
 from kemu.wire.codec import Request
@@ -27,7 +27,6 @@ INVALID_LOW_WATERMARK = -1
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
-    broker = ctx.broker
     # A map, as Kafka's: a partition named twice is deleted up to its last offset and answered once.
     wanted: dict[tuple[str, int], int] = {}
     for topic in request.body["topics"]:

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.errors import ApiError
-from kemu.cluster.txn_service import fenced_for_version
+from kemu.broker.errors import ApiError
+from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -35,7 +35,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     producer_id, producer_epoch = body["producer_id"], body["producer_epoch"]
     if (producer_id == -1) != (producer_epoch == -1):
         raise ApiError(ErrorCode.INVALID_REQUEST)
-    result = ctx.broker.txn.coordinator.init_producer_id(body["transactional_id"], body["transaction_timeout_ms"],
+    result = ctx.txn.coordinator.init_producer_id(body["transactional_id"], body["transaction_timeout_ms"],
                                                          producer_id, producer_epoch)
     return {"throttle_time_ms": 0,
             "error_code": fenced_for_version(result.error, request.version, FIRST_FENCED_VERSION),

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.broker import Broker
-from kemu.cluster.txn_service import fenced_for_version
+from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
 from kemu.txn.state import TopicPartition
 from kemu.wire.codec import Request
@@ -36,21 +35,21 @@ FIRST_BATCHED_VERSION = 4
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body, version = request.body, request.version
     if version < FIRST_BATCHED_VERSION:
-        result = _one(ctx.broker, version, body["v3_and_below_transactional_id"], body["v3_and_below_producer_id"],
+        result = _one(ctx, version, body["v3_and_below_transactional_id"], body["v3_and_below_producer_id"],
                       body["v3_and_below_producer_epoch"], False, body["v3_and_below_topics"])
         return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": result}
     results = [{"transactional_id": txn["transactional_id"],
-                "topic_results": _one(ctx.broker, version, txn["transactional_id"], txn["producer_id"],
+                "topic_results": _one(ctx, version, txn["transactional_id"], txn["producer_id"],
                                       txn["producer_epoch"], txn["verify_only"], txn["topics"])}
                for txn in body["transactions"]]
     return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": results}
 
 
-def _one(broker: Broker, version: int, transactional_id: str, producer_id: int, producer_epoch: int,
+def _one(ctx: RequestContext, version: int, transactional_id: str, producer_id: int, producer_epoch: int,
          verify_only: bool, topics: list[dict[str, Any]]) -> list[dict[str, Any]]:
     partitions = _partitions(topics)
-    missing = [tp for tp in partitions if broker.partition_log(*tp) is None]
-    coordinator = broker.txn.coordinator
+    missing = [tp for tp in partitions if ctx.broker.partition_log(*tp) is None]
+    coordinator = ctx.txn.coordinator
     if missing:
         errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in missing else ErrorCode.OPERATION_NOT_ATTEMPTED
                   for tp in partitions}

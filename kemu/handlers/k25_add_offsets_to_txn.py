@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.topic_names import GROUP_METADATA_TOPIC
-from kemu.cluster.txn_service import fenced_for_version
+from kemu.broker.topic_names import GROUP_METADATA_TOPIC
+from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -23,8 +23,8 @@ FIRST_FENCED_VERSION = 2
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
-    offsets_partition = (GROUP_METADATA_TOPIC, ctx.broker.groups.partition_of(body["group_id"]))
-    error = ctx.broker.txn.coordinator.add_partitions(body["transactional_id"], body["producer_id"],
+    offsets_partition = (GROUP_METADATA_TOPIC, ctx.groups.partition_of(body["group_id"]))
+    error = ctx.txn.coordinator.add_partitions(body["transactional_id"], body["producer_id"],
                                                       body["producer_epoch"], [offsets_partition])
     return {"throttle_time_ms": 0, "error_code": fenced_for_version(error, request.version, FIRST_FENCED_VERSION)}
 

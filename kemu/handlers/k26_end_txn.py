@@ -1,7 +1,7 @@
 """EndTxn (key 26), versions 0-4 (v5 is not advertised).
 
 Commits or aborts the open transaction: the coordinator journals PrepareCommit/PrepareAbort and answers;
-the markers are written right after (see kemu.cluster.txn_service), and until they are, the transactional
+the markers are written right after (see kemu.coordinators.txn), and until they are, the transactional
 id answers CONCURRENT_TRANSACTIONS — Kafka's two-phase window. Retrying the same outcome once complete is
 NONE, the other outcome INVALID_TXN_STATE, as is ending a transaction never begun; a retry while completing
 is CONCURRENT_TRANSACTIONS; a stale epoch PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2); an unknown
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.txn_service import fenced_for_version
+from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -29,7 +29,7 @@ FIRST_FENCED_VERSION = 2
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
-    error = ctx.broker.txn.coordinator.end_txn(body["transactional_id"], body["producer_id"], body["producer_epoch"],
+    error = ctx.txn.coordinator.end_txn(body["transactional_id"], body["producer_id"], body["producer_epoch"],
                                                commit=body["committed"])
     return {"throttle_time_ms": 0, "error_code": fenced_for_version(error, request.version, FIRST_FENCED_VERSION)}
 

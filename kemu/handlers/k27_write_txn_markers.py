@@ -2,7 +2,7 @@
 
 Kafka's coordinator sends this to partition leaders; admin tools send it too (kafka-transactions.sh abort,
 to end a hanging transaction). Each marker is appended to each of its partitions through the same path as
-a produce and as kemu's own coordinator writes markers (kemu.cluster.txn_service), with the producer
+a produce and as kemu's own coordinator writes markers (kemu.coordinators.txn), with the producer
 checks: a marker of an epoch older than the producer's is INVALID_PRODUCER_EPOCH, of an older coordinator
 epoch TRANSACTION_COORDINATOR_FENCED; a partition that does not exist is UNKNOWN_TOPIC_OR_PARTITION. A
 marker on `__consumer_offsets` completes the group coordinator's staged offsets of that producer (the group
@@ -26,7 +26,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     by_producer: dict[int, dict[TopicPartition, ErrorCode]] = {}
     for marker in request.body["markers"]:
         partitions = [(topic["name"], index) for topic in marker["topics"] for index in topic["partition_indexes"]]
-        errors = ctx.broker.txn.write_markers(marker["producer_id"], marker["producer_epoch"],
+        errors = ctx.txn.write_markers(marker["producer_id"], marker["producer_epoch"],
                                               marker["transaction_result"], marker["coordinator_epoch"], partitions)
         by_producer.setdefault(marker["producer_id"], {}).update(errors)
     return _response(by_producer)

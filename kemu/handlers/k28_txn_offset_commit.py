@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.group_service import core_context, merge_topics, split_hosted
-from kemu.cluster.topic_names import GROUP_METADATA_TOPIC
+from kemu.broker.topic_names import GROUP_METADATA_TOPIC
 from kemu.groups.offset_ops import partition_errors
+from kemu.handlers._shared import core_context, merge_topics, split_hosted
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -39,20 +39,20 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     error = ErrorCode.NONE
     if not body["group_id"]:
         error = ErrorCode.INVALID_GROUP_ID
-    elif broker.txn.settings.transaction_partition_verification_enable:
+    elif ctx.txn.settings.transaction_partition_verification_enable:
         error = _verify(ctx, body, version)
     if error is not ErrorCode.NONE:
         return {"throttle_time_ms": 0, "topics": merge_topics(unknown, partition_errors(known, error))}
     context = core_context(version, ctx.client_id, ctx.client.host)
-    response = broker.groups.txn_offset_commit({**body, "topics": known}, context)
+    response = ctx.groups.txn_offset_commit({**body, "topics": known}, context)
     return {"throttle_time_ms": 0, "topics": merge_topics(unknown, response["topics"])}
 
 
 def _verify(ctx: RequestContext, body: dict[str, Any], version: int) -> ErrorCode:
     """Is the group's offsets partition in the producer's open transaction? Kafka's answer, translated as
     AddPartitionsToTxnManager translates it for the group coordinator."""
-    partition = (GROUP_METADATA_TOPIC, ctx.broker.groups.partition_of(body["group_id"]))
-    error = ctx.broker.txn.coordinator.verify_partitions(body["transactional_id"], body["producer_id"],
+    partition = (GROUP_METADATA_TOPIC, ctx.groups.partition_of(body["group_id"]))
+    error = ctx.txn.coordinator.verify_partitions(body["transactional_id"], body["producer_id"],
                                                          body["producer_epoch"], [partition])[partition]
     if error is ErrorCode.PRODUCER_FENCED:
         return ErrorCode.INVALID_PRODUCER_EPOCH

@@ -8,7 +8,7 @@ Resources, as Kafka's ConfigHelper answers them:
 - TOPIC (2): every topic config with its value in force; the source is the first synonym's — the topic's
   override (DYNAMIC_TOPIC_CONFIG), then the broker synonym's dynamic, static and default layers. An illegal
   name is INVALID_TOPIC_EXCEPTION; a missing topic UNKNOWN_TOPIC_OR_PARTITION.
-- BROKER (4): named by this node's id, every broker config kemu knows (see kemu.cluster.broker_configs);
+- BROKER (4): named by this node's id, every broker config kemu knows (see kemu.broker.broker_configs);
   named "", only the dynamic cluster-wide defaults that are set. Another id, or a name that is not a
   number, is INVALID_REQUEST with Kafka's message.
 - BROKER_LOGGER (8): the log levels of `root` and the `kemu` loggers; the name must be this node's id.
@@ -22,11 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster import broker_configs, broker_loggers, topic_configs
-from kemu.cluster.broker_configs import CONFIG_TYPE_IDS, ConfigEntry, ConfigSource, parse_java_int
-from kemu.cluster.config_admin import RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC
-from kemu.cluster.errors import ApiError
-from kemu.cluster.topic_names import invalid_name_reason
+from kemu.admin import loggers as broker_loggers
+from kemu.admin.configs import RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC
+from kemu.broker import broker_configs, topic_configs
+from kemu.broker.broker_configs import CONFIG_TYPE_IDS, ConfigEntry, ConfigSource, parse_java_int
+from kemu.broker.errors import ApiError
+from kemu.broker.topic_names import invalid_name_reason
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -81,14 +82,14 @@ def _describe(ctx: RequestContext, kind: int, name: str, synonyms: bool, documen
         topic = broker.topics.get(name)
         if topic is None:
             return None
-        return topic_configs.describe(topic.configs, broker_configs.current_layers(broker), synonyms, documentation)
+        return topic_configs.describe(topic.configs, broker.config_layers(), synonyms, documentation)
     if kind == RESOURCE_BROKER:
         if name == "":
-            return broker_configs.describe(broker_configs.current_layers(broker), True, synonyms, documentation)
+            return broker_configs.describe(broker.config_layers(), True, synonyms, documentation)
         if _broker_id(name) != broker.node_id:
             raise _Refused(ErrorCode.INVALID_REQUEST,
                            f"Unexpected broker id, expected {broker.node_id} or empty string, but received {name}")
-        return broker_configs.describe(broker_configs.current_layers(broker), False, synonyms, documentation)
+        return broker_configs.describe(broker.config_layers(), False, synonyms, documentation)
     if kind == RESOURCE_BROKER_LOGGER:
         if name == "":
             raise _Refused(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")

@@ -3,7 +3,7 @@
 v1 is v0 on the wire (the response may come before throttling); v2 is flexible. Deprecated by Kafka in
 favour of IncrementalAlterConfigs: configs left out of the request are removed. TOPIC and BROKER
 resources only (BROKER_LOGGER is "Unknown resource type 8", as in Kafka); `validate_only` checks without
-changing anything. The checks and their order are Kafka's — see kemu.cluster.config_admin.
+changing anything. The checks and their order are Kafka's — see kemu.admin.configs.
 """
 
 from __future__ import annotations

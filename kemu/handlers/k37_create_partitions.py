@@ -4,14 +4,14 @@ v1 is v0 on the wire (the response may come before throttling); v2 is flexible; 
 THROTTLING_QUOTA_EXCEEDED (KIP-599; kemu never throttles). `count` is the topic's new total; null
 `assignments` let the broker place the new partitions. The new partitions get their logs at once and show
 in the next Metadata; `validate_only` checks without adding; `timeout_ms` is moot (creation completes
-before the response). Checks and messages: kemu.cluster.partition_admin (Kafka's KRaft controller).
+before the response). Checks and messages: kemu.admin.partitions (Kafka's KRaft controller).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.partition_admin import NewPartitions, create_partitions
+from kemu.admin.partitions import NewPartitions, create_partitions
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.group_service import core_context
+from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -19,7 +19,7 @@ KEY = 42
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
-    service = ctx.broker.groups
+    service = ctx.groups
     context = core_context(request.version, ctx.client_id, ctx.client.host)
     results = []
     for group_id in dict.fromkeys(request.body["groups_names"]):

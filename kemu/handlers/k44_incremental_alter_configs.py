@@ -4,7 +4,7 @@ Operations: SET (0), DELETE (1, back to the inherited value), APPEND (2) and SUB
 only on LIST configs (INVALID_CONFIG otherwise). v1 is flexible. Resources: TOPIC, BROKER (this node's
 id, or "" for the cluster-wide default; only configs Kafka can change at runtime) and BROKER_LOGGER (log
 levels, never persisted). `validate_only` checks without changing anything. The checks and their order
-are Kafka's — see kemu.cluster.config_admin. An operation id outside 0-3 is INVALID_REQUEST.
+are Kafka's — see kemu.admin.configs. An operation id outside 0-3 is INVALID_REQUEST.
 """
 
 from __future__ import annotations

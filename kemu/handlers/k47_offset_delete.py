@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.group_service import core_context, merge_topics, split_hosted
+from kemu.handlers._shared import core_context, merge_topics, split_hosted
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -21,7 +21,7 @@ KEY = 47
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
-    service = ctx.broker.groups
+    service = ctx.groups
     error = service.coordinator_error(body["group_id"])
     if error is not ErrorCode.NONE:
         return _error(error)

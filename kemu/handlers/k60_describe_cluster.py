@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.acl import CLUSTER_OPERATIONS, NOT_REQUESTED
+from kemu.admin.acl import CLUSTER_OPERATIONS, NOT_REQUESTED
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.topic_names import invalid_name_reason
+from kemu.broker.topic_names import invalid_name_reason
 from kemu.handlers.context import RequestContext
 from kemu.txn.partition import TransactionalPartition
 from kemu.txn.producer_state import NO_SEQUENCE

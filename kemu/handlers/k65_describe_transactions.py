@@ -18,7 +18,7 @@ KEY = 65
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
-    coordinator = ctx.broker.txn.coordinator
+    coordinator = ctx.txn.coordinator
     states = []
     for transactional_id in request.body["transactional_ids"]:
         if not transactional_id:

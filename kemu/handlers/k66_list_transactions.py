@@ -21,7 +21,7 @@ KEY = 66
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
     states: list[str] = body["state_filters"]
-    found = ctx.broker.txn.coordinator.list(states, body["producer_id_filters"], body["duration_filter"])
+    found = ctx.txn.coordinator.list(states, body["producer_id_filters"], body["duration_filter"])
     return {
         "throttle_time_ms": 0, "error_code": 0,
         "unknown_state_filters": [name for name in states if TxnState.from_kafka_name(name) is None],

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.acl import GROUP_OPERATIONS, NOT_REQUESTED
-from kemu.cluster.group_service import core_context
+from kemu.admin.acl import GROUP_OPERATIONS, NOT_REQUESTED
+from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -21,7 +21,7 @@ KEY = 69
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
-    service = ctx.broker.groups
+    service = ctx.groups
     context = core_context(request.version, ctx.client_id, ctx.client.host)
     described = []
     for group_id in body["group_ids"]:

@@ -12,19 +12,17 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Mapping
 
 import trio
 
-from kemu.cluster.broker import Broker
-from kemu.cluster.errors import ApiError
+from kemu.broker.broker import Broker
+from kemu.coordinators import Coordinators
 from kemu.handlers import Handler
 from kemu.handlers.context import ClientInfo, RequestContext
 from kemu.server.admission import Answer, Dispatch, Refuse, admit
+from kemu.server.dispatch import dispatch
 from kemu.server.framing import FrameBuffer, FrameError
-from kemu.wire import codec
-from kemu.wire.codec import Request
-from kemu.wire.errors import ErrorCode
 
 log = logging.getLogger("kemu.server")
 
@@ -44,9 +42,11 @@ class _Slot:
 
 
 class Connection:
-    def __init__(self, stream: trio.SocketStream, broker: Broker, handlers: Mapping[int, Handler]) -> None:
+    def __init__(self, stream: trio.SocketStream, broker: Broker, coordinators: Coordinators,
+                 handlers: Mapping[int, Handler]) -> None:
         self.stream = stream
         self.broker = broker
+        self.coordinators = coordinators
         self.handlers = handlers
         host, port = _peer(stream)
         self.client = ClientInfo(host, port)
@@ -119,48 +119,14 @@ class Connection:
         scope.cancel()
 
     async def _run_request(self, job: Dispatch, slot: _Slot, after: trio.Event, turn: trio.Event) -> None:
-        handler, request = job.handler, job.request
+        request = job.request
         try:
             await after.wait()
-            ctx = RequestContext(self.broker, self.client, request.header.client_id, turn.set)
-            try:
-                body = await handler.handle(ctx, request)
-            except ApiError as exc:
-                body = self._error_body(handler, request, exc.code, exc.message, slot)
-            except Exception:
-                log.exception("%s v%d from %s failed", handler.api.name, request.version, self.name)
-                body = self._error_body(handler, request, ErrorCode.UNKNOWN_SERVER_ERROR, None, slot)
-            finally:
-                turn.set()
-            if body is not None:
-                slot.payload = self._encode(handler, request, body, slot)
+            ctx = RequestContext(self.broker, self.coordinators, self.client, request.header.client_id, turn.set)
+            reply = await dispatch(job.handler, request, ctx, self.name)
+            slot.payload, slot.close = reply.payload, reply.close
         finally:
             slot.done.set()
-
-    def _error_body(self, handler: Handler, request: Request, code: ErrorCode, message: str | None,
-                    slot: _Slot) -> dict[str, Any] | None:
-        if handler.error_response is None:
-            log.warning("closing connection from %s: %s v%d refused with %s", self.name, handler.api.name,
-                        request.version, code.name)
-            slot.close = True
-            return None
-        body = handler.error_response(request, code, message)
-        if body is None:
-            # Kafka's getErrorResponse has nothing to send (an acks=0 Produce): it closes the connection
-            # instead, so the client notices and refreshes its metadata.
-            log.info("closing connection from %s: %s v%d failed with %s and wants no response", self.name,
-                     handler.api.name, request.version, code.name)
-            slot.close = True
-        return body
-
-    def _encode(self, handler: Handler, request: Request, body: dict[str, Any], slot: _Slot) -> bytes | None:
-        try:
-            return codec.encode_response(handler.api, request.version, request.header.correlation_id, body)
-        except Exception:
-            log.exception("closing connection from %s: cannot encode %s v%d response", self.name,
-                          handler.api.name, request.version)
-            slot.close = True
-            return None
 
 
 def _peer(stream: trio.SocketStream) -> tuple[str, int]:

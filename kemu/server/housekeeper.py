@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import trio
 
-from kemu.cluster.broker import Broker
+from kemu.broker.broker import Broker
 
 _IDLE_CHECK_S = 1.0  # a real clock moves without telling anyone: look again at least this often
 

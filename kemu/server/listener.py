@@ -13,7 +13,8 @@ from typing import Mapping
 
 import trio
 
-from kemu.cluster.broker import Broker
+from kemu.broker.broker import Broker
+from kemu.coordinators import Coordinators
 from kemu.handlers import Handler, all_handlers
 from kemu.server.connection import Connection
 from kemu.server.housekeeper import run_housekeeper
@@ -28,18 +29,23 @@ async def serve(
     host: str,
     port: int,
     *,
+    coordinators: Coordinators | None = None,
     handlers: Mapping[int, Handler] | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve the Kafka protocol on host:port until cancelled; reports the bound port once listening."""
+    """Serve the Kafka protocol on host:port until cancelled; reports the bound port once listening.
+
+    `coordinators` are the broker's (made here when not given: a broker restarted on its data recovers
+    them before it listens)."""
     table = all_handlers() if handlers is None else handlers
+    coordinated = Coordinators(broker) if coordinators is None else coordinators
     listeners = await open_listeners(host, port)
     bound = listeners[0].socket.getsockname()[1]
     broker.bound_port = bound
 
     async def connection(stream: trio.SocketStream) -> None:
         try:
-            await Connection(stream, broker, table).run()
+            await Connection(stream, broker, coordinated, table).run()
         except Exception:
             # No input may take the broker down: a connection's failure ends that connection only.
             log.exception("connection failed")

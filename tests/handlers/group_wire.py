@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.cluster.config import BrokerConfig
+from kemu.broker.config import BrokerConfig
 from tests.server.broker_thread import BrokerThread
 from tests.server.kafka_socket import KafkaSocket
 

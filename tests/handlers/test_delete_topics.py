@@ -4,8 +4,8 @@ import uuid
 
 import pytest
 
-from kemu.cluster.config import BrokerConfig
-from kemu.cluster.topic_admin import NewTopic
+from kemu.admin.topics import NewTopic, create_topics
+from kemu.broker.config import BrokerConfig
 from tests.server.broker_thread import BrokerThread
 from tests.server.kafka_socket import KafkaSocket
 
@@ -14,7 +14,7 @@ ZERO = uuid.UUID(int=0)
 
 
 def create(broker: BrokerThread, *names: str) -> None:
-    broker.call(broker.broker.create_topics, [NewTopic(name) for name in names])
+    broker.call(create_topics, broker.broker, [NewTopic(name) for name in names])
 
 
 @pytest.mark.parametrize("version", range(6))

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from kemu.admin.topics import auto_creation_request, create_topics
 from kemu.wire import codec
 from kemu.wire.compression import CompressionType
 from kemu.wire.records import NewRecord, build_batch
@@ -88,7 +89,7 @@ def test_acks_zero_error_closes_the_connection(broker: BrokerThread, conn: Kafka
 
 
 def test_internal_topics_are_refused_to_clients(broker: BrokerThread, conn: KafkaSocket) -> None:
-    broker.call(lambda: broker.broker.create_topics([broker.broker.auto_creation_request("__transaction_state")]))
+    broker.call(lambda: create_topics(broker.broker, [auto_creation_request(broker.broker, "__transaction_state")]))
     response = produce(conn, "__transaction_state", batch(b"a"))
     assert (response["error_code"], response["log_start_offset"]) == (17, -1)
 
@@ -180,7 +181,7 @@ def test_a_partition_named_twice_answers_once_with_the_last_records(broker: Brok
 def test_transactional_batches_are_verified_with_the_coordinator(broker: BrokerThread, conn: KafkaSocket) -> None:
     """KIP-890: a transactional batch for a partition never added to the transaction is refused."""
     create_topic(conn, "t")
-    init = broker.call(lambda: broker.broker.txn.coordinator.init_producer_id("tx", 60_000))
+    init = broker.call(lambda: broker.coordinators.txn.coordinator.init_producer_id("tx", 60_000))
     records = batch(b"a", producer_id=init.producer_id, producer_epoch=init.producer_epoch, base_sequence=0,
                     transactional=True)
     answers = {}

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kemu.cluster.topic_admin import NewTopic
+from kemu.admin.topics import NewTopic, create_topics
 from kemu.groups.subscription_bytes import encode_subscription
 from tests.handlers.group_wire import (
     OFFSET_COMMIT,
@@ -31,7 +31,7 @@ ILLEGAL_GENERATION, GROUP_ID_NOT_FOUND, GROUP_SUBSCRIBED_TO_TOPIC, NON_EMPTY_GRO
 @pytest.fixture
 def broker() -> Iterator[BrokerThread]:
     with group_broker() as running:
-        [outcome] = running.call(running.broker.create_topics, [NewTopic("t", 3, 1)])
+        [outcome] = running.call(create_topics, running.broker, [NewTopic("t", 3, 1)])
         assert outcome.error == 0
         yield running
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kemu.cluster.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
+from kemu.broker.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from tests.handlers.group_wire import FIND_COORDINATOR, find_coordinator, group_broker
 from tests.server.broker_thread import BrokerThread
 from tests.server.kafka_socket import KafkaSocket

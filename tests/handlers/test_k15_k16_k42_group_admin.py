@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from kemu.cluster.acl import GROUP_OPERATIONS, NOT_REQUESTED
-from kemu.cluster.topic_admin import NewTopic
+from kemu.admin.acl import GROUP_OPERATIONS, NOT_REQUESTED
+from kemu.admin.topics import NewTopic, create_topics
 from tests.handlers.group_wire import (
     DELETE,
     DESCRIBE,
@@ -30,7 +30,7 @@ NOT_COORDINATOR, INVALID_GROUP_ID, NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND = 16, 24,
 @pytest.fixture
 def broker() -> Iterator[BrokerThread]:
     with group_broker() as running:
-        running.call(running.broker.create_topics, [NewTopic("t", 2, 1)])
+        running.call(create_topics, running.broker, [NewTopic("t", 2, 1)])
         yield running
 
 

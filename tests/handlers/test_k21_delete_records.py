@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from kemu.admin.topics import auto_creation_request, create_topics
 from tests.handlers.config_wire import create_topic
 from tests.handlers.data_plane import (
     DELETE_RECORDS,
@@ -60,7 +61,7 @@ def test_minus_one_is_the_high_watermark_and_beyond_it_is_refused(broker: Broker
 
 def test_refusals(broker: BrokerThread, conn: KafkaSocket) -> None:
     create_topic(conn, "compacted", configs={"cleanup.policy": "compact"})
-    broker.call(lambda: broker.broker.create_topics([broker.broker.auto_creation_request("__transaction_state")]))
+    broker.call(lambda: create_topics(broker.broker, [auto_creation_request(broker.broker, "__transaction_state")]))
     answers = delete_records(conn, [("compacted", 0, 0), ("nope", 0, 0), ("compacted", 4, 0),
                                     ("__transaction_state", 0, 0)])
     assert [(a["partition_index"], a["error_code"], a["low_watermark"]) for a in answers] == [

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from kemu.cluster.topic_admin import NewTopic
-from kemu.cluster.topic_names import GROUP_METADATA_TOPIC
+from kemu.admin.topics import NewTopic, create_topics
+from kemu.broker.topic_names import GROUP_METADATA_TOPIC
 from kemu.hashing import partition_for
 from kemu.txn.state import TxnState
 from kemu.wire.errors import ErrorCode
@@ -23,7 +23,7 @@ OFFSET_FETCH, FIND_COORDINATOR, API_VERSIONS = 9, 10, 18
 
 @pytest.fixture
 def topics(broker: BrokerThread) -> None:
-    broker.call(lambda: broker.broker.create_topics([NewTopic("a", 3, 1), NewTopic("b", 1, 1)]))
+    broker.call(lambda: create_topics(broker.broker, [NewTopic("a", 3, 1), NewTopic("b", 1, 1)]))
 
 
 def init(conn: KafkaSocket, tid: str | None, version: int = 4, timeout_ms: int = 60000,
@@ -64,7 +64,7 @@ def settle(broker: BrokerThread) -> None:
 
 
 def state(broker: BrokerThread, tid: str) -> TxnState:
-    return broker.call(lambda: broker.broker.txn.coordinator.txns[tid].state)
+    return broker.call(lambda: broker.coordinators.txn.coordinator.txns[tid].state)
 
 
 def control_records(broker: BrokerThread, topic: str, partition: int) -> list[tuple[int, int, bool]]:
@@ -130,10 +130,10 @@ def test_a_new_producer_aborts_the_old_ones_transaction(broker: BrokerThread, co
     old = init(conn, "t")
     assert add_partitions(conn, "t", old["producer_id"], 0, {"a": [0]}) == {("a", 0): 0}
     produce_direct(broker, "a", 0, old["producer_id"], 0, 0)
-    broker.call(lambda: setattr(broker.broker.txn, "hold_markers", True))
+    broker.call(lambda: setattr(broker.coordinators.txn, "hold_markers", True))
     assert init(conn, "t")["error_code"] == E.CONCURRENT_TRANSACTIONS
     assert init(conn, "t")["error_code"] == E.CONCURRENT_TRANSACTIONS  # still aborting
-    broker.call(lambda: setattr(broker.broker.txn, "hold_markers", False))
+    broker.call(lambda: setattr(broker.coordinators.txn, "hold_markers", False))
     settle(broker)
     new = init(conn, "t")
     assert (new["error_code"], new["producer_epoch"]) == (0, 2)
@@ -149,12 +149,12 @@ def test_add_partitions_client_form(broker: BrokerThread, conn: KafkaSocket, top
     pid = p["producer_id"]
     assert add_partitions(conn, "t", pid, 0, {"a": [0, 1], "b": [0]}, version) == {
         ("a", 0): 0, ("a", 1): 0, ("b", 0): 0}
-    assert broker.call(lambda: broker.broker.txn.coordinator.txns["t"].partitions) == {("a", 0), ("a", 1), ("b", 0)}
+    assert broker.call(lambda: broker.coordinators.txn.coordinator.txns["t"].partitions) == {("a", 0), ("a", 1), ("b", 0)}
     # One missing partition: nothing is added, the rest are not attempted.
     assert add_partitions(conn, "t", pid, 0, {"a": [2, 7], "nope": [0]}, version) == {
         ("a", 2): E.OPERATION_NOT_ATTEMPTED, ("a", 7): E.UNKNOWN_TOPIC_OR_PARTITION,
         ("nope", 0): E.UNKNOWN_TOPIC_OR_PARTITION}
-    assert ("a", 2) not in broker.call(lambda: broker.broker.txn.coordinator.txns["t"].partitions)
+    assert ("a", 2) not in broker.call(lambda: broker.coordinators.txn.coordinator.txns["t"].partitions)
     fenced = E.PRODUCER_FENCED if version >= 2 else E.INVALID_PRODUCER_EPOCH
     assert add_partitions(conn, "t", pid, 1, {"a": [2]}, version) == {("a", 2): fenced}
     assert add_partitions(conn, "t", pid + 1, 0, {"a": [2]}, version) == {("a", 2): E.INVALID_PRODUCER_ID_MAPPING}
@@ -193,7 +193,7 @@ def test_add_offsets_adds_the_groups_offsets_partition(broker: BrokerThread, con
                                               "producer_epoch": 0, "group_id": "my-group"})
     assert body["error_code"] == 0
     expected = (GROUP_METADATA_TOPIC, partition_for("my-group", 50))
-    assert broker.call(lambda: broker.broker.txn.coordinator.txns["t"].partitions) == {expected}
+    assert broker.call(lambda: broker.coordinators.txn.coordinator.txns["t"].partitions) == {expected}
     body = conn.request(ADD_OFFSETS, version, {"transactional_id": "t", "producer_id": p["producer_id"],
                                               "producer_epoch": 9, "group_id": "my-group"})
     assert body["error_code"] == (E.PRODUCER_FENCED if version >= 2 else E.INVALID_PRODUCER_EPOCH)
@@ -206,13 +206,13 @@ def test_end_txn_two_phases(broker: BrokerThread, conn: KafkaSocket, topics: Non
     assert end_txn(conn, "t", pid, 0, commit=True, version=version) == E.INVALID_TXN_STATE  # nothing begun
     add_partitions(conn, "t", pid, 0, {"a": [0], "b": [0]})
     produce_direct(broker, "a", 0, pid, 0, 0)
-    broker.call(lambda: setattr(broker.broker.txn, "hold_markers", True))
+    broker.call(lambda: setattr(broker.coordinators.txn, "hold_markers", True))
     assert end_txn(conn, "t", pid, 0, commit=True, version=version) == E.NONE
     assert state(broker, "t") == TxnState.PREPARE_COMMIT
     assert end_txn(conn, "t", pid, 0, commit=True, version=version) == E.CONCURRENT_TRANSACTIONS
     assert end_txn(conn, "t", pid, 0, commit=False, version=version) == E.INVALID_TXN_STATE
     assert add_partitions(conn, "t", pid, 0, {"a": [1]}) == {("a", 1): E.CONCURRENT_TRANSACTIONS}
-    broker.call(lambda: setattr(broker.broker.txn, "hold_markers", False))
+    broker.call(lambda: setattr(broker.coordinators.txn, "hold_markers", False))
     settle(broker)
     assert state(broker, "t") == TxnState.COMPLETE_COMMIT
     assert control_records(broker, "a", 0) == control_records(broker, "b", 0) == [(pid, 0, True)]
@@ -294,7 +294,8 @@ def test_txn_offset_commit_stages_until_the_commit_marker(broker: BrokerThread, 
                                   "group_id": "g"})
     assert offsets_commit(conn, version, pid, 0, topics={"a": [0, 9], "nope": [1]}) == {
         ("a", 0): 0, ("a", 9): E.UNKNOWN_TOPIC_OR_PARTITION, ("nope", 1): E.UNKNOWN_TOPIC_OR_PARTITION}
-    assert offsets_commit(conn, version, pid, 1) == {("a", 0): E.INVALID_PRODUCER_EPOCH}
+    assert offsets_commit(conn, version, pid, 1, topics={"a": [0, 9]}) == {
+        ("a", 0): E.INVALID_PRODUCER_EPOCH, ("a", 9): E.UNKNOWN_TOPIC_OR_PARTITION}
     assert offsets_commit(conn, version, pid, 0, group="") == {("a", 0): E.INVALID_GROUP_ID}
     assert fetch_offset(conn, "g", require_stable=False) == (-1, 0)
     assert fetch_offset(conn, "g", require_stable=True) == (-1, E.UNSTABLE_OFFSET_COMMIT)

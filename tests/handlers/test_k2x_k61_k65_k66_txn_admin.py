@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kemu.cluster.topic_admin import NewTopic
+from kemu.admin.topics import NewTopic, create_topics
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import NewRecord, build_batch
 from tests.handlers.test_k22_k28_transactions import add_partitions, end_txn, init, settle
@@ -17,7 +17,7 @@ DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 61, 65, 66
 
 @pytest.fixture
 def topics(broker: BrokerThread) -> None:
-    broker.call(lambda: broker.broker.create_topics([NewTopic("a", 2, 1)]))
+    broker.call(lambda: create_topics(broker.broker, [NewTopic("a", 2, 1)]))
 
 
 def append(broker: BrokerThread, pid: int, epoch: int, seq: int, n: int, transactional: bool, ts: int) -> None:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from kemu.cluster.acl import GROUP_OPERATIONS
-from kemu.cluster.topic_admin import NewTopic
+from kemu.admin.acl import GROUP_OPERATIONS
+from kemu.admin.topics import NewTopic, create_topics
 from tests.handlers.group_wire import CG_DESCRIBE, CG_HEARTBEAT, LIST, find_coordinator, group_broker
 from tests.server.broker_thread import BrokerThread
 from tests.server.kafka_socket import KafkaSocket
@@ -20,7 +20,7 @@ NOT_COORDINATOR, INVALID_REQUEST, GROUP_ID_NOT_FOUND = 16, 42, 69
 @pytest.fixture
 def broker() -> Iterator[BrokerThread]:
     with group_broker() as running:
-        running.call(running.broker.create_topics, [NewTopic("t", 4, 1)])
+        running.call(create_topics, running.broker, [NewTopic("t", 4, 1)])
         yield running
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from kemu.cluster.config import BrokerConfig
-from kemu.cluster.topic_admin import NewTopic
+from kemu.admin.topics import NewTopic, create_topics
+from kemu.broker.config import BrokerConfig
 from tests.server.broker_thread import BrokerThread
 from tests.server.kafka_socket import KafkaSocket
 
@@ -22,7 +22,7 @@ def named(*names: str | None) -> dict[str, Any]:
 
 
 def create(broker: BrokerThread, name: str, partitions: int = 1) -> None:
-    [outcome] = broker.call(broker.broker.create_topics, [NewTopic(name, partitions, 1)])
+    [outcome] = broker.call(create_topics, broker.broker, [NewTopic(name, partitions, 1)])
     assert outcome.error == 0
 
 

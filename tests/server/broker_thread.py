@@ -14,9 +14,10 @@ import trio
 import trio.from_thread
 import trio.lowlevel
 
+from kemu.broker.broker import Broker
+from kemu.broker.config import BrokerConfig
 from kemu.clock import SystemClock
-from kemu.cluster.broker import Broker
-from kemu.cluster.config import BrokerConfig
+from kemu.coordinators import Coordinators
 from kemu.handlers import Handler
 from kemu.server import serve
 
@@ -27,6 +28,7 @@ class BrokerThread:
     def __init__(self, config: BrokerConfig | None = None, handlers: Mapping[int, Handler] | None = None) -> None:
         self.config = config or BrokerConfig(port=0)
         self.broker = Broker(self.config, SystemClock())
+        self.coordinators = Coordinators(self.broker)
         self.handlers = handlers
         self.port = 0
         self._ready = threading.Event()
@@ -82,6 +84,6 @@ class BrokerThread:
             self._scope = scope
             async with trio.open_nursery() as nursery:
                 self.port = await nursery.start(lambda task_status: serve(
-                    self.broker, self.config.host, self.config.port, handlers=self.handlers,
+                    self.broker, self.config.host, self.config.port, coordinators=self.coordinators, handlers=self.handlers,
                     task_status=task_status))
                 self._ready.set()

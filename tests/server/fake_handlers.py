@@ -8,7 +8,7 @@ from typing import Any
 
 import trio
 
-from kemu.cluster.errors import ApiError
+from kemu.broker.errors import ApiError
 from kemu.handlers import Handler, all_handlers
 from kemu.handlers.context import RequestContext
 from kemu.wire.apis import get_api

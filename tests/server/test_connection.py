@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kemu.cluster.config import BrokerConfig
+from kemu.broker.config import BrokerConfig
 from kemu.handlers import all_handlers
 from tests.server.broker_thread import BrokerThread
 from tests.server.fake_handlers import METADATA, Script, metadata

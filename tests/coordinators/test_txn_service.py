@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from kemu.admin.topics import NewTopic, create_topics
+from kemu.broker.config import BrokerConfig
+from kemu.broker.topic_names import TRANSACTION_STATE_TOPIC
 from kemu.clock import VirtualClock
-from kemu.cluster.broker import Broker
-from kemu.cluster.config import BrokerConfig
-from kemu.cluster.topic_admin import NewTopic
-from kemu.cluster.topic_names import TRANSACTION_STATE_TOPIC
-from kemu.cluster.txn_service import COORDINATOR_EPOCH_FILE, HOLD_MARKERS_ENV
+from kemu.coordinators.txn import COORDINATOR_EPOCH_FILE, HOLD_MARKERS_ENV
 from kemu.hashing import partition_for
 from kemu.log import FetchIsolation
 from kemu.txn.producer_state import ProducerStateError
@@ -21,6 +20,7 @@ from kemu.txn.state import TxnState
 from kemu.wire.coordinator_records import decode_key, decode_value
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import ControlRecordType, NewRecord, build_batch, decode_control_key, decode_end_txn_marker_value
+from tests.coordinators.node import CoreNode
 
 E = ErrorCode
 
@@ -30,20 +30,20 @@ def clock() -> VirtualClock:
     return VirtualClock(1_700_000_000_000)
 
 
-def open_broker(data_dir: Path, clock: VirtualClock) -> Broker:
-    broker = Broker(BrokerConfig(data_dir=str(data_dir)), clock)
-    broker.create_topics([NewTopic("a", 2, 1)])
+def open_broker(data_dir: Path, clock: VirtualClock) -> CoreNode:
+    broker = CoreNode(BrokerConfig(data_dir=str(data_dir)), clock)
+    create_topics(broker, [NewTopic("a", 2, 1)])
     return broker
 
 
 @pytest.fixture
-def broker(tmp_path: Path, clock: VirtualClock) -> Iterator[Broker]:
+def broker(tmp_path: Path, clock: VirtualClock) -> Iterator[CoreNode]:
     b = open_broker(tmp_path, clock)
     yield b
     b.close()
 
 
-def produce(broker: Broker, topic: str, partition: int, pid: int, epoch: int, seq: int, n: int = 1,
+def produce(broker: CoreNode, topic: str, partition: int, pid: int, epoch: int, seq: int, n: int = 1,
             transactional: bool = True) -> None:
     plog = broker.partition_log(topic, partition)
     assert plog is not None
@@ -52,7 +52,7 @@ def produce(broker: Broker, topic: str, partition: int, pid: int, epoch: int, se
     plog.append(data)
 
 
-def markers(broker: Broker, topic: str, partition: int) -> list[tuple[bool, int, int, int]]:
+def markers(broker: CoreNode, topic: str, partition: int) -> list[tuple[bool, int, int, int]]:
     """(commit, producer id, producer epoch, coordinator epoch) of each marker in the partition."""
     plog = broker.partition_log(topic, partition)
     assert plog is not None
@@ -67,7 +67,7 @@ def markers(broker: Broker, topic: str, partition: int) -> list[tuple[bool, int,
     return found
 
 
-def begin(broker: Broker, tid: str, partitions: list[tuple[str, int]], timeout_ms: int = 60000) -> tuple[int, int]:
+def begin(broker: CoreNode, tid: str, partitions: list[tuple[str, int]], timeout_ms: int = 60000) -> tuple[int, int]:
     coordinator = broker.txn.coordinator
     init = coordinator.init_producer_id(tid, timeout_ms)
     assert init.error == E.NONE
@@ -77,7 +77,7 @@ def begin(broker: Broker, tid: str, partitions: list[tuple[str, int]], timeout_m
     return init.producer_id, init.producer_epoch
 
 
-def test_journal_goes_to_the_ids_partition_of_a_created_transaction_state_topic(broker: Broker) -> None:
+def test_journal_goes_to_the_ids_partition_of_a_created_transaction_state_topic(broker: CoreNode) -> None:
     assert TRANSACTION_STATE_TOPIC not in broker.topics
     broker.txn.coordinator.init_producer_id("my-txn", 60000)
     topic = broker.topics.get(TRANSACTION_STATE_TOPIC)
@@ -94,7 +94,7 @@ def test_journal_goes_to_the_ids_partition_of_a_created_transaction_state_topic(
     assert (value.fields["producer_epoch"], value.fields["transaction_status"]) == (0, int(TxnState.EMPTY))
 
 
-def test_commit_writes_markers_on_every_partition_through_housekeeping(broker: Broker) -> None:
+def test_commit_writes_markers_on_every_partition_through_housekeeping(broker: CoreNode) -> None:
     pid, epoch = begin(broker, "t", [("a", 0), ("a", 1)])
     a0 = broker.partition_log("a", 0)
     assert a0 is not None and a0.log.last_stable_offset == 0
@@ -109,7 +109,7 @@ def test_commit_writes_markers_on_every_partition_through_housekeeping(broker: B
     assert committed.last_stable_offset == 3 and a0.aborted_transactions(0, 3) == []
 
 
-def test_abort_is_indexed_for_read_committed(broker: Broker) -> None:
+def test_abort_is_indexed_for_read_committed(broker: CoreNode) -> None:
     pid, epoch = begin(broker, "t", [("a", 0)])
     broker.txn.coordinator.end_txn("t", pid, epoch, commit=False)
     broker.housekeeping.run_due()
@@ -119,7 +119,7 @@ def test_abort_is_indexed_for_read_committed(broker: Broker) -> None:
     assert (aborted.producer_id, aborted.first_offset, aborted.last_offset) == (pid, 0, 2)
 
 
-def test_hold_markers_keeps_the_transaction_prepared_until_released(broker: Broker) -> None:
+def test_hold_markers_keeps_the_transaction_prepared_until_released(broker: CoreNode) -> None:
     pid, epoch = begin(broker, "t", [("a", 0)])
     broker.txn.hold_markers = True
     broker.txn.coordinator.end_txn("t", pid, epoch, commit=True)
@@ -201,8 +201,8 @@ def test_producer_ids_continue_after_a_restart(tmp_path: Path, clock: VirtualClo
         again.close()
 
 
-def test_a_deleted_topic_is_skipped_by_the_marker_writer(broker: Broker) -> None:
-    broker.create_topics([NewTopic("gone", 1, 1)])
+def test_a_deleted_topic_is_skipped_by_the_marker_writer(broker: CoreNode) -> None:
+    create_topics(broker, [NewTopic("gone", 1, 1)])
     pid, epoch = begin(broker, "t", [("a", 0), ("gone", 0)])
     topic = broker.topics.get("gone")
     assert topic is not None
@@ -213,7 +213,7 @@ def test_a_deleted_topic_is_skipped_by_the_marker_writer(broker: Broker) -> None
     assert len(markers(broker, "a", 0)) == 1
 
 
-def test_stalled_transaction_is_aborted_by_the_timeout_task(broker: Broker, clock: VirtualClock) -> None:
+def test_stalled_transaction_is_aborted_by_the_timeout_task(broker: CoreNode, clock: VirtualClock) -> None:
     pid, epoch = begin(broker, "t", [("a", 0)], timeout_ms=2000)
     broker.housekeeping.run_due()
     clock.advance(2000)
@@ -229,7 +229,7 @@ def test_stalled_transaction_is_aborted_by_the_timeout_task(broker: Broker, cloc
     assert fenced.value.code == E.INVALID_PRODUCER_EPOCH
 
 
-def test_idle_producers_expire_from_partitions(broker: Broker, clock: VirtualClock) -> None:
+def test_idle_producers_expire_from_partitions(broker: CoreNode, clock: VirtualClock) -> None:
     produce(broker, "a", 0, 42, 0, 0, transactional=False)
     a0 = broker.partition_log("a", 0)
     assert a0 is not None and 42 in a0.producers.producers
@@ -238,7 +238,7 @@ def test_idle_producers_expire_from_partitions(broker: Broker, clock: VirtualClo
     assert 42 not in a0.producers.producers
 
 
-def test_produce_verifier_refuses_a_partition_not_in_the_transaction(broker: Broker) -> None:
+def test_produce_verifier_refuses_a_partition_not_in_the_transaction(broker: CoreNode) -> None:
     coordinator = broker.txn.coordinator
     init = coordinator.init_producer_id("t", 60000)
     pid, epoch = init.producer_id, init.producer_epoch
@@ -272,7 +272,7 @@ def test_produce_verifier_refuses_a_partition_not_in_the_transaction(broker: Bro
     assert broker.txn.produce_verifier(None, 9) is None
 
 
-def test_journal_records_read_as_kafka_writes_them(broker: Broker) -> None:
+def test_journal_records_read_as_kafka_writes_them(broker: CoreNode) -> None:
     """Empty has a null partition list; Ongoing lists its partitions by topic, with the start time."""
     coordinator = broker.txn.coordinator
     init = coordinator.init_producer_id("t", 60000)

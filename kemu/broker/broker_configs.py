@@ -22,9 +22,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kemu.cluster.config import BrokerConfig
+from kemu.broker.config import BrokerConfig
 from kemu.log.config import (
     LONG_MAX,
     MS_PER_HOUR,
@@ -35,9 +35,6 @@ from kemu.log.config import (
     format_value,
     parse_value,
 )
-
-if TYPE_CHECKING:
-    from kemu.cluster.broker import Broker
 
 DYNAMIC_CONFIGS_FILE = "kemu-broker-configs.json"
 _FORMAT_VERSION = 1
@@ -268,18 +265,18 @@ def broker_synonyms(name: str) -> tuple[str, ...]:
     return (name,)
 
 
-def static_values(broker: Broker) -> dict[str, str]:
+def static_values(cfg: BrokerConfig, *, bound_port: int | None, data_dir: Path,
+                  advertised: tuple[str, int]) -> dict[str, str]:
     """What kemu was started with, under Kafka's names: the STATIC_BROKER_CONFIG layer."""
-    cfg = broker.config
     values = {
         "node.id": str(cfg.node_id),
         "broker.id": str(cfg.node_id),
         "process.roles": "broker,controller",
-        "listeners": f"PLAINTEXT://{cfg.host}:{broker.bound_port or cfg.port}",
-        "log.dirs": str(broker.data_dir.absolute()),
+        "listeners": f"PLAINTEXT://{cfg.host}:{bound_port or cfg.port}",
+        "log.dirs": str(data_dir.absolute()),
     }
     if cfg.advertised_host is not None or cfg.advertised_port is not None:
-        host, port = broker.advertised_endpoint()
+        host, port = advertised
         values["advertised.listeners"] = f"PLAINTEXT://{host}:{port}"
     if cfg.rack is not None:
         values["broker.rack"] = cfg.rack
@@ -323,10 +320,8 @@ class DynamicBrokerConfigs:
         tmp.write_text(json.dumps(doc, indent=1, sort_keys=True))
         os.replace(tmp, self._path)
 
-
-def current_layers(broker: Broker) -> ConfigLayers:
-    dynamic = broker.dynamic_configs
-    return ConfigLayers(dict(dynamic.per_broker), dict(dynamic.cluster_default), static_values(broker))
+    def layers(self, static: dict[str, str]) -> ConfigLayers:
+        return ConfigLayers(dict(self.per_broker), dict(self.cluster_default), static)
 
 
 class BrokerConfigRefused(Exception):

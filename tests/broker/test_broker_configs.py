@@ -9,10 +9,9 @@ from typing import Iterator
 
 import pytest
 
-from kemu.clock import VirtualClock
-from kemu.cluster import broker_configs
-from kemu.cluster.broker import Broker
-from kemu.cluster.broker_configs import (
+from kemu.broker import broker_configs
+from kemu.broker.broker import Broker
+from kemu.broker.broker_configs import (
     BROKER_CONFIGS,
     DEFAULTS,
     BrokerConfigRefused,
@@ -22,7 +21,8 @@ from kemu.cluster.broker_configs import (
     broker_synonyms,
     validate_dynamic,
 )
-from kemu.cluster.config import BrokerConfig
+from kemu.broker.config import BrokerConfig
+from kemu.clock import VirtualClock
 from kemu.log.config import TOPIC_CONFIGS
 
 # BrokerConfig fields that are not Kafka settings of their own (listeners, log.dirs are built from them).
@@ -85,7 +85,7 @@ def test_broker_synonyms_as_kafka_groups_them(name: str, synonyms: tuple[str, ..
 
 def test_static_layer_is_what_kemu_was_started_with(broker: Broker) -> None:
     broker.bound_port = 4321
-    static = broker_configs.static_values(broker)
+    static = broker.config_layers().static
     assert static["node.id"] == static["broker.id"] == "1"
     assert static["listeners"] == "PLAINTEXT://127.0.0.1:4321"
     assert static["log.dirs"] == str(broker.data_dir.absolute())
@@ -95,7 +95,7 @@ def test_static_layer_is_what_kemu_was_started_with(broker: Broker) -> None:
     assert static["transaction.state.log.min.isr"] == "1"
     assert "num.partitions" not in static and "advertised.listeners" not in static and "broker.rack" not in static
     broker.config.advertised_host, broker.config.rack, broker.config.num_partitions = "kafka.example", "r1", 3
-    static = broker_configs.static_values(broker)
+    static = broker.config_layers().static
     assert static["advertised.listeners"] == "PLAINTEXT://kafka.example:4321"
     assert (static["broker.rack"], static["num.partitions"]) == ("r1", "3")
 

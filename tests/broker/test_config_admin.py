@@ -9,10 +9,7 @@ from typing import Iterator
 
 import pytest
 
-from kemu.clock import VirtualClock
-from kemu.cluster.broker import Broker
-from kemu.cluster.config import BrokerConfig
-from kemu.cluster.config_admin import (
+from kemu.admin.configs import (
     RESOURCE_BROKER,
     RESOURCE_BROKER_LOGGER,
     RESOURCE_TOPIC,
@@ -22,7 +19,10 @@ from kemu.cluster.config_admin import (
     ResourceChange,
     alter,
 )
-from kemu.cluster.topic_admin import NewTopic
+from kemu.admin.topics import NewTopic, create_topics
+from kemu.broker.broker import Broker
+from kemu.broker.config import BrokerConfig
+from kemu.clock import VirtualClock
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import NewRecord, build_batch
 
@@ -32,7 +32,7 @@ SET, DELETE, APPEND, SUBTRACT = OpType.SET, OpType.DELETE, OpType.APPEND, OpType
 @pytest.fixture
 def broker(tmp_path: Path) -> Iterator[Broker]:
     created = Broker(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
-    [outcome] = created.create_topics([NewTopic("t", 2, configs=[("retention.ms", "1000")])])
+    [outcome] = create_topics(created, [NewTopic("t", 2, configs=[("retention.ms", "1000")])])
     assert outcome.error == ErrorCode.NONE
     yield created
     created.close()
@@ -146,7 +146,7 @@ def test_broker_defaults_reach_topics_without_overrides(broker: Broker, tmp_path
     assert (log_config(broker).retention_ms, log_config(broker).max_message_bytes) == (1000, 2000)
     assert incremental(broker, broker_resource("1", ("message.max.bytes", SET, "3000"))) == [Outcome()]
     assert log_config(broker).max_message_bytes == 3000
-    [created] = broker.create_topics([NewTopic("u")])
+    [created] = create_topics(broker, [NewTopic("u")])
     inherited = {c.name: (c.value, c.source) for c in created.configs}
     assert inherited["max.message.bytes"] == ("3000", 2) and inherited["retention.ms"] == ("5000", 3)
     assert incremental(broker, broker_resource("1", ("message.max.bytes", DELETE, None))) == [Outcome()]
@@ -194,18 +194,18 @@ def test_legacy_broker_alter_replaces_the_layer(broker: Broker) -> None:
 
 
 def test_broker_logger_levels(broker: Broker) -> None:
-    logger = logging.getLogger("kemu.cluster.storage")
+    logger = logging.getLogger("kemu.broker.storage")
     before = logger.level
     try:
         def loggers(*changes: tuple[str, int, str | None], name: str = "1") -> list[Outcome]:
             return incremental(broker, ResourceChange(RESOURCE_BROKER_LOGGER, name, [ConfigChange(*c) for c in changes]))
 
-        assert loggers(("kemu.cluster.storage", SET, "TRACE")) == [Outcome()]
+        assert loggers(("kemu.broker.storage", SET, "TRACE")) == [Outcome()]
         assert logger.level == 5
-        assert loggers(("kemu.cluster.storage", DELETE, None)) == [Outcome()]
+        assert loggers(("kemu.broker.storage", DELETE, None)) == [Outcome()]
         assert logger.level == logging.NOTSET
-        assert loggers(("kemu.cluster.storage", SET, "LOUD")) == [Outcome(
-            ErrorCode.INVALID_CONFIG, "Cannot set the log level of kemu.cluster.storage to LOUD as it is not a "
+        assert loggers(("kemu.broker.storage", SET, "LOUD")) == [Outcome(
+            ErrorCode.INVALID_CONFIG, "Cannot set the log level of kemu.broker.storage to LOUD as it is not a "
                                       "supported log level. Valid log levels are DEBUG, ERROR, FATAL, INFO, TRACE, WARN")]
         assert loggers(("no.such.logger", SET, "INFO")) == [
             Outcome(ErrorCode.INVALID_CONFIG, "Logger no.such.logger does not exist!")]
@@ -223,7 +223,7 @@ def test_lowered_retention_deletes_old_segments_on_the_next_pass(tmp_path: Path)
     clock = VirtualClock(1_700_000_000_000)
     broker = Broker(BrokerConfig(data_dir=str(tmp_path / "data")), clock)
     try:
-        broker.create_topics([NewTopic("r", 1, configs=[("segment.ms", "1000")])])
+        create_topics(broker, [NewTopic("r", 1, configs=[("segment.ms", "1000")])])
         found = broker.partition_log("r", 0)
         assert found is not None
         for value in (b"a", b"b", b"c"):

@@ -20,16 +20,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING
 
-from kemu.cluster import broker_loggers, topic_configs
-from kemu.cluster.broker_configs import BROKER_CONFIGS, BrokerConfigRefused, parse_java_int, validate_dynamic
-from kemu.cluster.topic_names import invalid_name_reason
+from kemu.admin import loggers as broker_loggers
+from kemu.broker import topic_configs
+from kemu.broker.broker import Broker
+from kemu.broker.broker_configs import BROKER_CONFIGS, BrokerConfigRefused, parse_java_int, validate_dynamic
+from kemu.broker.topic_names import invalid_name_reason
 from kemu.log.config import TOPIC_CONFIGS, InvalidConfigError, list_items
 from kemu.wire.errors import ErrorCode
-
-if TYPE_CHECKING:
-    from kemu.cluster.broker import Broker
 
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
@@ -143,7 +141,7 @@ def _alter_broker(broker: Broker, resource: ResourceChange, validate_only: bool,
         raise _Refused(ErrorCode.INVALID_REQUEST, str(refused)) from None
     if not validate_only:
         broker.dynamic_configs.replace(name, values)
-        topic_configs.apply_broker_log_defaults(broker)
+        broker.apply_log_defaults()
 
 
 def _apply_broker_op(values: dict[str, str], op: OpType, change: ConfigChange) -> None:

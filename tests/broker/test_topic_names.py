@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from kemu.cluster.topic_names import has_collision_chars, invalid_name_reason, is_internal, unify_collision_chars
+from kemu.broker.topic_names import has_collision_chars, invalid_name_reason, is_internal, unify_collision_chars
 
 
 @pytest.mark.parametrize("name", ["a", "orders", "A-b_c.d", "x" * 249, "__consumer_offsets", "0"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from kemu.cluster.broker_configs import parse_java_int
+from kemu.broker.broker_configs import parse_java_int
 
 ROOT_LOGGER = "root"
 TRACE = 5

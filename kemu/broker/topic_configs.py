@@ -10,9 +10,9 @@ topic's unit (log.retention.hours → ms), and otherwise Kafka's default.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kemu.cluster.broker_configs import ConfigEntry, ConfigLayers, ConfigSource, SynonymEntry, current_layers
+from kemu.broker.broker_configs import ConfigEntry, ConfigLayers, ConfigSource, SynonymEntry
 from kemu.log.config import (
     TOPIC_CONFIGS,
     ConfigKey,
@@ -21,9 +21,6 @@ from kemu.log.config import (
     format_value,
     validate_topic_configs,
 )
-
-if TYPE_CHECKING:
-    from kemu.cluster.broker import Broker
 
 ConfigError = InvalidConfigError
 EffectiveConfig = ConfigEntry
@@ -57,14 +54,6 @@ def log_defaults(layers: ConfigLayers) -> LogConfig:
         if found is not None:
             values[key.name] = key.parse(found[0])
     return LogConfig.defaults_from(values)
-
-
-def apply_broker_log_defaults(broker: Broker) -> None:
-    """Give every partition log the broker's current log.* defaults (after a dynamic broker config change,
-    and at start-up before the logs open), as Kafka's DynamicLogConfig.reconfigure does."""
-    broker.storage.log_defaults = log_defaults(current_layers(broker))
-    for topic in broker.topics:
-        broker.storage.reconfigure(topic)
 
 
 def effective(overrides: Mapping[str, str], layers: ConfigLayers = NO_BROKER_LAYERS) -> list[ConfigEntry]:

@@ -12,15 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from kemu.cluster.topic_admin import assignment_problem, striped
-from kemu.cluster.topics import Partition
+from kemu.admin.topics import assignment_problem, striped
+from kemu.broker.broker import Broker
+from kemu.broker.topics import Partition, Topic
 from kemu.wire.errors import ErrorCode
-
-if TYPE_CHECKING:
-    from kemu.cluster.broker import Broker
-    from kemu.cluster.topics import Topic
 
 MAX_RECORDS_PER_USER_OP = 10_000
 

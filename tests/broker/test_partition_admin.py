@@ -7,18 +7,18 @@ from typing import Iterator
 
 import pytest
 
+from kemu.admin.partitions import NewPartitions, PartitionsOutcome, create_partitions
+from kemu.admin.topics import NewTopic, create_topics
+from kemu.broker.broker import Broker
+from kemu.broker.config import BrokerConfig
 from kemu.clock import VirtualClock
-from kemu.cluster.broker import Broker
-from kemu.cluster.config import BrokerConfig
-from kemu.cluster.partition_admin import NewPartitions, PartitionsOutcome, create_partitions
-from kemu.cluster.topic_admin import NewTopic
 from kemu.wire.errors import ErrorCode
 
 
 @pytest.fixture
 def broker(tmp_path: Path) -> Iterator[Broker]:
     created = Broker(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
-    created.create_topics([NewTopic("t", 1, configs=[("max.message.bytes", "2000")])])
+    create_topics(created, [NewTopic("t", 1, configs=[("max.message.bytes", "2000")])])
     yield created
     created.close()
 
@@ -74,13 +74,13 @@ def test_refusals(broker: Broker, wanted: NewPartitions, error: ErrorCode, messa
 
 
 def test_duplicates_answer_first_and_others_go_on(broker: Broker) -> None:
-    broker.create_topics([NewTopic("u")])
+    create_topics(broker, [NewTopic("u")])
     outcomes = create_partitions(broker, [NewPartitions("u", 2), NewPartitions("t", 4), NewPartitions("u", 3)], False)
     assert outcomes == [PartitionsOutcome("u", ErrorCode.INVALID_REQUEST, "Duplicate topic name."), PartitionsOutcome("t")]
     assert (partitions(broker, "t"), partitions(broker, "u")) == (4, 1)
 
 
 def test_one_request_adds_at_most_ten_thousand(broker: Broker) -> None:
-    broker.create_topics([NewTopic("u")])
+    create_topics(broker, [NewTopic("u")])
     outcomes = create_partitions(broker, [NewPartitions("t", 6_000), NewPartitions("u", 6_000)], True)
     assert outcomes == [PartitionsOutcome("t"), PartitionsOutcome("u", ErrorCode.UNKNOWN_SERVER_ERROR)]

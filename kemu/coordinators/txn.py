@@ -34,12 +34,13 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from kemu.cluster.errors import ApiError
-from kemu.cluster.group_service import ensure_internal_topic, internal_partition_count
-from kemu.cluster.topic_names import TRANSACTION_STATE_TOPIC
-from kemu.hashing import partition_for
+from kemu.broker.broker import Broker
+from kemu.broker.errors import ApiError
+from kemu.broker.topic_names import TRANSACTION_STATE_TOPIC
+from kemu.coordinators.journal import InternalTopicJournal, txn_write_error
 from kemu.log import AppendOrigin, LogError
 from kemu.txn.coordinator import MarkerJob, TransactionCoordinator, TxnConfig
 from kemu.txn.partition import TxnVerifier
@@ -55,10 +56,7 @@ from kemu.wire.coordinator_records import (
     encode_value,
 )
 from kemu.wire.errors import ErrorCode
-from kemu.wire.records import NewRecord, RecordsError, build_batch, build_end_txn_marker
-
-if TYPE_CHECKING:
-    from kemu.cluster.broker import Broker
+from kemu.wire.records import NewRecord, build_batch, build_end_txn_marker
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +78,8 @@ class TxnService:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
         self.settings = broker.config
+        self.journal = InternalTopicJournal(broker, TRANSACTION_STATE_TOPIC,
+                                            broker.config.transaction_state_log_num_partitions, txn_write_error)
         self.coordinator = TransactionCoordinator(
             broker.clock,
             ProducerIdAllocator(broker.data_dir / PRODUCER_ID_BLOCK_FILE),
@@ -118,37 +118,22 @@ class TxnService:
 
     # ---- the journal ----------------------------------------------------------------------------------
     def partition_count(self) -> int:
-        return internal_partition_count(self.broker, TRANSACTION_STATE_TOPIC,
-                                        self.broker.config.transaction_state_log_num_partitions)
+        return self.journal.partition_count()
 
     def partition_of(self, transactional_id: str) -> int:
-        return partition_for(transactional_id, self.partition_count())
+        return self.journal.partition_of(transactional_id)
 
     def _journal(self, transactional_id: str, value: dict[str, Any] | None) -> None:
-        if not ensure_internal_topic(self.broker, TRANSACTION_STATE_TOPIC):
-            raise ApiError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{TRANSACTION_STATE_TOPIC} cannot be created")
         index = self.partition_of(transactional_id)
-        plog = self.broker.partition_log(TRANSACTION_STATE_TOPIC, index)
-        if plog is None:
-            raise ApiError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{TRANSACTION_STATE_TOPIC}-{index} is not available")
         key = encode_key(RECORD_TYPE, 0, {"transactional_id": transactional_id})
         encoded = None if value is None else encode_value(RECORD_TYPE, _value_version(value), value)
         batch = build_batch([NewRecord(key=key, value=encoded, timestamp=self.broker.clock.now_ms())])
         try:
-            plog.append(batch, origin=AppendOrigin.COORDINATOR)
-        except (LogError, ProducerStateError, RecordsError) as error:
+            self.journal.append(index, batch)
+        except ApiError as error:
             log.error("could not journal transactional id %r to %s-%d: %s", transactional_id,
                       TRANSACTION_STATE_TOPIC, index, error)
-            # Kafka's appendTransactionToLog turns a failed append into a coordinator error.
-            code = getattr(error, "code", None) or ErrorCode.UNKNOWN_SERVER_ERROR
-            if code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
-                        ErrorCode.REQUEST_TIMED_OUT, ErrorCode.KAFKA_STORAGE_ERROR):
-                code = ErrorCode.COORDINATOR_NOT_AVAILABLE
-            elif code is ErrorCode.NOT_LEADER_OR_FOLLOWER:
-                code = ErrorCode.NOT_COORDINATOR
-            else:
-                code = ErrorCode.UNKNOWN_SERVER_ERROR
-            raise ApiError(code, str(error)) from error
+            raise
 
     # ---- start-up ---------------------------------------------------------------------------------------
     def _next_coordinator_epoch(self) -> int:
@@ -165,15 +150,12 @@ class TxnService:
         return epoch
 
     def _load(self) -> None:
-        topic = self.broker.topics.get(TRANSACTION_STATE_TOPIC)
-        for partition in topic.partitions if topic is not None else ():
-            if partition.log is None:
-                continue
-            for batch in partition.log.log.batches():
+        for index, plog in self.journal.partitions():
+            for batch in plog.log.batches():
                 if batch.header.is_control:
                     continue
                 for record in batch.records():
-                    self._replay(partition.index, record.key, record.value)
+                    self._replay(index, record.key, record.value)
         self.coordinator.finish_loading()
         if self.coordinator.txns:
             log.info("transaction coordinator (epoch %d) loaded %d transactional ids from %s, %d to complete",
@@ -291,12 +273,3 @@ def _value_version(value: dict[str, Any]) -> int:
     if value.get("previous_producer_id", -1) != -1 or value.get("next_producer_id", -1) != -1:
         return 1
     return 0
-
-
-def fenced_for_version(error: ErrorCode, version: int, first_version: int) -> ErrorCode:
-    """PRODUCER_FENCED as an API version before `first_version` knows it: INVALID_PRODUCER_EPOCH, which such
-    clients handle the same way (KafkaApis does this for InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn
-    and EndTxn)."""
-    if error is ErrorCode.PRODUCER_FENCED and version < first_version:
-        return ErrorCode.INVALID_PRODUCER_EPOCH
-    return error

@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
-from kemu.cluster.topic_names import has_collision_chars, is_internal, unify_collision_chars
+from kemu.broker.topic_names import has_collision_chars, is_internal, unify_collision_chars
 
 if TYPE_CHECKING:
     from kemu.txn.partition import TransactionalPartition

@@ -20,8 +20,8 @@
 - **Placement.** A group belongs to this broker when it leads the group's `__consumer_offsets` partition;
   until that topic exists no broker coordinates anything (NOT_COORDINATOR). FindCoordinator creates it.
 
-Handlers call `run(lambda coordinator: coordinator.<method>(body, context))` for every coordinator request, and
-`wait_for_result(pending, ctx.detach)` for a JoinGroup/SyncGroup `Pending`. For the transactions layer:
+Handlers call `run(lambda coordinator: coordinator.<method>(body, context))` for every coordinator request (and
+wait on a JoinGroup/SyncGroup `Pending` themselves). For the transactions layer:
 `txn_offset_commit(body, context)` is TxnOffsetCommit minus the producer's transaction checks.
 
 If an append fails (a disk error, a fenced producer epoch) the request fails with Kafka's error for it, but
@@ -31,21 +31,21 @@ the in-memory state keeps the change; Kafka would roll it back. Only a broken di
 from __future__ import annotations
 
 import functools
-import ipaddress
 import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
-import trio
-
-from kemu.cluster.config import BrokerConfig
-from kemu.cluster.errors import ApiError
-from kemu.cluster.topic_names import GROUP_METADATA_TOPIC
-from kemu.groups import CoordinatorRecord, GroupConfig, GroupCoordinator, Pending, RequestContext, TopicInfo
-from kemu.groups import log_records
+from kemu.broker.broker import Broker
+from kemu.broker.config import BrokerConfig
+from kemu.broker.errors import ApiError
+from kemu.broker.topic_names import GROUP_METADATA_TOPIC
+from kemu.coordinators.journal import JOURNAL_ERRORS, InternalTopicJournal, group_write_error
+from kemu.groups import CoordinatorRecord, GroupConfig, GroupCoordinator, RequestContext, TopicInfo, log_records
 from kemu.groups.offset_ops import partition_errors
 from kemu.hashing import partition_for
-from kemu.log import AppendOrigin, LogError, LogEvent, PartitionLog
+from kemu.log import AppendOrigin, LogEvent, PartitionLog
+from kemu.txn.partition import TransactionalPartition
 from kemu.txn.producer_state import ProducerStateError
 from kemu.wire.coordinator_records import CoordinatorRecordError, UnknownRecordType
 from kemu.wire.errors import ErrorCode
@@ -60,10 +60,6 @@ from kemu.wire.records import (
     build_batch,
     decode_control_key,
 )
-
-if TYPE_CHECKING:
-    from kemu.cluster.broker import Broker
-    from kemu.txn.partition import TransactionalPartition
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +82,8 @@ class _Run(NamedTuple):
 class GroupService:
     def __init__(self, broker: Broker, config: GroupConfig | None = None) -> None:
         self.broker = broker
+        self.journal = InternalTopicJournal(broker, GROUP_METADATA_TOPIC, broker.config.offsets_topic_num_partitions,
+                                            group_write_error)
         self.coordinator = GroupCoordinator(broker.clock, config=config or group_config(broker.config),
                                             journal=self._journal, topics=self._topics)
         self._buffer: list[CoordinatorRecord] | None = None
@@ -99,11 +97,10 @@ class GroupService:
 
     # ---- placement --------------------------------------------------------------------------------
     def partition_count(self) -> int:
-        return internal_partition_count(self.broker, GROUP_METADATA_TOPIC,
-                                        self.broker.config.offsets_topic_num_partitions)
+        return self.journal.partition_count()
 
     def partition_of(self, group_id: str) -> int:
-        return partition_for(group_id, self.partition_count())
+        return self.journal.partition_of(group_id)
 
     def coordinator_error(self, group_id: str) -> ErrorCode:
         """NONE when this broker coordinates `group_id`, else NOT_COORDINATOR (the client looks it up again)."""
@@ -117,7 +114,7 @@ class GroupService:
 
     def ensure_offsets_topic(self) -> bool:
         """Create `__consumer_offsets` as Kafka does on the first FindCoordinator; False if that failed."""
-        if not ensure_internal_topic(self.broker, GROUP_METADATA_TOPIC):
+        if not self.journal.ensure_topic():
             return False
         self._watch_all()
         return True
@@ -134,21 +131,17 @@ class GroupService:
         """TxnOffsetCommit (28) once the transactions layer has checked the producer's transaction (and that
         AddOffsetsToTxn added the group): the rest of Kafka's handling, without throttle_time_ms.
 
-        Unknown topics and partitions answer UNKNOWN_TOPIC_OR_PARTITION; a group led elsewhere (or before
-        `__consumer_offsets` exists) NOT_COORDINATOR; a producer epoch older than the one that last wrote to
-        the group's partition INVALID_PRODUCER_EPOCH. The offsets stay invisible until the transaction's
-        marker reaches the group's partition.
+        The request's topics are ones this broker hosts (the handler answers the others). A group led
+        elsewhere (or before `__consumer_offsets` exists) is NOT_COORDINATOR; a producer epoch older than the
+        one that last wrote to the group's partition INVALID_PRODUCER_EPOCH. The offsets stay invisible until
+        the transaction's marker reaches the group's partition.
         """
-        known, unknown = split_hosted(self.broker, request["topics"])
-        if not known:
-            return {"topics": unknown}
         error = self.coordinator_error(request["group_id"])
         if error is ErrorCode.NONE:
             error = self._check_producer(request["group_id"], request["producer_id"], request["producer_epoch"])
         if error is not ErrorCode.NONE:
-            return {"topics": merge_topics(unknown, partition_errors(known, error))}
-        response = self.run(lambda c: c.txn_offset_commit({**request, "topics": known}, context))
-        return {**response, "topics": merge_topics(unknown, response["topics"])}
+            return {"topics": partition_errors(request["topics"], error)}
+        return self.run(lambda c: c.txn_offset_commit(request, context))
 
     def _check_producer(self, group_id: str, producer_id: int, producer_epoch: int) -> ErrorCode:
         plog = self._partition_log(self.partition_of(group_id))
@@ -223,10 +216,10 @@ class GroupService:
         for run in runs:
             try:
                 self._append(run)
-            except (LogError, ProducerStateError, RecordsError, ApiError) as error:
+            except JOURNAL_ERRORS as error:
                 log.error("could not write %d group coordinator records to %s-%d: %s", len(run.records),
                           GROUP_METADATA_TOPIC, run.partition, error)
-                failure = failure or ApiError(_write_error(error), str(error))
+                failure = failure or self.journal.write_failure(error)
         if failure is not None:
             raise failure
 
@@ -249,33 +242,25 @@ class GroupService:
         self._applied[run.partition] = plog.log.log_end_offset
 
     def _partition_log(self, index: int) -> TransactionalPartition:
-        topic = self.broker.topics.get(GROUP_METADATA_TOPIC)
-        if topic is None and self.ensure_offsets_topic():
-            topic = self.broker.topics.get(GROUP_METADATA_TOPIC)
-        if topic is None or index >= len(topic.partitions) or topic.partitions[index].log is None:
-            raise ApiError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{GROUP_METADATA_TOPIC}-{index} is not available")
-        plog = topic.partitions[index].log
-        assert plog is not None
+        if GROUP_METADATA_TOPIC not in self.broker.topics:
+            self.ensure_offsets_topic()
+        plog = self.journal.partition(index)
         self._watch(index, plog)
         return plog
 
     # ---- reading the log: start-up and other writers' batches -------------------------------------
     def _load(self) -> None:
-        topic = self.broker.topics.get(GROUP_METADATA_TOPIC)
-        if topic is not None:
-            for partition in topic.partitions:
-                if partition.log is not None:
-                    self._replay_from(partition.index, partition.log.log, 0)
-                    self._watch(partition.index, partition.log)
+        if GROUP_METADATA_TOPIC in self.broker.topics:
+            for index, plog in self.journal.partitions():
+                self._replay_from(index, plog.log, 0)
+                self._watch(index, plog)
             log.info("group coordinator loaded %d groups from %s", len(self.coordinator.groups),
                      GROUP_METADATA_TOPIC)
         self.coordinator.loaded()
 
     def _watch_all(self) -> None:
-        topic = self.broker.topics.get(GROUP_METADATA_TOPIC)
-        for partition in topic.partitions if topic is not None else ():
-            if partition.log is not None:
-                self._watch(partition.index, partition.log)
+        for index, plog in self.journal.partitions():
+            self._watch(index, plog)
 
     def _watch(self, index: int, plog: TransactionalPartition) -> None:
         if self._watched.get(index) is plog:
@@ -352,106 +337,3 @@ def _group_of(record: CoordinatorRecord) -> str:
     group_id = record.key.get("group", record.key.get("group_id"))
     assert isinstance(group_id, str)
     return group_id
-
-
-def _write_error(error: Exception) -> ErrorCode:
-    """The error a failed coordinator write answers with (Kafka's CoordinatorRuntime normalisation)."""
-    code: ErrorCode = getattr(error, "code", ErrorCode.UNKNOWN_SERVER_ERROR)
-    if code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
-                ErrorCode.REQUEST_TIMED_OUT, ErrorCode.KAFKA_STORAGE_ERROR):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if code is ErrorCode.NOT_LEADER_OR_FOLLOWER:
-        return ErrorCode.NOT_COORDINATOR
-    if code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
-        return ErrorCode.UNKNOWN_SERVER_ERROR
-    return code
-
-
-# ---- helpers for the handlers ---------------------------------------------------------------------------
-
-def ensure_internal_topic(broker: Broker, name: str) -> bool:
-    """Create an internal topic (`__consumer_offsets`, `__transaction_state`) with Kafka's layout for it, if
-    missing. Kafka starts the creation and answers COORDINATOR_NOT_AVAILABLE meanwhile; kemu creates it at
-    once. False if the creation failed."""
-    if name in broker.topics:
-        return True
-    [outcome] = broker.create_topics([broker.auto_creation_request(name)])
-    if outcome.error not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
-        log.error("could not create %s: %s %s", name, outcome.error.name, outcome.message)
-        return False
-    return True
-
-
-def internal_partition_count(broker: Broker, name: str, configured: int) -> int:
-    """The partition count ids are hashed over for an internal topic: the topic's own once it exists,
-    else `configured` (the count it will be created with)."""
-    topic = broker.topics.get(name)
-    if topic is not None and topic.partitions:
-        return len(topic.partitions)
-    return configured
-
-
-def client_host(host: str) -> str:
-    """The client's address as Kafka shows it (Java's InetAddress.toString of an unresolved address):
-    "/127.0.0.1", and "/0:0:0:0:0:0:0:1" for IPv6."""
-    try:
-        address = ipaddress.ip_address(host.split("%", 1)[0])
-    except ValueError:
-        return f"/{host}"
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return f"/{address.ipv4_mapped}"  # Java reports a v4-mapped peer as an Inet4Address
-        groups = address.exploded.split(":")
-        return "/" + ":".join(format(int(group, 16), "x") for group in groups)
-    return f"/{address}"
-
-
-def core_context(api_version: int, client_id: str | None, host: str) -> RequestContext:
-    return RequestContext(api_version=api_version, client_id=client_id or "", client_host=client_host(host))
-
-
-async def wait_for_result(pending: Pending[T], detach: Callable[[], None]) -> T:
-    """The result of a JoinGroup/SyncGroup `Pending`: at once if it is done, else after letting the
-    connection's next request start (`detach`) and waiting until the coordinator completes it."""
-    if not pending.done:
-        done = trio.Event()
-        pending.add_done_callback(lambda _result: done.set())
-        detach()
-        await done.wait()
-    return pending.result()
-
-
-def split_hosted(broker: Broker, topics: list[Body]) -> tuple[list[Body], list[Body]]:
-    """Split a request's topics (each with `name` and `partitions` of `partition_index`) into those this
-    broker hosts and, in response shape, UNKNOWN_TOPIC_OR_PARTITION for the rest — the check Kafka's
-    KafkaApis makes before offsets reach the coordinator."""
-    known: list[Body] = []
-    unknown: list[Body] = []
-    for topic in topics:
-        found = broker.topics.get(topic["name"])
-        hosted = [p for p in topic["partitions"]
-                  if found is not None and 0 <= p["partition_index"] < len(found.partitions)]
-        missing = [p for p in topic["partitions"] if p not in hosted]
-        if hosted:
-            known.append({**topic, "partitions": hosted})
-        if missing:
-            unknown.append({"name": topic["name"], "partitions": [
-                {"partition_index": p["partition_index"], "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
-                for p in missing]})
-    return known, unknown
-
-
-def merge_topics(first: list[Body], second: list[Body]) -> list[Body]:
-    """Per-topic partition results merged as Kafka's response builders do: a topic present in both gets
-    the second's partitions appended; the others keep their order, first's topics first."""
-    merged: list[Body] = [{**t, "partitions": list(t["partitions"])} for t in first]
-    by_name = {t["name"]: t for t in merged}
-    for topic in second:
-        existing = by_name.get(topic["name"])
-        if existing is None:
-            copy = {**topic, "partitions": list(topic["partitions"])}
-            merged.append(copy)
-            by_name[topic["name"]] = copy
-        else:
-            existing["partitions"].extend(topic["partitions"])
-    return merged

@@ -7,11 +7,11 @@ from typing import Iterator
 
 import pytest
 
+from kemu.admin.topics import NewTopic, auto_create_topic, create_topics, delete_topics
+from kemu.broker.broker import Broker
+from kemu.broker.config import BrokerConfig
+from kemu.broker.errors import ApiError
 from kemu.clock import VirtualClock
-from kemu.cluster.broker import Broker
-from kemu.cluster.config import BrokerConfig
-from kemu.cluster.errors import ApiError
-from kemu.cluster.topic_admin import NewTopic
 from kemu.wire.errors import ErrorCode
 
 ZERO = uuid.UUID(int=0)
@@ -25,7 +25,7 @@ def broker() -> Iterator[Broker]:
 
 
 def test_create_uses_broker_defaults(broker: Broker) -> None:
-    [outcome] = broker.create_topics([NewTopic("t")])
+    [outcome] = create_topics(broker, [NewTopic("t")])
     assert outcome.error == ErrorCode.NONE and outcome.message is None
     assert (outcome.num_partitions, outcome.replication_factor) == (1, 1)
     topic = broker.topics.get("t")
@@ -35,12 +35,12 @@ def test_create_uses_broker_defaults(broker: Broker) -> None:
 
 def test_num_partitions_broker_config(broker: Broker) -> None:
     broker.config.num_partitions = 4
-    [outcome] = broker.create_topics([NewTopic("t", -1, -1)])
+    [outcome] = create_topics(broker, [NewTopic("t", -1, -1)])
     assert outcome.num_partitions == 4
 
 
 def test_validate_only_creates_nothing(broker: Broker) -> None:
-    [outcome] = broker.create_topics([NewTopic("t", 3, 1)], validate_only=True)
+    [outcome] = create_topics(broker, [NewTopic("t", 3, 1)], validate_only=True)
     assert outcome.error == ErrorCode.NONE and outcome.num_partitions == 3
     assert "t" not in broker.topics
 
@@ -75,22 +75,22 @@ def test_validate_only_creates_nothing(broker: Broker) -> None:
      "partitions should be a consecutive 0-based integer sequence"),
 ])
 def test_create_errors(broker: Broker, topic: NewTopic, code: ErrorCode, message: str) -> None:
-    [outcome] = broker.create_topics([topic])
+    [outcome] = create_topics(broker, [topic])
     assert (outcome.error, outcome.message) == (code, message)
     assert outcome.topic_id == ZERO
     assert len(broker.topics) == 0
 
 
 def test_manual_assignment(broker: Broker) -> None:
-    [outcome] = broker.create_topics([NewTopic("t", assignments=[(1, [1]), (0, [1])])])
+    [outcome] = create_topics(broker, [NewTopic("t", assignments=[(1, [1]), (0, [1])])])
     assert outcome.error == ErrorCode.NONE and outcome.num_partitions == 2
     topic = broker.topics.get("t")
     assert topic is not None and [p.index for p in topic.partitions] == [0, 1]
 
 
 def test_already_exists_and_collisions(broker: Broker) -> None:
-    broker.create_topics([NewTopic("a.b")])
-    outcomes = broker.create_topics([NewTopic("a.b"), NewTopic("a_b")])
+    create_topics(broker, [NewTopic("a.b")])
+    outcomes = create_topics(broker, [NewTopic("a.b"), NewTopic("a_b")])
     assert [(o.error, o.message) for o in outcomes] == [
         (ErrorCode.TOPIC_ALREADY_EXISTS, "Topic 'a.b' already exists."),
         (ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic 'a_b' collides with existing topic: a.b"),
@@ -98,17 +98,17 @@ def test_already_exists_and_collisions(broker: Broker) -> None:
 
 
 def test_name_checks_come_before_config_checks(broker: Broker) -> None:
-    [outcome] = broker.create_topics([NewTopic("bad name", configs=[("nope", "1")])])
+    [outcome] = create_topics(broker, [NewTopic("bad name", configs=[("nope", "1")])])
     assert outcome.error == ErrorCode.INVALID_TOPIC_EXCEPTION
 
 
 def test_config_checks_come_before_partition_checks(broker: Broker) -> None:
-    [outcome] = broker.create_topics([NewTopic("t", 0, 1, configs=[("nope", "1")])])
+    [outcome] = create_topics(broker, [NewTopic("t", 0, 1, configs=[("nope", "1")])])
     assert outcome.error == ErrorCode.INVALID_CONFIG
 
 
 def test_duplicates_and_cluster_metadata_are_invalid_requests_listed_last(broker: Broker) -> None:
-    outcomes = broker.create_topics([NewTopic("d"), NewTopic("__cluster_metadata"), NewTopic("ok"), NewTopic("d")])
+    outcomes = create_topics(broker, [NewTopic("d"), NewTopic("__cluster_metadata"), NewTopic("ok"), NewTopic("d")])
     assert [(o.name, o.error, o.message) for o in outcomes] == [
         ("ok", ErrorCode.NONE, None),
         ("d", ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
@@ -119,14 +119,14 @@ def test_duplicates_and_cluster_metadata_are_invalid_requests_listed_last(broker
 
 def test_too_many_partitions_refuses_the_request(broker: Broker) -> None:
     with pytest.raises(ApiError) as caught:
-        broker.create_topics([NewTopic("a", 6000, 1), NewTopic("b", 4001, 1)])
+        create_topics(broker, [NewTopic("a", 6000, 1), NewTopic("b", 4001, 1)])
     assert caught.value.code == ErrorCode.POLICY_VIOLATION
     assert caught.value.message == "Excessively large number of partitions per request."
     assert len(broker.topics) == 0
 
 
 def test_configs_are_stored_and_echoed(broker: Broker) -> None:
-    [outcome] = broker.create_topics([NewTopic("t", configs=[("cleanup.policy", "compact")])])
+    [outcome] = create_topics(broker, [NewTopic("t", configs=[("cleanup.policy", "compact")])])
     topic = broker.topics.get("t")
     assert topic is not None and topic.configs == {"cleanup.policy": "compact"}
     echoed = {c.name: (c.value, c.source) for c in outcome.configs}
@@ -135,43 +135,43 @@ def test_configs_are_stored_and_echoed(broker: Broker) -> None:
 
 
 def test_auto_creation_answers_leader_not_available_then_exists(broker: Broker) -> None:
-    assert broker.auto_create_topic("fresh") == ErrorCode.LEADER_NOT_AVAILABLE
+    assert auto_create_topic(broker, "fresh") == ErrorCode.LEADER_NOT_AVAILABLE
     assert "fresh" in broker.topics
-    assert broker.auto_create_topic("bad name") == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert auto_create_topic(broker, "bad name") == ErrorCode.INVALID_TOPIC_EXCEPTION
     assert "bad name" not in broker.topics
 
 
 def test_internal_topics_are_auto_created_with_their_layout(broker: Broker) -> None:
-    broker.auto_create_topic("__consumer_offsets")
+    auto_create_topic(broker, "__consumer_offsets")
     topic = broker.topics.get("__consumer_offsets")
     assert topic is not None and topic.is_internal and len(topic.partitions) == 50
     assert topic.configs["cleanup.policy"] == "compact"
 
 
 def test_delete_by_name_and_unknowns(broker: Broker) -> None:
-    broker.create_topics([NewTopic("t"), NewTopic("u")])
+    create_topics(broker, [NewTopic("t"), NewTopic("u")])
     t_id = broker.topics.get("t").topic_id  # type: ignore[union-attr]
-    outcomes = broker.delete_topics(["t", "missing"], [], version=5)
+    outcomes = delete_topics(broker, ["t", "missing"], [], version=5)
     assert {(o.name, o.topic_id, o.error) for o in outcomes} == {
         ("t", t_id, ErrorCode.NONE), ("missing", ZERO, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}
     assert [t.name for t in broker.topics] == ["u"]
 
 
 def test_delete_by_id(broker: Broker) -> None:
-    broker.create_topics([NewTopic("t")])
+    create_topics(broker, [NewTopic("t")])
     t_id = broker.topics.get("t").topic_id  # type: ignore[union-attr]
     unknown = uuid.uuid4()
-    outcomes = broker.delete_topics([], [(None, t_id), (None, unknown)], version=6)
+    outcomes = delete_topics(broker, [], [(None, t_id), (None, unknown)], version=6)
     assert {(o.name, o.topic_id, o.error) for o in outcomes} == {
         ("t", t_id, ErrorCode.NONE), (None, unknown, ErrorCode.UNKNOWN_TOPIC_ID)}
     assert len(broker.topics) == 0
 
 
 def test_delete_invalid_requests(broker: Broker) -> None:
-    broker.create_topics([NewTopic("t"), NewTopic("u")])
+    create_topics(broker, [NewTopic("t"), NewTopic("u")])
     t_id = broker.topics.get("t").topic_id  # type: ignore[union-attr]
     u_id = broker.topics.get("u").topic_id  # type: ignore[union-attr]
-    outcomes = broker.delete_topics([], [(None, ZERO), ("u", u_id), ("d", ZERO), ("d", ZERO), (None, t_id),
+    outcomes = delete_topics(broker, [], [(None, ZERO), ("u", u_id), ("d", ZERO), ("d", ZERO), (None, t_id),
                                          ("t", ZERO)], version=6)
     assert {(o.name, o.topic_id, o.error, o.message) for o in outcomes} == {
         (None, ZERO, ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified."),
@@ -185,15 +185,15 @@ def test_delete_invalid_requests(broker: Broker) -> None:
 def test_delete_disabled(broker: Broker) -> None:
     broker.config.delete_topic_enable = False
     with pytest.raises(ApiError) as old:
-        broker.delete_topics(["t"], [], version=2)
+        delete_topics(broker, ["t"], [], version=2)
     assert (old.value.code, old.value.message) == (ErrorCode.INVALID_REQUEST, "Topic deletion is disabled.")
     with pytest.raises(ApiError) as new:
-        broker.delete_topics(["t"], [], version=3)
+        delete_topics(broker, ["t"], [], version=3)
     assert new.value.code == ErrorCode.TOPIC_DELETION_DISABLED
 
 
 def test_recreated_topic_gets_a_new_id(broker: Broker) -> None:
-    [first] = broker.create_topics([NewTopic("t")])
-    broker.delete_topics(["t"], [], version=6)
-    [second] = broker.create_topics([NewTopic("t")])
+    [first] = create_topics(broker, [NewTopic("t")])
+    delete_topics(broker, ["t"], [], version=6)
+    [second] = create_topics(broker, [NewTopic("t")])
     assert first.topic_id != second.topic_id

@@ -6,20 +6,25 @@ in several ways: name legality and collisions, then existence, then configs, the
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
-from kemu.cluster import topic_configs
-from kemu.cluster.broker_configs import current_layers
-from kemu.cluster.errors import ApiError
-from kemu.cluster.ids import random_uuid
-from kemu.cluster.topic_names import CLUSTER_METADATA_TOPIC, invalid_name_reason
-from kemu.cluster.topics import Partition, Topic
+from kemu.broker import topic_configs
+from kemu.broker.broker import Broker
+from kemu.broker.errors import ApiError
+from kemu.broker.ids import random_uuid
+from kemu.broker.topic_names import (
+    CLUSTER_METADATA_TOPIC,
+    GROUP_METADATA_TOPIC,
+    TRANSACTION_STATE_TOPIC,
+    invalid_name_reason,
+)
+from kemu.broker.topics import Partition, Topic
 from kemu.wire.errors import ErrorCode
 
-if TYPE_CHECKING:
-    from kemu.cluster.broker import Broker
+log = logging.getLogger(__name__)
 
 MAX_PARTITIONS_PER_REQUEST = 10_000  # the controller refuses larger batches as a policy violation
 
@@ -57,7 +62,7 @@ class DeleteOutcome:
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: bool) -> list[CreateOutcome]:
+def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: bool = False) -> list[CreateOutcome]:
     names = [t.name for t in requested]
     duplicates = list(dict.fromkeys(n for n in names if names.count(n) > 1))
     effective = [t for t in requested if t.name not in duplicates and t.name != CLUSTER_METADATA_TOPIC]
@@ -102,7 +107,7 @@ def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: 
         outcomes.append(CreateOutcome(
             topic.name, topic_id=created.topic_id, num_partitions=len(created.partitions),
             replication_factor=created.replication_factor,
-            configs=topic_configs.effective(overrides, current_layers(broker))))
+            configs=topic_configs.effective(overrides, broker.config_layers())))
     for name in duplicates:
         outcomes.append(CreateOutcome(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
     if CLUSTER_METADATA_TOPIC in names:
@@ -259,3 +264,42 @@ def delete_topics(broker: Broker, names: Sequence[str], by_state: Sequence[tuple
         broker.delete_topic(topic_id)
         outcomes.append(DeleteOutcome(name, topic_id))
     return outcomes
+
+
+def auto_create_topic(broker: Broker, name: str) -> ErrorCode:
+    """What Metadata reports for a missing topic it may create: Kafka starts the creation and answers
+    LEADER_NOT_AVAILABLE until the topic is in its metadata; an illegal name is INVALID_TOPIC_EXCEPTION."""
+    if invalid_name_reason(name) is not None:
+        return ErrorCode.INVALID_TOPIC_EXCEPTION
+    create_topics(broker, [auto_creation_request(broker, name)], validate_only=False)
+    return ErrorCode.LEADER_NOT_AVAILABLE
+
+
+def auto_creation_request(broker: Broker, name: str) -> NewTopic:
+    """The topic Kafka creates when `name` is first asked for: internal topics get their own layout."""
+    cfg = broker.config
+    if name == GROUP_METADATA_TOPIC:
+        return NewTopic(name, cfg.offsets_topic_num_partitions, cfg.offsets_topic_replication_factor,
+                        configs=[("cleanup.policy", "compact"), ("compression.type", "producer"),
+                                 ("segment.bytes", str(cfg.offsets_topic_segment_bytes))])
+    if name == TRANSACTION_STATE_TOPIC:
+        return NewTopic(name, cfg.transaction_state_log_num_partitions,
+                        cfg.transaction_state_log_replication_factor,
+                        configs=[("cleanup.policy", "compact"), ("compression.type", "uncompressed"),
+                                 ("min.insync.replicas", str(cfg.transaction_state_log_min_isr)),
+                                 ("segment.bytes", str(cfg.transaction_state_log_segment_bytes)),
+                                 ("unclean.leader.election.enable", "false")])
+    return NewTopic(name, cfg.num_partitions, cfg.default_replication_factor)
+
+
+def ensure_internal_topic(broker: Broker, name: str) -> bool:
+    """Create an internal topic (`__consumer_offsets`, `__transaction_state`) with Kafka's layout for it, if
+    missing. Kafka starts the creation and answers COORDINATOR_NOT_AVAILABLE meanwhile; kemu creates it at
+    once. False if the creation failed."""
+    if name in broker.topics:
+        return True
+    [outcome] = create_topics(broker, [auto_creation_request(broker, name)], validate_only=False)
+    if outcome.error not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
+        log.error("could not create %s: %s %s", name, outcome.error.name, outcome.message)
+        return False
+    return True

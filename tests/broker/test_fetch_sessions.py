@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from kemu.cluster.fetch_sessions import (
+from kemu.broker.fetch_sessions import (
     EVICTION_MS,
     FINAL_EPOCH,
     FetchSessionCache,

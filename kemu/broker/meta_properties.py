@@ -10,7 +10,7 @@ import os
 import time
 from pathlib import Path
 
-from kemu.cluster.ids import new_cluster_id, random_uuid, uuid_text
+from kemu.broker.ids import new_cluster_id, random_uuid, uuid_text
 
 FILE_NAME = "meta.properties"
 

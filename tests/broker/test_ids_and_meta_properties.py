@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from kemu.cluster import meta_properties
-from kemu.cluster.ids import new_cluster_id, random_uuid, uuid_text
+from kemu.broker import meta_properties
+from kemu.broker.ids import new_cluster_id, random_uuid, uuid_text
 
 
 def test_cluster_ids_look_like_kafkas() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from kemu.cluster import topic_configs
-from kemu.cluster.broker_configs import ConfigLayers, ConfigSource
-from kemu.cluster.topic_configs import SOURCE_DEFAULT, SOURCE_DYNAMIC_TOPIC, ConfigError
+from kemu.broker import topic_configs
+from kemu.broker.broker_configs import ConfigLayers, ConfigSource
+from kemu.broker.topic_configs import SOURCE_DEFAULT, SOURCE_DYNAMIC_TOPIC, ConfigError
 from kemu.log.config import TOPIC_CONFIGS, LogConfig
 
 

@@ -14,8 +14,8 @@ import os
 import uuid
 from pathlib import Path
 
+from kemu.broker.topics import Partition, Topic, TopicRegistry
 from kemu.clock import Clock
-from kemu.cluster.topics import Partition, Topic, TopicRegistry
 from kemu.log import LogConfig, LogDir
 from kemu.txn.partition import TransactionalPartition
 

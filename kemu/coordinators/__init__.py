@@ -1,0 +1,43 @@
+"""The two coordinators on a broker, each a shell around its sans-I/O core that journals to an internal topic.
+
+`Coordinators(broker)` holds them. A broker restarted on its data recovers them at once (the group
+coordinator replays `__consumer_offsets`, the transaction coordinator `__transaction_state` and queues the
+markers of transactions left prepared); a broker with no topics has nothing to recover, so each waits for
+its first use, and the broker answers its first Metadata without importing either.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kemu.broker.broker import Broker
+
+if TYPE_CHECKING:
+    # Imported on first use only (start-up time); no cycle: neither module imports this one.
+    from kemu.coordinators.group import GroupService
+    from kemu.coordinators.txn import TxnService
+
+
+class Coordinators:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self._groups: GroupService | None = None
+        self._txn: TxnService | None = None
+        if len(broker.topics):
+            _ = self.groups, self.txn
+
+    @property
+    def groups(self) -> GroupService:
+        if self._groups is None:
+            from kemu.coordinators.group import GroupService
+
+            self._groups = GroupService(self.broker)
+        return self._groups
+
+    @property
+    def txn(self) -> TxnService:
+        if self._txn is None:
+            from kemu.coordinators.txn import TxnService
+
+            self._txn = TxnService(self.broker)
+        return self._txn

@@ -1,0 +1,93 @@
+"""What several group and transaction handlers share: the client's address as Kafka shows it, the core's
+request context, waiting on a JoinGroup/SyncGroup result, splitting a request's topics into hosted and
+unknown ones and merging per-topic results back, and PRODUCER_FENCED for versions that predate it."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import trio
+
+from kemu.broker.broker import Broker
+from kemu.groups import Pending, RequestContext
+from kemu.wire.errors import ErrorCode
+
+T = TypeVar("T")
+Body = dict[str, Any]
+
+
+def client_host(host: str) -> str:
+    """The client's address as Kafka shows it (Java's InetAddress.toString of an unresolved address):
+    "/127.0.0.1", and "/0:0:0:0:0:0:0:1" for IPv6."""
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return f"/{host}"
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return f"/{address.ipv4_mapped}"  # Java reports a v4-mapped peer as an Inet4Address
+        groups = address.exploded.split(":")
+        return "/" + ":".join(format(int(group, 16), "x") for group in groups)
+    return f"/{address}"
+
+
+def core_context(api_version: int, client_id: str | None, host: str) -> RequestContext:
+    return RequestContext(api_version=api_version, client_id=client_id or "", client_host=client_host(host))
+
+
+async def wait_for_result(pending: Pending[T], detach: Callable[[], None]) -> T:
+    """The result of a JoinGroup/SyncGroup `Pending`: at once if it is done, else after letting the
+    connection's next request start (`detach`) and waiting until the coordinator completes it."""
+    if not pending.done:
+        done = trio.Event()
+        pending.add_done_callback(lambda _result: done.set())
+        detach()
+        await done.wait()
+    return pending.result()
+
+
+def split_hosted(broker: Broker, topics: list[Body]) -> tuple[list[Body], list[Body]]:
+    """Split a request's topics (each with `name` and `partitions` of `partition_index`) into those this
+    broker hosts and, in response shape, UNKNOWN_TOPIC_OR_PARTITION for the rest — the check Kafka's
+    KafkaApis makes before offsets reach the coordinator."""
+    known: list[Body] = []
+    unknown: list[Body] = []
+    for topic in topics:
+        found = broker.topics.get(topic["name"])
+        hosted = [p for p in topic["partitions"]
+                  if found is not None and 0 <= p["partition_index"] < len(found.partitions)]
+        missing = [p for p in topic["partitions"] if p not in hosted]
+        if hosted:
+            known.append({**topic, "partitions": hosted})
+        if missing:
+            unknown.append({"name": topic["name"], "partitions": [
+                {"partition_index": p["partition_index"], "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+                for p in missing]})
+    return known, unknown
+
+
+def merge_topics(first: list[Body], second: list[Body]) -> list[Body]:
+    """Per-topic partition results merged as Kafka's response builders do: a topic present in both gets
+    the second's partitions appended; the others keep their order, first's topics first."""
+    merged: list[Body] = [{**t, "partitions": list(t["partitions"])} for t in first]
+    by_name = {t["name"]: t for t in merged}
+    for topic in second:
+        existing = by_name.get(topic["name"])
+        if existing is None:
+            copy = {**topic, "partitions": list(topic["partitions"])}
+            merged.append(copy)
+            by_name[topic["name"]] = copy
+        else:
+            existing["partitions"].extend(topic["partitions"])
+    return merged
+
+
+def fenced_for_version(error: ErrorCode, version: int, first_version: int) -> ErrorCode:
+    """PRODUCER_FENCED as an API version before `first_version` knows it: INVALID_PRODUCER_EPOCH, which such
+    clients handle the same way (KafkaApis does this for InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn
+    and EndTxn)."""
+    if error is ErrorCode.PRODUCER_FENCED and version < first_version:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return error

@@ -1,0 +1,73 @@
+"""One admitted request through its handler to the bytes of its response, with no I/O.
+
+Kafka answers a request its handler refused (`ApiError`) or failed on with the API's own error response
+(`getErrorResponse`); an API without one, or a request that wants no response (an acks=0 Produce), gets its
+connection closed instead. A response that cannot be encoded closes the connection too. The connection
+writes what comes back; the in-process test harness (tests/handlers/inprocess.py) calls it directly.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from kemu.broker.errors import ApiError
+from kemu.handlers import Handler
+from kemu.handlers.context import RequestContext
+from kemu.wire import codec
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+log = logging.getLogger("kemu.server")
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What to send for one request: `payload` (a response without its size prefix; None: nothing), and
+    whether to close the connection once it (and everything before it) has been sent."""
+
+    payload: bytes | None
+    close: bool = False
+
+
+async def dispatch(handler: Handler, request: Request, ctx: RequestContext, peer: str) -> Reply:
+    """Run `handler` on `request`; `peer` names the connection in the log. The request's turn at the core
+    ends (`ctx.detach()`) when the handler does, if it has not detached before."""
+    close = False
+    try:
+        try:
+            body = await handler.handle(ctx, request)
+        except ApiError as exc:
+            body, close = _error_body(handler, request, exc.code, exc.message, peer)
+        except Exception:
+            log.exception("%s v%d from %s failed", handler.api.name, request.version, peer)
+            body, close = _error_body(handler, request, ErrorCode.UNKNOWN_SERVER_ERROR, None, peer)
+    finally:
+        ctx.detach()
+    if body is None:
+        return Reply(None, close)
+    try:
+        payload = codec.encode_response(handler.api, request.version, request.header.correlation_id, body)
+    except Exception:
+        log.exception("closing connection from %s: cannot encode %s v%d response", peer, handler.api.name,
+                      request.version)
+        return Reply(None, True)
+    return Reply(payload, close)
+
+
+def _error_body(handler: Handler, request: Request, code: ErrorCode, message: str | None,
+                peer: str) -> tuple[dict[str, Any] | None, bool]:
+    """The error response to send, and whether to close the connection."""
+    if handler.error_response is None:
+        log.warning("closing connection from %s: %s v%d refused with %s", peer, handler.api.name,
+                    request.version, code.name)
+        return None, True
+    body = handler.error_response(request, code, message)
+    if body is None:
+        # Kafka's getErrorResponse has nothing to send (an acks=0 Produce): it closes the connection
+        # instead, so the client notices and refreshes its metadata.
+        log.info("closing connection from %s: %s v%d failed with %s and wants no response", peer,
+                 handler.api.name, request.version, code.name)
+        return None, True
+    return body, False

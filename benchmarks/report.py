@@ -8,8 +8,9 @@ note rather than sixteen.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 REFERENCE = "kemu"
 

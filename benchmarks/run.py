@@ -17,7 +17,8 @@ import platform
 import statistics
 import sys
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from benchmarks.brokers import (
     BrokerDefinition,
@@ -251,7 +252,7 @@ def txn_rows(definitions: list[BrokerDefinition], args: argparse.Namespace,
             except Exception as error:  # noqa: BLE001 -- one broker's surprise must not lose the others' rows
                 progress(f"[{definition.label}] benchmark error: {error!r}")
                 cells = [Cell.failed(f"benchmark error: {type(error).__name__}: {first_line(error)}")] * 4
-        for row, cell in zip(rows, cells):
+        for row, cell in zip(rows, cells, strict=True):
             row.cells[definition.key] = cell
     return rows
 

@@ -366,7 +366,8 @@ class AioKafka(Client):
             admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
             await admin.start()
             try:
-                await admin.delete_records({TopicPartition(topic, partition): RecordsToDelete(before)}, timeout_ms=10000)
+                await admin.delete_records({TopicPartition(topic, partition): RecordsToDelete(before)},
+                                           timeout_ms=10000)
             finally:
                 await admin.close()
 

@@ -39,7 +39,8 @@ def test_describe_alter_reset(kemu_server: KemuServeProcess, admin: KafkaAdminCl
     modified = admin.describe_configs([_topic(topic_name)])["topic"][topic_name]
     assert {name: (c["value"], c["config_source"]) for name, c in modified.items()} == {
         "retention.ms": ("86400000", "DYNAMIC_TOPIC_CONFIG")}
-    every = admin.describe_configs([_topic(topic_name)], include_synonyms=True, config_filter="all")["topic"][topic_name]
+    described = admin.describe_configs([_topic(topic_name)], include_synonyms=True, config_filter="all")
+    every = described["topic"][topic_name]
     assert len(every) == 34
     assert (every["cleanup.policy"]["value"], every["cleanup.policy"]["config_source"]) == ("delete", "DEFAULT_CONFIG")
     assert every["cleanup.policy"]["synonyms"] == [

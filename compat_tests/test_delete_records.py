@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from compat_tests.kemu_process import KemuServeProcess
-from compat_tests.record_clients import CLIENTS, DELETERS, AioKafka, Client, Confluent, KafkaPython, Record, create_topic
+from compat_tests.record_clients import (
+    CLIENTS,
+    DELETERS,
+    AioKafka,
+    Client,
+    Confluent,
+    KafkaPython,
+    Record,
+    create_topic,
+)
 
 COUNT = 10
 DELETE_BEFORE = 4
@@ -23,7 +32,8 @@ def test_delete_records_then_consume_from_the_new_start(deleter: str, kemu_serve
     for reader in (cls(kemu_server.bootstrap) for cls in CLIENTS.values()):
         assert reader.watermarks(topic_name, 0) == (DELETE_BEFORE, COUNT), reader.name
         got = reader.read(topic_name, 0, DELETE_BEFORE, COUNT - DELETE_BEFORE)
-        assert [(r.offset, r.value) for r in got] == list(zip(range(DELETE_BEFORE, COUNT), remaining)), reader.name
+        expected = list(zip(range(DELETE_BEFORE, COUNT), remaining, strict=True))
+        assert [(r.offset, r.value) for r in got] == expected, reader.name
     # Consumers positioned below the new start get OFFSET_OUT_OF_RANGE and reset to it (auto.offset.reset).
     for reader in (Confluent(kemu_server.bootstrap), KafkaPython(kemu_server.bootstrap),
                    AioKafka(kemu_server.bootstrap)):

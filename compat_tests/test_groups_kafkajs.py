@@ -4,7 +4,6 @@ deletes. kafkajs has no static membership (group.instance.id), so that scenario 
 
 from __future__ import annotations
 
-
 from confluent_kafka import Producer
 
 from compat_tests.external_clients import Kafkajs

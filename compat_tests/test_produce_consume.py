@@ -64,7 +64,7 @@ def assert_read_back(reader: Client, topic: str, partition: int, sent: list[Reco
     assert [r.offset for r in got] == list(range(first_offset, first_offset + len(sent))), reader.name
     assert [(r.key, r.value) for r in got] == [(s.key, s.value) for s in sent], reader.name
     assert [dict(r.headers) for r in got] == [dict(s.headers) for s in sent], reader.name
-    for received, record in zip(got, sent):
+    for received, record in zip(got, sent, strict=True):
         if record.timestamp is not None:
             assert received.timestamp == record.timestamp, reader.name
         else:
@@ -75,7 +75,7 @@ def test_keyed_records_in_order_per_partition(client: Client, kemu_server: KemuS
     create_topic(kemu_server.bootstrap, topic_name, PARTITIONS)
     started = int(time.time() * 1000)
     sent = {p: dataset(client, p) for p in range(PARTITIONS)}
-    for partition, records in sent.items():
+    for records in sent.values():
         assert client.produce(topic_name, records) == list(range(PER_PARTITION))
     finished = int(time.time() * 1000)
     for reader in all_clients(kemu_server.bootstrap):

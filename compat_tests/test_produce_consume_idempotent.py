@@ -27,7 +27,7 @@ def test_ten_thousand_records_exactly_once(name: str, kemu_server: KemuServeProc
     offsets = client.produce(topic_name, records, idempotent=True)
 
     per_partition = Counter(r.partition for r in records)
-    acked = {(r.partition, o) for r, o in zip(records, offsets)}
+    acked = {(r.partition, o) for r, o in zip(records, offsets, strict=True)}
     assert acked == {(p, o) for p, n in per_partition.items() for o in range(n)}
     seen = []
     reader = Confluent(kemu_server.bootstrap)

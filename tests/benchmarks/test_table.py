@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from benchmarks.report import Cell, Column, Row, format_table, to_json
@@ -87,7 +89,7 @@ def test_rounds_cover_every_record_once_and_cap_each_partition() -> None:
     workload = Workload(record_size=100, records=200_003, partitions=8)
     spans = rounds(workload, round_bytes=3 * 1024 * 1024)
     assert spans[0][0] == 0 and spans[-1][1] == workload.records
-    assert all(end == next_start for (_, end), (next_start, _) in zip(spans, spans[1:]))
+    assert all(end == next_start for (_, end), (next_start, _) in pairwise(spans))
     for start, end in spans:
         per_partition = Workload(100, end, 8).records_on(0) - Workload(100, start, 8).records_on(0)
         assert per_partition * workload.record_size <= 3 * 1024 * 1024

@@ -4,8 +4,8 @@ dynamic layers (persisted), and the entries DescribeConfigs reports for the BROK
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -26,7 +26,8 @@ from kemu.clock import VirtualClock
 from kemu.log.config import TOPIC_CONFIGS
 
 # BrokerConfig fields that are not Kafka settings of their own (listeners, log.dirs are built from them).
-NOT_KAFKA_SETTINGS = {"host", "port", "advertised_host", "advertised_port", "rack", "data_dir", "cluster_id", "properties"}
+NOT_KAFKA_SETTINGS = {"host", "port", "advertised_host", "advertised_port", "rack", "data_dir", "cluster_id",
+                      "properties"}
 
 
 @pytest.fixture
@@ -105,17 +106,20 @@ def test_dynamic_layers_persist(tmp_path: Path) -> None:
     dynamic.replace("", {"log.retention.ms": "1000"})
     dynamic.replace("1", {"message.max.bytes": "2000"})
     reloaded = DynamicBrokerConfigs(tmp_path, node_id=1)
-    assert (reloaded.cluster_default, reloaded.per_broker) == ({"log.retention.ms": "1000"}, {"message.max.bytes": "2000"})
+    assert reloaded.cluster_default == {"log.retention.ms": "1000"}
+    assert reloaded.per_broker == {"message.max.bytes": "2000"}
     # Another node id keeps the cluster default, not node 1's own values.
     other = DynamicBrokerConfigs(tmp_path, node_id=2)
     assert (other.cluster_default, other.per_broker) == ({"log.retention.ms": "1000"}, {})
 
 
 @pytest.mark.parametrize(("values", "message"), [
-    ({"log.dirs": "/x", "num.partitions": "2"}, "Cannot update these configs dynamically: Set(log.dirs, num.partitions)"),
+    ({"log.dirs": "/x", "num.partitions": "2"},
+     "Cannot update these configs dynamically: Set(log.dirs, num.partitions)"),
     ({"log.retention.hours": "1"}, "Cannot update these configs dynamically: Set(log.retention.hours)"),
     ({"log.retention.ms": "abc"}, "Invalid value abc for configuration log.retention.ms: Not a number of type LONG"),
-    ({"log.segment.bytes": "10"}, "Invalid value 10 for configuration log.segment.bytes: Value must be at least 1048576"),
+    ({"log.segment.bytes": "10"},
+     "Invalid value 10 for configuration log.segment.bytes: Value must be at least 1048576"),
     ({"log.cleanup.policy": "forever"},
      "Invalid value forever for configuration log.cleanup.policy: String must be one of: compact, delete"),
 ])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -30,7 +30,8 @@ def test_create_uses_broker_defaults(broker: Broker) -> None:
     assert (outcome.num_partitions, outcome.replication_factor) == (1, 1)
     topic = broker.topics.get("t")
     assert topic is not None and topic.topic_id == outcome.topic_id != ZERO
-    assert [(p.index, p.leader_id, p.leader_epoch, p.replicas, p.isr) for p in topic.partitions] == [(0, 1, 0, [1], [1])]
+    assert [(p.index, p.leader_id, p.leader_epoch, p.replicas, p.isr) for p in topic.partitions] == [
+        (0, 1, 0, [1], [1])]
 
 
 def test_num_partitions_broker_config(broker: Broker) -> None:
@@ -46,7 +47,8 @@ def test_validate_only_creates_nothing(broker: Broker) -> None:
 
 
 @pytest.mark.parametrize(("topic", "code", "message"), [
-    (NewTopic("t", 0, 1), ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."),
+    (NewTopic("t", 0, 1), ErrorCode.INVALID_PARTITIONS,
+     "Number of partitions was set to an invalid non-positive value."),
     (NewTopic("t", -2, 1), ErrorCode.INVALID_PARTITIONS,
      "Number of partitions was set to an invalid non-positive value."),
     (NewTopic("t", 1, 0), ErrorCode.INVALID_REPLICATION_FACTOR,
@@ -112,7 +114,8 @@ def test_duplicates_and_cluster_metadata_are_invalid_requests_listed_last(broker
     assert [(o.name, o.error, o.message) for o in outcomes] == [
         ("ok", ErrorCode.NONE, None),
         ("d", ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
-        ("__cluster_metadata", ErrorCode.INVALID_REQUEST, "Creation of internal topic __cluster_metadata is prohibited."),
+        ("__cluster_metadata", ErrorCode.INVALID_REQUEST,
+         "Creation of internal topic __cluster_metadata is prohibited."),
     ]
     assert [t.name for t in broker.topics] == ["ok"]
 

@@ -44,7 +44,8 @@ def test_valid_values(configs: dict[str, str]) -> None:
     ({"segment.bytes": "1024"}, "Invalid value 1024 for configuration segment.bytes: Value must be at least 1048576"),
     ({"min.cleanable.dirty.ratio": "1.5"},
      "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"),
-    ({"preallocate": "yes"}, "Invalid value yes for configuration preallocate: Expected value to be either true or false"),
+    ({"preallocate": "yes"},
+     "Invalid value yes for configuration preallocate: Expected value to be either true or false"),
     ({"cleanup.policy": "compact,forever"},
      "Invalid value forever for configuration cleanup.policy: String must be one of: compact, delete"),
     ({"compression.type": "brotli"}, "Invalid value brotli for configuration compression.type: String must be one of: "
@@ -79,7 +80,8 @@ def test_effective_configs_are_sorted_and_sourced() -> None:
 @pytest.mark.parametrize(("configs", "message"), [
     ({"compression.gzip.level": "10"},
      "Invalid value 10 for configuration compression.gzip.level: Value must be between 1 and 9 or equal to -1"),
-    ({"compression.lz4.level": "0"}, "Invalid value 0 for configuration compression.lz4.level: Value must be at least 1"),
+    ({"compression.lz4.level": "0"},
+     "Invalid value 0 for configuration compression.lz4.level: Value must be at least 1"),
     ({"cleanup.policy": "compact,"},
      "Invalid value  for configuration cleanup.policy: String must be one of: compact, delete"),
     ({"leader.replication.throttled.replicas": "0:x"},
@@ -113,7 +115,8 @@ def test_inherited_values_come_from_the_highest_layer_in_the_topics_unit() -> No
     assert topic_configs.inherited(TOPIC_CONFIGS["segment.ms"], LAYERS) == (
         str(2 * 3_600_000), ConfigSource.STATIC_BROKER_CONFIG)
     per_broker = ConfigLayers({"log.retention.ms": "7"}, LAYERS.cluster_default, {})
-    assert topic_configs.inherited(TOPIC_CONFIGS["retention.ms"], per_broker) == ("7", ConfigSource.DYNAMIC_BROKER_CONFIG)
+    assert topic_configs.inherited(TOPIC_CONFIGS["retention.ms"], per_broker) == (
+        "7", ConfigSource.DYNAMIC_BROKER_CONFIG)
     assert topic_configs.inherited(TOPIC_CONFIGS["cleanup.policy"], LAYERS) is None
 
 
@@ -131,7 +134,8 @@ def test_log_defaults_follow_the_broker_layers() -> None:
 
 def test_effective_echoes_overrides_as_sent_and_inherited_values_with_their_layer() -> None:
     listed = {c.name: c for c in topic_configs.effective({"retention.ms": " 1000 "}, LAYERS)}
-    assert (listed["retention.ms"].value, listed["retention.ms"].source) == (" 1000 ", ConfigSource.DYNAMIC_TOPIC_CONFIG)
+    assert (listed["retention.ms"].value, listed["retention.ms"].source) == (
+        " 1000 ", ConfigSource.DYNAMIC_TOPIC_CONFIG)
     assert (listed["max.message.bytes"].value, listed["max.message.bytes"].source) == (
         "2000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
     assert (listed["segment.ms"].value, listed["segment.ms"].source) == ("7200000", ConfigSource.STATIC_BROKER_CONFIG)

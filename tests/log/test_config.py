@@ -35,7 +35,8 @@ def test_kafka_4_defaults() -> None:
 
 
 def test_from_props_parses_strings_and_records_overrides() -> None:
-    config = LogConfig.from_props({"retention.ms": "1000", "cleanup.policy": "compact,delete", "message.timestamp.type": "LogAppendTime", "preallocate": "TRUE"})
+    config = LogConfig.from_props({"retention.ms": "1000", "cleanup.policy": "compact,delete",
+                                   "message.timestamp.type": "LogAppendTime", "preallocate": "TRUE"})
     assert config.retention_ms == 1000 and config.compact and config.delete and config.preallocate
     assert config.timestamp_type is TimestampType.LOG_APPEND_TIME
     assert config.overridden == {"retention.ms", "cleanup.policy", "message.timestamp.type", "preallocate"}
@@ -46,15 +47,18 @@ def test_from_props_parses_strings_and_records_overrides() -> None:
 @pytest.mark.parametrize(
     ("props", "message"),
     [
-        ({"segment.bytes": "1000"}, "Invalid value 1000 for configuration segment.bytes: Value must be at least 1048576"),
+        ({"segment.bytes": "1000"},
+         "Invalid value 1000 for configuration segment.bytes: Value must be at least 1048576"),
         ({"retention.ms": "abc"}, "Invalid value abc for configuration retention.ms: Not a number of type LONG"),
         ({"segment.bytes": str(2**31)}, "Not a number of type INT"),
         ({"cleanup.policy": "compact,bogus"}, "String must be one of: compact, delete"),
         ({"message.timestamp.type": "Now"}, "String must be one of: CreateTime, LogAppendTime"),
-        ({"min.cleanable.dirty.ratio": "1.5"}, "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"),
+        ({"min.cleanable.dirty.ratio": "1.5"},
+         "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"),
         ({"preallocate": "yes"}, "Expected value to be either true or false"),
         ({"no.such.config": "1"}, "Unknown topic config name: no.such.config"),
-        ({"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"}, "min.compaction.lag.ms (10) > max.compaction.lag.ms (5)"),
+        ({"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"},
+         "min.compaction.lag.ms (10) > max.compaction.lag.ms (5)"),
     ],
 )
 def test_invalid_values_are_refused_with_kafkas_message(props: dict[str, str], message: str) -> None:

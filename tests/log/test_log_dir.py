@@ -49,7 +49,8 @@ def test_log_start_offsets_survive_a_restart(tmp_path: Path, clock) -> None:
     assert opened[("a", 0)].log_start_offset == 7
     assert opened[("b", 1)].log_start_offset == 0
     assert again.topic_id("a", 0) == topic_id and again.topic_id("b", 1) is None
-    assert (tmp_path / "a-0" / "partition.metadata").read_text() == f"version: 0\ntopic_id: {kafka_uuid_string(topic_id)}\n"
+    expected = f"version: 0\ntopic_id: {kafka_uuid_string(topic_id)}\n"
+    assert (tmp_path / "a-0" / "partition.metadata").read_text() == expected
 
 
 def test_retention_across_logs_and_deletion(tmp_path: Path, clock) -> None:

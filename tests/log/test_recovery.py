@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from kemu.clock import SystemClock
 from kemu.log import LogConfig, PartitionLog
 from kemu.log.leader_epoch import LEADER_EPOCH_CHECKPOINT
 from kemu.wire.records import iter_batches
@@ -182,7 +183,7 @@ def test_kill_minus_nine_loses_no_acknowledged_append(tmp_path: Path) -> None:
             break
     process.send_signal(signal.SIGKILL)
     process.wait()
-    log = PartitionLog.open(directory, "crash", 0, LogConfig(segment_bytes=20_000), __import__("kemu.clock").clock.SystemClock())
+    log = PartitionLog.open(directory, "crash", 0, LogConfig(segment_bytes=20_000), SystemClock())
     assert log.log_end_offset > acknowledged
     values = [r.value for b in log.batches() for r in b.records()]
     assert values[: acknowledged + 1] == [b"value-%d" % i for i in range(acknowledged + 1)]

@@ -83,7 +83,7 @@ def test_delete_records_moves_the_log_start(open_log: OpenLog, clock) -> None:
     log = open_log(LogConfig(segment_bytes=500))
     fill(log, 12, clock)
     events: list[LogEvent] = []
-    log.add_listener(lambda l, e: events.append(e))
+    log.add_listener(lambda _log, e: events.append(e))
     assert log.delete_records(5) == 5
     assert events == [LogEvent.LOG_START_OFFSET]
     assert log.delete_records(3) == 5  # never backwards

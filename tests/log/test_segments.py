@@ -30,7 +30,7 @@ def expected_index(batches: list[tuple[int, int, int]], interval: int) -> list[t
 def test_roll_on_segment_bytes(open_log: OpenLog, log_dir: Path) -> None:
     log = open_log(LogConfig(segment_bytes=1000))
     rolled: list[int] = []
-    log.add_listener(lambda l, e: rolled.append(l.log_end_offset) if e is LogEvent.ROLLED else None)
+    log.add_listener(lambda source, e: rolled.append(source.log_end_offset) if e is LogEvent.ROLLED else None)
     for _ in range(20):
         log.append(batch(2, value_size=60))
     assert len(log.segments) > 1
@@ -88,7 +88,8 @@ def test_index_files_are_kafka_format(open_log: OpenLog, log_dir: Path) -> None:
         raw = (log_dir / f"{segment.base_offset:020d}.index").read_bytes()
         entries = [(segment.base_offset + rel, pos) for rel, pos in struct.iter_unpack(">ii", raw)]
         assert entries == expected_index(batches, interval)
-        times = [(ts, segment.base_offset + rel) for ts, rel in struct.iter_unpack(">qi", (log_dir / f"{segment.base_offset:020d}.timeindex").read_bytes())]
+        raw = (log_dir / f"{segment.base_offset:020d}.timeindex").read_bytes()
+        times = [(ts, segment.base_offset + rel) for ts, rel in struct.iter_unpack(">qi", raw)]
         assert [t for t, _ in times] == sorted(set(t for t, _ in times)), "time index timestamps strictly increase"
     closed = log.segments[0]
     last_time, last_offset = closed.time_index.last_entry
@@ -97,7 +98,7 @@ def test_index_files_are_kafka_format(open_log: OpenLog, log_dir: Path) -> None:
 
 def test_reads_from_rolled_segments_use_the_index(open_log: OpenLog) -> None:
     log = open_log(LogConfig(index_interval_bytes=100, segment_bytes=2000))
-    for i in range(100):
+    for _ in range(100):
         log.append(batch(2, value_size=30))
     assert len(log.segments) > 3 and not log.segments[0].is_active
     for offset in (0, 1, 37, 38, 101, 150, 198, 199):

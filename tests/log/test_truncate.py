@@ -23,7 +23,7 @@ def test_truncate_inside_the_active_segment(open_log: OpenLog) -> None:
     for _ in range(5):
         log.append(batch(2))
     events: list[LogEvent] = []
-    log.add_listener(lambda l, e: events.append(e))
+    log.add_listener(lambda _log, e: events.append(e))
     assert log.truncate_to(6)
     assert events == [LogEvent.TRUNCATED]
     assert (log.log_end_offset, log.high_watermark) == (6, 6)

@@ -102,7 +102,8 @@ def test_a_producer_id_needs_a_sequence(open_log: OpenLog) -> None:
 def test_timestamps_too_far_ahead_are_refused_per_record(open_log: OpenLog, clock) -> None:
     log = open_log()  # message.timestamp.after.max.ms defaults to one hour in Kafka 4
     now = clock.now_ms()
-    records = [NewRecord(b"a", timestamp=now), NewRecord(b"b", timestamp=now + HOUR + 1), NewRecord(b"c", timestamp=now + HOUR)]
+    records = [NewRecord(b"a", timestamp=now), NewRecord(b"b", timestamp=now + HOUR + 1),
+               NewRecord(b"c", timestamp=now + HOUR)]
     error = refused(log, build_batch(records))
     assert isinstance(error, RecordValidationError)
     assert error.code == ErrorCode.INVALID_TIMESTAMP
@@ -121,7 +122,8 @@ def test_timestamps_too_old_when_before_max_is_set(open_log: OpenLog, clock) -> 
     error = refused(log, build_batch([NewRecord(b"x", timestamp=now - 1001), NewRecord(b"y", timestamp=-1)]))
     assert error.code == ErrorCode.INVALID_TIMESTAMP
     assert [e.batch_index for e in error.record_errors] == [0]
-    assert log.append(build_batch([NewRecord(b"x", timestamp=now - 1000), NewRecord(b"y", timestamp=-1)])).record_count == 2
+    accepted = log.append(build_batch([NewRecord(b"x", timestamp=now - 1000), NewRecord(b"y", timestamp=-1)]))
+    assert accepted.record_count == 2
 
 
 def test_log_append_time_topics_ignore_record_timestamps(open_log: OpenLog, clock) -> None:
@@ -132,7 +134,8 @@ def test_log_append_time_topics_ignore_record_timestamps(open_log: OpenLog, cloc
 
 def test_producer_set_log_append_time_is_refused_on_log_append_time_topics(open_log: OpenLog) -> None:
     log = open_log(LogConfig(message_timestamp_type="LogAppendTime"))
-    data = build_batch([NewRecord(b"x", key=b"k", timestamp=START_MS)], timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=START_MS)
+    data = build_batch([NewRecord(b"x", key=b"k", timestamp=START_MS)], timestamp_type=TimestampType.LOG_APPEND_TIME,
+                       log_append_time=START_MS)
     error = refused(log, data)
     assert error.code == ErrorCode.INVALID_TIMESTAMP
     assert error.record_errors[0].message == (
@@ -143,7 +146,8 @@ def test_producer_set_log_append_time_is_refused_on_log_append_time_topics(open_
 
 def test_producer_set_log_append_time_becomes_create_time_on_create_time_topics(open_log: OpenLog) -> None:
     log = open_log()
-    data = build_batch([NewRecord(b"x", timestamp=START_MS - 5), NewRecord(b"y", timestamp=START_MS - 9)], timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=START_MS)
+    data = build_batch([NewRecord(b"x", timestamp=START_MS - 5), NewRecord(b"y", timestamp=START_MS - 9)],
+                       timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=START_MS)
     log.append(data)
     stored = RecordBatch(log.read(0, 1 << 20).records)
     assert stored.is_valid()
@@ -158,7 +162,8 @@ def test_compacted_topics_need_keys(open_log: OpenLog) -> None:
     assert error.code == ErrorCode.INVALID_RECORD
     assert [e.batch_index for e in error.record_errors] == [1, 2, 3, 4]
     shown = ", ".join(
-        f"RecordError(batchIndex={i}, message='Compacted topic cannot accept message without key in topic partition topic-0.')"
+        f"RecordError(batchIndex={i}, "
+        "message='Compacted topic cannot accept message without key in topic partition topic-0.')"
         for i in (1, 2, 3)
     )
     assert error.response_message == (
@@ -197,10 +202,12 @@ def test_verify_records_catches_a_header_that_lies_about_its_records(open_log: O
     strict = open_log()
     strict.verify_records = True
     error = refused(strict, lying)
-    assert (error.code, error.message) == (ErrorCode.INVALID_RECORD, "Incorrect declared batch size, records still remaining in file")
+    assert (error.code, error.message) == (
+        ErrorCode.INVALID_RECORD, "Incorrect declared batch size, records still remaining in file")
 
 
-@pytest.mark.parametrize(("topic_codec", "stored_codec"), [("gzip", CompressionType.GZIP), ("uncompressed", CompressionType.NONE), ("zstd", CompressionType.ZSTD)])
+@pytest.mark.parametrize(("topic_codec", "stored_codec"), [
+    ("gzip", CompressionType.GZIP), ("uncompressed", CompressionType.NONE), ("zstd", CompressionType.ZSTD)])
 def test_compression_type_recompresses(open_log: OpenLog, topic_codec: str, stored_codec: CompressionType) -> None:
     log = open_log(LogConfig(compression_type=topic_codec))
     log.append(batch(2))
@@ -215,7 +222,8 @@ def test_compression_type_recompresses(open_log: OpenLog, topic_codec: str, stor
 
 
 def test_compressed_inner_offsets_out_of_order_are_rewritten(open_log: OpenLog) -> None:
-    records = [NewRecord(b"a", key=b"1", offset_delta=0), NewRecord(b"b", key=b"2", offset_delta=5), NewRecord(b"c", key=b"3", offset_delta=6)]
+    records = [NewRecord(b"a", key=b"1", offset_delta=0), NewRecord(b"b", key=b"2", offset_delta=5),
+               NewRecord(b"c", key=b"3", offset_delta=6)]
     data = patched(build_batch(records, compression=CompressionType.GZIP), ">i", 23, 2)
     log = open_log(LogConfig(cleanup_policy=("compact",)))  # keys must be read, so the records are walked
     log.append(data)

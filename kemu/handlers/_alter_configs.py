@@ -9,8 +9,8 @@ from typing import Any
 
 from kemu.admin.configs import ConfigChange, OpType, ResourceChange, alter
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import ErrorResponder, each, error_responder
 from kemu.wire.codec import Request
-from kemu.wire.errors import ErrorCode
 
 
 def answer_alter(ctx: RequestContext, request: Request, incremental: bool) -> dict[str, Any]:
@@ -23,17 +23,14 @@ def answer_alter(ctx: RequestContext, request: Request, incremental: bool) -> di
         for r in body["resources"]
     ]
     outcomes = alter(ctx.broker, resources, body["validate_only"], incremental=incremental)
-    return {"throttle_time_ms": 0, "responses": [
+    return {"responses": [
         {"error_code": int(outcome.error), "error_message": outcome.message,
          "resource_type": resource.resource_type, "resource_name": resource.resource_name}
-        for resource, outcome in zip(resources, outcomes)
+        for resource, outcome in zip(resources, outcomes, strict=True)
     ]}
 
 
-def same_error_for_every_resource(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+def same_error_for_every_resource(api_key: int) -> ErrorResponder:
     """Kafka's (Incremental)AlterConfigsRequest.getErrorResponse."""
-    return {"throttle_time_ms": 0, "responses": [
-        {"error_code": int(code), "error_message": message, "resource_type": r["resource_type"],
-         "resource_name": r["resource_name"]}
-        for r in request.body["resources"]
-    ]}
+    return error_responder(api_key, responses=each("resources", resource_type="resource_type",
+                                                   resource_name="resource_name"))

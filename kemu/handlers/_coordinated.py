@@ -3,7 +3,8 @@ ConsumerGroupHeartbeat): the coordinator check Kafka's KafkaApis makes first, th
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from kemu.groups import GroupCoordinator
 from kemu.groups import RequestContext as CoreContext
@@ -26,4 +27,4 @@ def answer_in_group(ctx: RequestContext, request: Request, operation: Operation,
     if error is not ErrorCode.NONE:
         return error_response(request, error, error.message)
     context = core_context(request.version, ctx.client_id, ctx.client.host)
-    return {"throttle_time_ms": 0, **service.run(lambda coordinator: operation(coordinator, body, context))}
+    return service.run(lambda coordinator: operation(coordinator, body, context))

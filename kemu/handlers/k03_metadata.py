@@ -83,7 +83,6 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                        "partitions": []})
 
     return {
-        "throttle_time_ms": 0,
         "brokers": [{"node_id": node.node_id, "host": node.host, "port": node.port, "rack": node.rack}
                     for node in broker.brokers()],
         "cluster_id": broker.cluster_id,
@@ -117,7 +116,6 @@ def _missing(name: str | None, code: ErrorCode) -> dict[str, Any]:
 def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
     """Kafka's MetadataRequest.getErrorResponse: the error on every requested topic, nothing else."""
     return {
-        "throttle_time_ms": 0,
         "topics": [{"error_code": int(code), "name": entry["name"] if entry["name"] is not None else "",
                     "topic_id": entry["topic_id"], "is_internal": False, "partitions": []}
                    for entry in request.body["topics"] or []],

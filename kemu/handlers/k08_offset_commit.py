@@ -20,6 +20,7 @@ from typing import Any
 from kemu.groups.offset_ops import partition_errors
 from kemu.handlers._shared import core_context, merge_topics, split_hosted
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import each, error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -30,16 +31,15 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
     known, unknown = split_hosted(ctx.broker, body["topics"])
     if not known:
-        return {"throttle_time_ms": 0, "topics": unknown}
+        return {"topics": unknown}
     service = ctx.groups
     error = service.coordinator_error(body["group_id"])
     if error is not ErrorCode.NONE:
-        return {"throttle_time_ms": 0, "topics": merge_topics(unknown, partition_errors(known, error))}
+        return {"topics": merge_topics(unknown, partition_errors(known, error))}
     context = core_context(request.version, ctx.client_id, ctx.client.host)
     response = service.run(lambda coordinator: coordinator.offset_commit({**body, "topics": known}, context))
-    return {"throttle_time_ms": 0, "topics": merge_topics(unknown, response["topics"])}
+    return {"topics": merge_topics(unknown, response["topics"])}
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """Kafka's OffsetCommitRequest.getErrorResponse: the error on every partition."""
-    return {"throttle_time_ms": 0, "topics": partition_errors(request.body["topics"], code)}
+error_response = error_responder(KEY, topics=each("topics", name="name", partitions=each(
+    "partitions", partition_index="partition_index")))

@@ -17,6 +17,7 @@ from typing import Any
 
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import ITEM, Fixed, each, error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -37,31 +38,22 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                 groups.append({"group_id": group["group_id"], "topics": [], "error_code": error})
                 continue
             single = {"groups": [group], "require_stable": body["require_stable"]}
-            groups.extend(service.run(lambda coordinator: coordinator.offset_fetch(single, context))["groups"])
-        return {"throttle_time_ms": 0, "groups": groups}
+            # run() calls the lambda at once, while `single` is still this group's.
+            fetched = service.run(lambda coordinator: coordinator.offset_fetch(single, context))  # noqa: B023
+            groups.extend(fetched["groups"])
+        return {"groups": groups}
     error = service.coordinator_error(body["group_id"])
     if error is not ErrorCode.NONE:
-        return _single_group_error(request, error)
+        return error_response(request, error, None)
     response = service.run(lambda coordinator: coordinator.offset_fetch(body, context))
     if version < FIRST_TOP_LEVEL_ERROR_VERSION and response["error_code"] != ErrorCode.NONE:
-        return _single_group_error(request, response["error_code"])
-    return {"throttle_time_ms": 0, **response}
+        return error_response(request, response["error_code"], None)
+    return response
 
 
-def _single_group_error(request: Request, code: ErrorCode) -> dict[str, Any]:
-    if request.version >= FIRST_TOP_LEVEL_ERROR_VERSION:
-        return {"throttle_time_ms": 0, "error_code": code, "topics": []}
-    return {"throttle_time_ms": 0, "error_code": code, "topics": [
-        {"name": t["name"], "partitions": [
-            {"partition_index": p, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
-             "error_code": code}
-            for p in t["partition_indexes"]]}
-        for t in request.body["topics"] or []]}
-
-
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """Kafka's OffsetFetchRequest.getErrorResponse: the error for every group (v8+) or the one group."""
-    if request.version >= FIRST_MULTI_GROUP_VERSION:
-        return {"throttle_time_ms": 0, "groups": [{"group_id": g["group_id"], "topics": [], "error_code": code}
-                                                  for g in request.body["groups"]]}
-    return _single_group_error(request, code)
+# Kafka's OffsetFetchRequest.getErrorResponse: the error for every group (v8+) or for the one group, which
+# before v2 has no top-level error code and so carries it on every partition asked for.
+error_response = error_responder(
+    KEY, groups=each("groups", group_id="group_id"),
+    topics=each("topics", versions=f"0-{FIRST_TOP_LEVEL_ERROR_VERSION - 1}", name="name", partitions=each(
+        "partition_indexes", partition_index=ITEM, committed_offset=Fixed(-1))))

@@ -24,6 +24,7 @@ from kemu.admin.topics import ensure_internal_topic
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import ITEM, Fixed, each, error_responder
 from kemu.hashing import partition_for
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -47,13 +48,13 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             error, (node_id, host, port) = coordinator_for(ctx, key_type, key, version)
             coordinators.append({"key": key, "node_id": node_id, "host": host, "port": port,
                                  "error_code": error, "error_message": None})
-        return {"throttle_time_ms": 0, "coordinators": coordinators}
+        return {"coordinators": coordinators}
     error, (node_id, host, port) = coordinator_for(ctx, key_type, body["key"], version)
-    return {"throttle_time_ms": 0, "error_code": error, "error_message": _message(error),
-            "node_id": node_id, "host": host, "port": port}
+    return {"error_code": error, "error_message": _message(error), "node_id": node_id, "host": host, "port": port}
 
 
-def coordinator_for(ctx: RequestContext, key_type: int, key: str, version: int) -> tuple[ErrorCode, tuple[int, str, int]]:
+def coordinator_for(ctx: RequestContext, key_type: int, key: str,
+                    version: int) -> tuple[ErrorCode, tuple[int, str, int]]:
     if key_type == SHARE:
         return (ErrorCode.INVALID_REQUEST if version < FIRST_SHARE_VERSION
                 else ErrorCode.COORDINATOR_NOT_AVAILABLE), _NO_NODE
@@ -78,11 +79,11 @@ def _message(error: ErrorCode) -> str:
     return error.message if error is not ErrorCode.NONE else "NONE"
 
 
+_no_node = error_responder(KEY, node_id=Fixed(-1), port=Fixed(-1), coordinators=each(
+    "coordinator_keys", key=ITEM, node_id=Fixed(-1), port=Fixed(-1)))
+
+
 def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """Kafka's FindCoordinatorRequest.getErrorResponse: the error for the one key, or for every key."""
-    if request.version >= FIRST_BATCHED_VERSION:
-        return {"throttle_time_ms": 0, "coordinators": [
-            {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": code, "error_message": _message(code)}
-            for key in request.body["coordinator_keys"]]}
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": _message(code), "node_id": -1,
-            "host": "", "port": -1}
+    """Kafka's FindCoordinatorRequest.getErrorResponse: the error for the one key, or for every key, with
+    Errors.message() whatever was raised."""
+    return _no_node(request, code, _message(code))

@@ -32,12 +32,12 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     context = core_context(version, ctx.client_id, ctx.client.host)
     pending = service.run(lambda coordinator: coordinator.join_group(body, context))
     response = await wait_for_result(pending, ctx.detach)
-    return {"throttle_time_ms": 0, **response}
+    return response
 
 
 def _error(version: int, code: ErrorCode, member_id: str) -> dict[str, Any]:
     # Kafka's coordinator answers a refused join with the member id it was sent.
-    return {"throttle_time_ms": 0, "error_code": code, "generation_id": -1, "protocol_type": None,
+    return {"error_code": code, "generation_id": -1, "protocol_type": None,
             "protocol_name": None if version >= 7 else "", "leader": "", "skip_assignment": False,
             "member_id": member_id, "members": []}
 

@@ -14,8 +14,8 @@ from typing import Any
 from kemu.groups import GroupCoordinator
 from kemu.handlers._coordinated import answer_in_group
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import error_responder
 from kemu.wire.codec import Request
-from kemu.wire.errors import ErrorCode
 
 KEY = 12
 
@@ -24,5 +24,4 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     return answer_in_group(ctx, request, GroupCoordinator.heartbeat, error_response)
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code}
+error_response = error_responder(KEY)

@@ -14,6 +14,7 @@ from typing import Any
 
 from kemu.handlers._shared import core_context, wait_for_result
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -24,22 +25,15 @@ FIRST_VERSION_WITH_PROTOCOL = 5
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body, version = request.body, request.version
     if version >= FIRST_VERSION_WITH_PROTOCOL and (body["protocol_type"] is None or body["protocol_name"] is None):
-        return _error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+        return error_response(request, ErrorCode.INCONSISTENT_GROUP_PROTOCOL, None)
     service = ctx.groups
     error = service.coordinator_error(body["group_id"])
     if error is not ErrorCode.NONE:
-        return _error(error)
+        return error_response(request, error, None)
     context = core_context(version, ctx.client_id, ctx.client.host)
     pending = service.run(lambda coordinator: coordinator.sync_group(body, context))
     response = await wait_for_result(pending, ctx.detach)
-    return {"throttle_time_ms": 0, **response}
+    return response
 
 
-def _error(code: ErrorCode) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "protocol_type": None, "protocol_name": None,
-            "assignment": b""}
-
-
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """Kafka's SyncGroupRequest.getErrorResponse: the error and an empty assignment."""
-    return _error(code)
+error_response = error_responder(KEY)

@@ -15,6 +15,7 @@ from typing import Any
 from kemu.admin.acl import GROUP_OPERATIONS, NOT_REQUESTED
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import ITEM, each, error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -34,11 +35,13 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             described.append(_group_error(group_id, error))
             continue
         single = {"groups": [group_id]}
-        [group] = service.run(lambda coordinator: coordinator.describe_groups(single, context))["groups"]
+        # run() calls the lambda at once, while `single` is still this group's.
+        one = service.run(lambda coordinator: coordinator.describe_groups(single, context))  # noqa: B023
+        [group] = one["groups"]
         if with_operations and group["error_code"] == ErrorCode.NONE:
             group["authorized_operations"] = GROUP_OPERATIONS
         described.append(group)
-    return {"throttle_time_ms": 0, "groups": described}
+    return {"groups": described}
 
 
 def _group_error(group_id: str, code: ErrorCode) -> dict[str, Any]:
@@ -46,6 +49,4 @@ def _group_error(group_id: str, code: ErrorCode) -> dict[str, Any]:
             "members": [], "authorized_operations": NOT_REQUESTED}
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """Kafka's DescribeGroupsRequest.getErrorResponse: the error for every group."""
-    return {"throttle_time_ms": 0, "groups": [_group_error(g, code) for g in request.body["groups"]]}
+error_response = error_responder(KEY, groups=each("groups", group_id=ITEM))

@@ -14,6 +14,7 @@ from typing import Any
 
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -26,8 +27,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     response = service.run(lambda coordinator: coordinator.list_groups(request.body, context))
     response["groups"] = [g for g in response["groups"]
                           if service.coordinator_error(g["group_id"]) is ErrorCode.NONE]
-    return {"throttle_time_ms": 0, **response}
+    return response
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "groups": []}
+error_response = error_responder(KEY)

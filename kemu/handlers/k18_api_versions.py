@@ -16,6 +16,7 @@ from typing import Any
 
 from kemu.handlers import all_handlers
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -36,7 +37,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         if not (_SOFTWARE.fullmatch(name) and _SOFTWARE.fullmatch(version)):
             return error_response(request, ErrorCode.INVALID_REQUEST, None)
         ctx.client.software_name, ctx.client.software_version = name, version
-    return {"error_code": 0, "api_keys": supported_api_keys(), "throttle_time_ms": 0}
+    return {"error_code": 0, "api_keys": supported_api_keys()}
 
 
 def unsupported_version_response() -> dict[str, Any]:
@@ -46,7 +47,10 @@ def unsupported_version_response() -> dict[str, Any]:
                           "max_version": handler.max_version}]}
 
 
+_no_api_keys = error_responder(KEY)
+
+
 def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
     if code == ErrorCode.UNSUPPORTED_VERSION:
         return unsupported_version_response()
-    return {"error_code": int(code), "api_keys": [], "throttle_time_ms": 0}
+    return _no_api_keys(request, code, message)

@@ -17,6 +17,7 @@ from typing import Any
 
 from kemu.admin.topics import CreateOutcome, NewTopic, create_topics
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import each, error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -35,7 +36,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         for entry in request.body["topics"]
     ]
     outcomes = create_topics(ctx.broker, wanted, validate_only=request.body["validate_only"])
-    return {"throttle_time_ms": 0, "topics": [_result(o) for o in outcomes]}
+    return {"topics": [_result(o) for o in outcomes]}
 
 
 def _result(outcome: CreateOutcome) -> dict[str, Any]:
@@ -54,8 +55,4 @@ def _result(outcome: CreateOutcome) -> dict[str, Any]:
     }
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """Kafka's CreateTopicsRequest.getErrorResponse: the same error for every topic."""
-    return {"throttle_time_ms": 0,
-            "topics": [{"name": entry["name"], "error_code": int(code), "error_message": message, "configs": []}
-                       for entry in request.body["topics"]]}
+error_response = error_responder(KEY, topics=each("topics", name="name"))

@@ -11,17 +11,16 @@ Deletion completes before the response; `timeout_ms` is moot.
 from __future__ import annotations
 
 import random
-import uuid
 from typing import Any
 
 from kemu.admin.topics import delete_topics
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import ITEM, each, error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 20
 
-ZERO_UUID = uuid.UUID(int=0)
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
@@ -33,17 +32,15 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         version=request.version,
     )
     random.shuffle(outcomes)
-    return {"throttle_time_ms": 0,
-            "responses": [{"name": o.name, "topic_id": o.topic_id, "error_code": int(o.error),
+    return {"responses": [{"name": o.name, "topic_id": o.topic_id, "error_code": int(o.error),
                            "error_message": o.message} for o in outcomes]}
 
 
+_by_id = error_responder(KEY, responses=each("topics", name="name", topic_id="topic_id"))
+_by_name = error_responder(KEY, responses=each("topic_names", name=ITEM))
+
+
 def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """Kafka's DeleteTopicsRequest.getErrorResponse: the same error for every topic."""
-    if request.version >= 6:
-        named = [(t["name"], t["topic_id"]) for t in request.body["topics"]]
-    else:
-        named = [(name, ZERO_UUID) for name in request.body["topic_names"]]
-    return {"throttle_time_ms": 0,
-            "responses": [{"name": name, "topic_id": topic_id, "error_code": int(code), "error_message": message}
-                          for name, topic_id in named]}
+    """Kafka's DeleteTopicsRequest.getErrorResponse: the same error for every topic, named as the request
+    names it (v6 moved the names into `topics`, beside the ids)."""
+    return (_by_id if request.version >= 6 else _by_name)(request, code, message)

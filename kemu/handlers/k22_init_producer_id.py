@@ -22,6 +22,7 @@ from typing import Any
 from kemu.broker.errors import ApiError
 from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import Fixed, error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -37,11 +38,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         raise ApiError(ErrorCode.INVALID_REQUEST)
     result = ctx.txn.coordinator.init_producer_id(body["transactional_id"], body["transaction_timeout_ms"],
                                                          producer_id, producer_epoch)
-    return {"throttle_time_ms": 0,
-            "error_code": fenced_for_version(result.error, request.version, FIRST_FENCED_VERSION),
+    return {"error_code": fenced_for_version(result.error, request.version, FIRST_FENCED_VERSION),
             "producer_id": result.producer_id, "producer_epoch": result.producer_epoch}
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """Kafka's InitProducerIdRequest.getErrorResponse: the error with no producer id and no epoch."""
-    return {"throttle_time_ms": 0, "error_code": code, "producer_id": -1, "producer_epoch": -1}
+# Kafka's InitProducerIdRequest.getErrorResponse: no producer id (the schema's default) and no epoch (not it).
+error_response = error_responder(KEY, producer_epoch=Fixed(-1))

@@ -14,8 +14,8 @@ from typing import Any
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC
 from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import error_responder
 from kemu.wire.codec import Request
-from kemu.wire.errors import ErrorCode
 
 KEY = 25
 FIRST_FENCED_VERSION = 2
@@ -26,8 +26,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     offsets_partition = (GROUP_METADATA_TOPIC, ctx.groups.partition_of(body["group_id"]))
     error = ctx.txn.coordinator.add_partitions(body["transactional_id"], body["producer_id"],
                                                       body["producer_epoch"], [offsets_partition])
-    return {"throttle_time_ms": 0, "error_code": fenced_for_version(error, request.version, FIRST_FENCED_VERSION)}
+    return {"error_code": fenced_for_version(error, request.version, FIRST_FENCED_VERSION)}
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code}
+error_response = error_responder(KEY)

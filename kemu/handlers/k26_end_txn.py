@@ -19,8 +19,8 @@ from typing import Any
 
 from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import error_responder
 from kemu.wire.codec import Request
-from kemu.wire.errors import ErrorCode
 
 KEY = 26
 VERSIONS = (0, 4)
@@ -31,8 +31,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
     error = ctx.txn.coordinator.end_txn(body["transactional_id"], body["producer_id"], body["producer_epoch"],
                                                commit=body["committed"])
-    return {"throttle_time_ms": 0, "error_code": fenced_for_version(error, request.version, FIRST_FENCED_VERSION)}
+    return {"error_code": fenced_for_version(error, request.version, FIRST_FENCED_VERSION)}
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code}
+error_response = error_responder(KEY)

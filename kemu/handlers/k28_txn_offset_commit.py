@@ -24,6 +24,7 @@ from kemu.broker.topic_names import GROUP_METADATA_TOPIC
 from kemu.groups.offset_ops import partition_errors
 from kemu.handlers._shared import core_context, merge_topics, split_hosted
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import each, error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -35,17 +36,17 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body, version, broker = request.body, request.version, ctx.broker
     known, unknown = split_hosted(broker, body["topics"])
     if not known:
-        return {"throttle_time_ms": 0, "topics": unknown}
+        return {"topics": unknown}
     error = ErrorCode.NONE
     if not body["group_id"]:
         error = ErrorCode.INVALID_GROUP_ID
     elif ctx.txn.settings.transaction_partition_verification_enable:
         error = _verify(ctx, body, version)
     if error is not ErrorCode.NONE:
-        return {"throttle_time_ms": 0, "topics": merge_topics(unknown, partition_errors(known, error))}
+        return {"topics": merge_topics(unknown, partition_errors(known, error))}
     context = core_context(version, ctx.client_id, ctx.client.host)
     response = ctx.groups.txn_offset_commit({**body, "topics": known}, context)
-    return {"throttle_time_ms": 0, "topics": merge_topics(unknown, response["topics"])}
+    return {"topics": merge_topics(unknown, response["topics"])}
 
 
 def _verify(ctx: RequestContext, body: dict[str, Any], version: int) -> ErrorCode:
@@ -61,9 +62,5 @@ def _verify(ctx: RequestContext, body: dict[str, Any], version: int) -> ErrorCod
     return error
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """Kafka's TxnOffsetCommitRequest.getErrorResponse: the error on every partition."""
-    return {"throttle_time_ms": 0, "topics": [
-        {"name": topic["name"], "partitions": [{"partition_index": p["partition_index"], "error_code": code}
-                                               for p in topic["partitions"]]}
-        for topic in request.body["topics"]]}
+error_response = error_responder(KEY, topics=each("topics", name="name", partitions=each(
+    "partitions", partition_index="partition_index")))

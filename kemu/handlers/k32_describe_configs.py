@@ -29,6 +29,7 @@ from kemu.broker.broker_configs import CONFIG_TYPE_IDS, ConfigEntry, ConfigSourc
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import invalid_name_reason
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import each, error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -70,10 +71,11 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                     entries = [entry for entry in entries if entry.name in wanted]
                 result.update(error_code=0, configs=[_config(entry) for entry in entries])
         results.append(result)
-    return {"throttle_time_ms": 0, "results": results}
+    return {"results": results}
 
 
-def _describe(ctx: RequestContext, kind: int, name: str, synonyms: bool, documentation: bool) -> list[ConfigEntry] | None:
+def _describe(ctx: RequestContext, kind: int, name: str, synonyms: bool,
+              documentation: bool) -> list[ConfigEntry] | None:
     broker = ctx.broker
     if kind == RESOURCE_TOPIC:
         reason = invalid_name_reason(name)
@@ -122,9 +124,10 @@ def _config(entry: ConfigEntry) -> dict[str, Any]:
     }
 
 
+_every_resource = error_responder(KEY, results=each("resources", resource_type="resource_type",
+                                                     resource_name="resource_name"))
+
+
 def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
     """Kafka's DescribeConfigsRequest.getErrorResponse: every resource gets the error's default message."""
-    return {"throttle_time_ms": 0,
-            "results": [{"error_code": int(code), "error_message": code.message, "resource_type": r["resource_type"],
-                         "resource_name": r["resource_name"], "configs": []}
-                        for r in request.body["resources"]]}
+    return _every_resource(request, code, code.message)

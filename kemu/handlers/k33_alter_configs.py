@@ -22,4 +22,4 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
 
 
 # Kafka's AlterConfigsRequest.getErrorResponse: the same error for every resource.
-error_response = same_error_for_every_resource
+error_response = same_error_for_every_resource(KEY)

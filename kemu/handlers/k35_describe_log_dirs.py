@@ -38,7 +38,6 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         })
     usage = shutil.disk_usage(broker.data_dir)
     return {
-        "throttle_time_ms": 0,
         "error_code": 0,
         "results": [{
             "error_code": 0,

@@ -13,8 +13,8 @@ from typing import Any
 
 from kemu.admin.partitions import NewPartitions, create_partitions
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import each, error_responder
 from kemu.wire.codec import Request
-from kemu.wire.errors import ErrorCode
 
 KEY = 37
 
@@ -27,13 +27,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         for t in body["topics"]
     ]
     outcomes = create_partitions(ctx.broker, wanted, body["validate_only"])
-    return {"throttle_time_ms": 0, "results": [
+    return {"results": [
         {"name": o.name, "error_code": int(o.error), "error_message": o.message} for o in outcomes
     ]}
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """Kafka's CreatePartitionsRequest.getErrorResponse: the same error for every topic."""
-    return {"throttle_time_ms": 0, "results": [
-        {"name": t["name"], "error_code": int(code), "error_message": message} for t in request.body["topics"]
-    ]}
+error_response = error_responder(KEY, results=each("topics", name="name"))

@@ -28,10 +28,11 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             results.append({"group_id": group_id, "error_code": error})
             continue
         single = {"groups_names": [group_id]}
-        results.extend(service.run(lambda coordinator: coordinator.delete_groups(single, context))["results"])
-    return {"throttle_time_ms": 0, "results": results}
+        # run() calls the lambda at once, while `single` is still this group's.
+        deleted = service.run(lambda coordinator: coordinator.delete_groups(single, context))  # noqa: B023
+        results.extend(deleted["results"])
+    return {"results": results}
 
 
 def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "results": [{"group_id": g, "error_code": code}
-                                               for g in dict.fromkeys(request.body["groups_names"])]}
+    return {"results": [{"group_id": g, "error_code": code} for g in dict.fromkeys(request.body["groups_names"])]}

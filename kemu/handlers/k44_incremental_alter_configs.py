@@ -23,4 +23,4 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
 
 
 # Kafka's IncrementalAlterConfigsRequest.getErrorResponse: the same error for every resource.
-error_response = same_error_for_every_resource
+error_response = same_error_for_every_resource(KEY)

@@ -13,6 +13,7 @@ from typing import Any
 
 from kemu.handlers._shared import core_context, merge_topics, split_hosted
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -24,18 +25,13 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     service = ctx.groups
     error = service.coordinator_error(body["group_id"])
     if error is not ErrorCode.NONE:
-        return _error(error)
+        return error_response(request, error, None)
     known, unknown = split_hosted(ctx.broker, body["topics"])
     context = core_context(request.version, ctx.client_id, ctx.client.host)
     response = service.run(lambda coordinator: coordinator.offset_delete({**body, "topics": known}, context))
     if response["error_code"] != ErrorCode.NONE:
-        return _error(response["error_code"])
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "topics": merge_topics(unknown, response["topics"])}
+        return error_response(request, response["error_code"], None)
+    return {"error_code": ErrorCode.NONE, "topics": merge_topics(unknown, response["topics"])}
 
 
-def _error(code: ErrorCode) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "topics": []}
-
-
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    return _error(code)
+error_response = error_responder(KEY)

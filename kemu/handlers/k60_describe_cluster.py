@@ -11,6 +11,7 @@ from typing import Any
 
 from kemu.admin.acl import CLUSTER_OPERATIONS, NOT_REQUESTED
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -25,7 +26,6 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         return error_response(request, ErrorCode.MISMATCHED_ENDPOINT_TYPE,
                               "The request was sent to an endpoint of type BROKER")
     return {
-        "throttle_time_ms": 0,
         "error_code": 0,
         "error_message": None,
         "endpoint_type": BROKER_ENDPOINT,
@@ -38,5 +38,4 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     }
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": int(code), "error_message": message}
+error_response = error_responder(KEY)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import ITEM, each, error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -37,7 +38,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             "producer_id": txn.producer_id, "producer_epoch": txn.producer_epoch,
             "topics": [{"topic": topic, "partitions": partitions} for topic, partitions in by_topic.items()],
         })
-    return {"throttle_time_ms": 0, "transaction_states": states}
+    return {"transaction_states": states}
 
 
 def _error(transactional_id: str, code: ErrorCode) -> dict[str, Any]:
@@ -46,6 +47,4 @@ def _error(transactional_id: str, code: ErrorCode) -> dict[str, Any]:
             "topics": []}
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0,
-            "transaction_states": [_error(tid, code) for tid in request.body["transactional_ids"]]}
+error_response = error_responder(KEY, transaction_states=each("transactional_ids", transactional_id=ITEM))

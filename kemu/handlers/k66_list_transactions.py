@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import error_responder
 from kemu.txn.state import TxnState
 from kemu.wire.codec import Request
-from kemu.wire.errors import ErrorCode
 
 KEY = 66
 
@@ -23,12 +23,11 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     states: list[str] = body["state_filters"]
     found = ctx.txn.coordinator.list(states, body["producer_id_filters"], body["duration_filter"])
     return {
-        "throttle_time_ms": 0, "error_code": 0,
+        "error_code": 0,
         "unknown_state_filters": [name for name in states if TxnState.from_kafka_name(name) is None],
         "transaction_states": [{"transactional_id": txn.transactional_id, "producer_id": txn.producer_id,
                                 "transaction_state": txn.state.kafka_name} for txn in found],
     }
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "unknown_state_filters": [], "transaction_states": []}
+error_response = error_responder(KEY)

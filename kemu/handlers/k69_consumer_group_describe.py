@@ -13,6 +13,7 @@ from typing import Any
 from kemu.admin.acl import GROUP_OPERATIONS, NOT_REQUESTED
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import ITEM, each, error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -30,11 +31,13 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             described.append(_group_error(group_id, error))
             continue
         single = {"group_ids": [group_id], "include_authorized_operations": False}
-        [group] = service.run(lambda coordinator: coordinator.consumer_group_describe(single, context))["groups"]
+        # run() calls the lambda at once, while `single` is still this group's.
+        one = service.run(lambda coordinator: coordinator.consumer_group_describe(single, context))  # noqa: B023
+        [group] = one["groups"]
         if body["include_authorized_operations"] and group["error_code"] == ErrorCode.NONE:
             group["authorized_operations"] = GROUP_OPERATIONS
         described.append(group)
-    return {"throttle_time_ms": 0, "groups": described}
+    return {"groups": described}
 
 
 def _group_error(group_id: str, code: ErrorCode) -> dict[str, Any]:
@@ -43,5 +46,9 @@ def _group_error(group_id: str, code: ErrorCode) -> dict[str, Any]:
             "authorized_operations": NOT_REQUESTED}
 
 
+_every_group = error_responder(KEY, groups=each("group_ids", group_id=ITEM))
+
+
 def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "groups": [_group_error(g, code) for g in request.body["group_ids"]]}
+    """Every group gets the error's default message, as `_group_error` gives it."""
+    return _every_group(request, code, code.message)

@@ -1,11 +1,14 @@
 """One module per API key (`k03_metadata.py`, `k18_api_versions.py`, ...): decode → core call → response.
 
-Each module exports `KEY`, optionally `VERSIONS` (min, max) narrowing the declared range, and
-`async def handle(ctx, request) -> dict | None` (None: the request gets no response, as acks=0 Produce).
-It may export `error_response(request, code, message) -> dict | None`, Kafka's `getErrorResponse` for that
-API, which answers a request the handler refused with `ApiError` or failed on unexpectedly; without it (or
-when it returns None, as Kafka's does for an acks=0 Produce) such a failure closes the connection.
-Modules open with a note of what each version changes and what is left out.
+Each module exports `KEY` and `async def handle(ctx, request) -> dict | None` (None: the request gets no
+response, as acks=0 Produce). A module answering fewer versions than its wire declaration has sets
+`VERSIONS = NARROWED[KEY]` from `kemu.handlers.versions`, the table the registry reads without importing
+the module. It may export `error_response(request, code, message) -> dict | None`, Kafka's
+`getErrorResponse` for that API (most are built by `kemu.handlers.error_responses` from the response
+schema), which answers a request the handler refused with `ApiError` or failed on unexpectedly; without it
+(or when it returns None, as Kafka's does for an acks=0 Produce) such a failure closes the connection.
+Handlers leave `throttle_time_ms` out: kemu throttles nothing, and the encoder writes every absent field
+as its schema default, here 0. Modules open with a note of what each version changes and what is left out.
 
 ApiVersions advertises exactly the keys found here, with their ranges.
 """
@@ -15,9 +18,11 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+from collections.abc import Awaitable, Callable
 from functools import cache
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
+from kemu.handlers.versions import NARROWED
 from kemu.wire.apis import get_api
 from kemu.wire.schema import Api
 
@@ -71,17 +76,6 @@ class Handler:
         return self.min_version <= version <= self.max_version
 
 
-# A module narrowing its API's declared range says so in one line, read here without importing it;
-# tests/handlers/test_registry.py checks that what is read equals what the imported module says.
-_VERSIONS_LINE = re.compile(r"^VERSIONS\s*=\s*\((\d+),\s*(\d+)\)", re.MULTILINE)
-
-
-def declared_versions(path: str) -> tuple[int, int] | None:
-    with open(path, encoding="utf-8") as source:
-        found = _VERSIONS_LINE.search(source.read())
-    return (int(found.group(1)), int(found.group(2))) if found else None
-
-
 @cache
 def all_handlers() -> dict[int, Handler]:
     found: dict[int, Handler] = {}
@@ -93,12 +87,13 @@ def all_handlers() -> dict[int, Handler]:
         api = get_api(key)
         if api is None:
             raise RuntimeError(f"{info.name}: no wire declaration for API key {key}")
-        path = f"{info.module_finder.path}/{info.name}.py"  # type: ignore[union-attr]
-        low, high = declared_versions(path) or (api.min_version, api.max_version)
+        low, high = NARROWED.get(key, (api.min_version, api.max_version))
         if low < api.min_version or high > api.max_version or low > high:
-            raise RuntimeError(f"{info.name}: VERSIONS {low}-{high} outside {api.name}'s "
+            raise RuntimeError(f"{info.name}: versions {low}-{high} outside {api.name}'s "
                                f"{api.min_version}-{api.max_version}")
         if key in found:
             raise RuntimeError(f"API key {key} handled twice")
         found[key] = Handler(key, api, low, high, module_name=f"{__name__}.{info.name}")
+    if stray := sorted(NARROWED.keys() - found.keys()):
+        raise RuntimeError(f"kemu.handlers.versions narrows API keys no module handles: {stray}")
     return dict(sorted(found.items()))

@@ -20,10 +20,11 @@ from typing import Any
 from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
+from kemu.handlers.versions import NARROWED
 from kemu.wire.codec import Request
 
 KEY = 26
-VERSIONS = (0, 4)
+VERSIONS = NARROWED[KEY]
 FIRST_FENCED_VERSION = 2
 
 

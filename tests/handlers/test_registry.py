@@ -1,11 +1,13 @@
-"""The handler registry reads each module's key and version range without importing it; this checks that
-what it reads is what the modules, once imported, actually say."""
+"""The handler registry takes each key from its module's name and each range from kemu.handlers.versions,
+without importing the modules; this checks that what it holds is what the modules, once imported, say."""
 
 from __future__ import annotations
 
 import importlib
+import sys
 
 from kemu.handlers import all_handlers
+from kemu.handlers.versions import NARROWED
 
 
 def test_registry_matches_each_imported_module() -> None:
@@ -15,14 +17,21 @@ def test_registry_matches_each_imported_module() -> None:
         module = importlib.import_module(handler._module_name or "")
         assert module.KEY == key
         declared = getattr(module, "VERSIONS", (handler.api.min_version, handler.api.max_version))
-        assert (handler.min_version, handler.max_version) == tuple(declared), module.__name__
+        assert (handler.min_version, handler.max_version) == declared, module.__name__
         assert handler.handle is module.handle
         assert handler.error_response is getattr(module, "error_response", None)
 
 
-def test_modules_are_imported_only_when_first_used() -> None:
-    import sys
+def test_every_narrowed_range_is_the_one_its_module_declares() -> None:
+    handlers = all_handlers()
+    for key, versions in NARROWED.items():
+        module = importlib.import_module(handlers[key]._module_name or "")
+        assert module.VERSIONS == versions, module.__name__
+        assert versions != (handlers[key].api.min_version, handlers[key].api.max_version), (
+            f"{module.__name__} narrows nothing: drop it from the table")
 
+
+def test_modules_are_imported_only_when_first_used() -> None:
     handlers = all_handlers()
     loaded_before = {h._module_name for h in handlers.values() if h._module_name in sys.modules}
     # Nothing about discovery itself may import a handler module; any that are loaded were used by

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from kemu.admin.topics import assignment_problem, striped
 from kemu.broker.broker import Broker
-from kemu.broker.topics import Partition, Topic
+from kemu.broker.partition import Partition
+from kemu.broker.topics import Topic
 from kemu.wire.errors import ErrorCode
 
 MAX_RECORDS_PER_USER_OP = 10_000
@@ -98,6 +99,6 @@ def _plan(broker: Broker, request: NewPartitions) -> tuple[Topic, list[list[int]
 
 def _add(broker: Broker, topic: Topic, layout: list[list[int]]) -> None:
     for replicas in layout:
-        partition = Partition(topic.name, len(topic.partitions), list(replicas), list(replicas), replicas[0])
+        partition = Partition(topic=topic.name, index=len(topic.partitions), replicas=list(replicas))
         broker.storage.open_partition(topic, partition)
         topic.partitions.append(partition)

@@ -21,7 +21,8 @@ from kemu.broker.topic_names import (
     TRANSACTION_STATE_TOPIC,
     invalid_name_reason,
 )
-from kemu.broker.topics import Partition, Topic
+from kemu.broker.partition import Partition
+from kemu.broker.topics import Topic
 from kemu.wire.errors import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -99,7 +100,7 @@ def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: 
             continue
         overrides = {name: value for name, value in topic.configs if value is not None}
         created = Topic(topic.name, random_uuid(), [
-            Partition(topic.name, index, list(replicas), list(replicas), replicas[0])
+            Partition(topic=topic.name, index=index, replicas=list(replicas))
             for index, replicas in sorted(layout.items())
         ], overrides)
         if not validate_only:

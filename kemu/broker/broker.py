@@ -18,7 +18,7 @@ from kemu.broker.storage import Storage
 from kemu.broker.topic_configs import log_defaults
 from kemu.broker.topics import Topic, TopicRegistry
 from kemu.clock import Clock
-from kemu.txn.partition import TransactionalPartition
+from kemu.broker.partition import Partition
 
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 
@@ -56,8 +56,8 @@ class Broker:
     def _expire_producers(self, now_ms: int) -> int:
         for topic in self.topics:
             for partition in topic.partitions:
-                if partition.log is not None:
-                    partition.log.expire_producers(now_ms, self.config.producer_id_expiration_ms)
+                if partition.is_open:
+                    partition.expire_producers(now_ms, self.config.producer_id_expiration_ms)
         return now_ms + self.config.producer_id_expiration_check_interval_ms
 
     def _run_retention(self, now_ms: int) -> int:
@@ -100,12 +100,13 @@ class Broker:
         self.storage.save(self.topics)
         return topic
 
-    def partition_log(self, topic: str, partition: int) -> TransactionalPartition | None:
-        """The log of a partition this broker leads, or None if there is no such partition."""
+    def partition(self, topic: str, index: int) -> Partition | None:
+        """An open partition this broker leads, or None if there is no such partition."""
         found = self.topics.get(topic)
-        if found is None or not 0 <= partition < len(found.partitions):
+        if found is None or not 0 <= index < len(found.partitions):
             return None
-        return found.partitions[partition].log
+        partition = found.partitions[index]
+        return partition if partition.is_open else None
 
     def config_layers(self) -> ConfigLayers:
         """The broker's config as DescribeConfigs layers it: per-broker dynamic, cluster default, static."""

@@ -14,10 +14,10 @@ import os
 import uuid
 from pathlib import Path
 
-from kemu.broker.topics import Partition, Topic, TopicRegistry
+from kemu.broker.partition import Partition
+from kemu.broker.topics import Topic, TopicRegistry
 from kemu.clock import Clock
 from kemu.log import LogConfig, LogDir
-from kemu.txn.partition import TransactionalPartition
 
 TOPICS_FILE = "kemu-topics.json"
 _FORMAT_VERSION = 1
@@ -36,30 +36,26 @@ class Storage:
     def log_config(self, topic: Topic) -> LogConfig:
         return LogConfig.from_props(topic.configs, base=self.log_defaults)
 
-    def open_partition(self, topic: Topic, partition: Partition) -> TransactionalPartition:
-        plog = self.log_dir.open(topic.name, partition.index, self.log_config(topic), topic_id=topic.topic_id)
-        plog.leader_epoch = partition.leader_epoch
-        # As Partition.makeLeader does: the leader's epoch starts at the log end even before any append,
-        # so OffsetForLeaderEpoch and ListOffsets know it on an empty partition too.
-        plog.epoch_cache.assign(partition.leader_epoch, plog.log_end_offset)
-        partition.log = TransactionalPartition(plog)
-        return partition.log
+    def open_partition(self, topic: Topic, partition: Partition) -> Partition:
+        partition.attach(self.log_dir.open(topic.name, partition.index, self.log_config(topic),
+                                           topic_id=topic.topic_id))
+        return partition
 
     def open_topic(self, topic: Topic) -> None:
         for partition in topic.partitions:
-            if partition.log is None:
+            if not partition.is_open:
                 self.open_partition(topic, partition)
 
     def delete_topic(self, topic: Topic) -> None:
         for partition in topic.partitions:
             self.log_dir.delete(topic.name, partition.index)
-            partition.log = None
+            partition.detach()
 
     def reconfigure(self, topic: Topic) -> None:
         config = self.log_config(topic)
         for partition in topic.partitions:
-            if partition.log is not None:
-                partition.log.log.update_config(config)
+            if partition.is_open:
+                partition.log.update_config(config)
 
     def save(self, registry: TopicRegistry) -> None:
         doc = {
@@ -69,10 +65,7 @@ class Storage:
                     "name": topic.name,
                     "id": str(topic.topic_id),
                     "configs": topic.configs,
-                    "partitions": [
-                        {"index": p.index, "replicas": p.replicas, "leader_epoch": p.leader_epoch}
-                        for p in topic.partitions
-                    ],
+                    "partitions": [p.saved() for p in topic.partitions],
                 }
                 for topic in registry
             ],
@@ -87,11 +80,7 @@ class Storage:
             return
         doc = json.loads(self._path.read_text())
         for entry in doc.get("topics", []):
-            partitions = [
-                # One broker leads everything; a node id changed between runs takes over the replicas.
-                Partition(entry["name"], p["index"], [node_id], [node_id], node_id, p.get("leader_epoch", 0))
-                for p in entry["partitions"]
-            ]
+            partitions = [Partition.from_saved(entry["name"], p, node_id) for p in entry["partitions"]]
             topic = Topic(entry["name"], uuid.UUID(entry["id"]), partitions, dict(entry.get("configs", {})))
             registry.add(topic)
             self.open_topic(topic)

@@ -1,33 +1,17 @@
 """The topic registry: every topic's name, id, configs and partitions.
 
-A `Partition` is where each partition's state lives: leadership now, and its `kemu.log` partition log once
-the log core is wired in. The registry keeps the indexes Kafka's controller keeps: by name, by id, and by
+Each topic holds its `Partition`s (kemu.broker.partition). The registry keeps the indexes Kafka's controller keeps: by name, by id, and by
 name with '.' and '_' unified (those collide in metric names, so Kafka refuses such pairs).
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from dataclasses import dataclass
 
+from kemu.broker.partition import Partition
 from kemu.broker.topic_names import has_collision_chars, is_internal, unify_collision_chars
-
-if TYPE_CHECKING:
-    from kemu.txn.partition import TransactionalPartition
-
-
-@dataclass(slots=True)
-class Partition:
-    topic: str
-    index: int
-    replicas: list[int]
-    isr: list[int]
-    leader_id: int
-    leader_epoch: int = 0
-    offline_replicas: list[int] = field(default_factory=list)
-    # The partition's log with its producer state; None only while a topic is being validated.
-    log: TransactionalPartition | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(slots=True)

@@ -39,13 +39,13 @@ from typing import Any, NamedTuple, TypeVar
 from kemu.broker.broker import Broker
 from kemu.broker.config import BrokerConfig
 from kemu.broker.errors import ApiError
+from kemu.broker.partition import Partition
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC
 from kemu.coordinators.journal import JOURNAL_ERRORS, InternalTopicJournal, group_write_error
 from kemu.groups import CoordinatorRecord, GroupConfig, GroupCoordinator, RequestContext, TopicInfo, log_records
 from kemu.groups.offset_ops import partition_errors
 from kemu.hashing import partition_for
 from kemu.log import AppendOrigin, LogEvent, PartitionLog
-from kemu.txn.partition import TransactionalPartition
 from kemu.txn.producer_state import ProducerStateError
 from kemu.wire.coordinator_records import CoordinatorRecordError, UnknownRecordType
 from kemu.wire.errors import ErrorCode
@@ -87,7 +87,7 @@ class GroupService:
         self.coordinator = GroupCoordinator(broker.clock, config=config or group_config(broker.config),
                                             journal=self._journal, topics=self._topics)
         self._buffer: list[CoordinatorRecord] | None = None
-        self._watched: dict[int, TransactionalPartition] = {}
+        self._watched: dict[int, Partition] = {}
         # Per partition, the log end offset the coordinator's state reflects.
         self._applied: dict[int, int] = {}
         self._own_append = False
@@ -108,7 +108,7 @@ class GroupService:
         if topic is None or not topic.partitions:
             return ErrorCode.NOT_COORDINATOR
         partition = topic.partitions[partition_for(group_id, len(topic.partitions))]
-        if partition.leader_id != self.broker.node_id or partition.log is None:
+        if partition.leader_id != self.broker.node_id or not partition.is_open:
             return ErrorCode.NOT_COORDINATOR
         return ErrorCode.NONE
 
@@ -144,7 +144,7 @@ class GroupService:
         return self.run(lambda c: c.txn_offset_commit(request, context))
 
     def _check_producer(self, group_id: str, producer_id: int, producer_epoch: int) -> ErrorCode:
-        plog = self._partition_log(self.partition_of(group_id))
+        plog = self._partition(self.partition_of(group_id))
         try:
             plog.producers.check_batch(producer_id=producer_id, epoch=producer_epoch, first_seq=0, last_seq=0,
                                        transactional=True, from_client=False)
@@ -224,7 +224,7 @@ class GroupService:
             raise failure
 
     def _append(self, run: _Run) -> None:
-        plog = self._partition_log(run.partition)
+        plog = self._partition(run.partition)
         now = self.broker.clock.now_ms()
         transactional = run.producer_id != NO_PRODUCER_ID
         batch = build_batch(
@@ -241,7 +241,7 @@ class GroupService:
             self._own_append = False
         self._applied[run.partition] = plog.log.log_end_offset
 
-    def _partition_log(self, index: int) -> TransactionalPartition:
+    def _partition(self, index: int) -> Partition:
         if GROUP_METADATA_TOPIC not in self.broker.topics:
             self.ensure_offsets_topic()
         plog = self.journal.partition(index)
@@ -262,7 +262,7 @@ class GroupService:
         for index, plog in self.journal.partitions():
             self._watch(index, plog)
 
-    def _watch(self, index: int, plog: TransactionalPartition) -> None:
+    def _watch(self, index: int, plog: Partition) -> None:
         if self._watched.get(index) is plog:
             return
         # A partition seen for the first time (or a re-created topic's): its content so far is either

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator
 from kemu.admin.topics import ensure_internal_topic
 from kemu.broker.broker import Broker
 from kemu.broker.errors import ApiError
+from kemu.broker.partition import Partition
 from kemu.hashing import partition_for
 from kemu.log import AppendOrigin, LogError
-from kemu.txn.partition import TransactionalPartition
 from kemu.txn.producer_state import ProducerStateError
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import RecordsError
@@ -74,23 +74,23 @@ class InternalTopicJournal:
     def ensure_topic(self) -> bool:
         return ensure_internal_topic(self.broker, self.topic)
 
-    def partition(self, index: int) -> TransactionalPartition:
+    def partition(self, index: int) -> Partition:
         """The partition's log, creating the topic if it is missing; COORDINATOR_NOT_AVAILABLE if it can't."""
         if self.topic not in self.broker.topics:
             self.ensure_topic()
-        plog = self.broker.partition_log(self.topic, index)
+        plog = self.broker.partition(self.topic, index)
         if plog is None:
             raise ApiError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{self.topic}-{index} is not available")
         return plog
 
-    def partitions(self) -> Iterator[tuple[int, TransactionalPartition]]:
+    def partitions(self) -> Iterator[tuple[int, Partition]]:
         """The topic's partitions that have a log, for replay at start-up."""
         found = self.broker.topics.get(self.topic)
         for partition in found.partitions if found is not None else ():
-            if partition.log is not None:
-                yield partition.index, partition.log
+            if partition.is_open:
+                yield partition.index, partition
 
-    def append(self, index: int, batch: bytes) -> TransactionalPartition:
+    def append(self, index: int, batch: bytes) -> Partition:
         """Append a coordinator batch; a failure is raised as the coordinator's ApiError for it."""
         plog = self.partition(index)
         try:

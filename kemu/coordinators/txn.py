@@ -15,7 +15,7 @@ TransactionStateManager and TransactionMarkerChannelManager are:
   leader epoch.
 - **Markers.** Entering PrepareCommit/PrepareAbort queues a job; the "txn-markers" housekeeping task appends
   a COMMIT/ABORT marker to each partition of the transaction through the same append path a produce takes
-  (`TransactionalPartition.append`, origin COORDINATOR), then completes the transaction. A partition whose
+  (`Partition.append`, origin COORDINATOR), then completes the transaction. A partition whose
   topic was deleted is skipped, as Kafka skips partitions without a leader. Until then the transactional
   id answers CONCURRENT_TRANSACTIONS — the window `hold_markers` keeps open for tests (and the
   `KEMU_HOLD_TXN_MARKERS=1` environment variable from the start, so a `kemu serve` child can be stopped
@@ -23,7 +23,7 @@ TransactionStateManager and TransactionMarkerChannelManager are:
 - **Time.** "txn-timeouts" aborts transactions older than their timeout (with an epoch bump, fencing the
   stalled producer) and expires idle transactional ids; "producer-id-expiration" drops idle producers'
   state from every partition every `producer.id.expiration.check.interval.ms`.
-- **Verification.** `produce_verifier(transactional_id, version)` is the KIP-890 check a transactional
+- **Verification.** `verify_produce(...)` is the KIP-890 check a transactional
   Produce makes before it opens a transaction on a partition (`transaction.partition.verification.enable`).
 
 Settings come from `BrokerConfig` under Kafka's names in snake_case when it declares them, else Kafka's
@@ -43,7 +43,6 @@ from kemu.broker.topic_names import TRANSACTION_STATE_TOPIC
 from kemu.coordinators.journal import InternalTopicJournal, txn_write_error
 from kemu.log import AppendOrigin, LogError
 from kemu.txn.coordinator import MarkerJob, TransactionCoordinator, TxnConfig
-from kemu.txn.partition import TxnVerifier
 from kemu.txn.producer_ids import ProducerIdAllocator
 from kemu.txn.producer_state import ProducerStateError
 from kemu.txn.state import TopicPartition
@@ -211,7 +210,7 @@ class TxnService:
         partition (UNKNOWN_TOPIC_OR_PARTITION where there is no such partition)."""
         results: dict[TopicPartition, ErrorCode] = {}
         for topic, index in partitions:
-            plog = self.broker.partition_log(topic, index)
+            plog = self.broker.partition(topic, index)
             if plog is None:
                 results[(topic, index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
@@ -232,21 +231,19 @@ class TxnService:
         return self.coordinator.next_deadline()
 
     # ---- KIP-890 verification of transactional produce --------------------------------------------------
-    def produce_verifier(self, transactional_id: str | None, produce_version: int) -> TxnVerifier | None:
-        """The check a transactional Produce makes before it opens a transaction on a partition; None when
-        there is nothing to check (verification disabled, or no transactional id)."""
-        if not self.settings.transaction_partition_verification_enable or not transactional_id:
-            return None
-        abortable_ok = produce_version >= _PRODUCE_TRANSACTION_ABORTABLE_VERSION
-
-        def verify(topic: str, partition: int, producer_id: int, producer_epoch: int) -> None:
-            error = self.coordinator.verify_partitions(transactional_id, producer_id, producer_epoch,
-                                                       [(topic, partition)])[(topic, partition)]
-            if error is not ErrorCode.NONE:
-                code, message = produce_verification_error(error, abortable_ok)
-                raise ProducerStateError(code, message)
-
-        return verify
+    def verify_produce(self, transactional_id: str, produce_version: int, topic: str, partition: int,
+                       producer_id: int, producer_epoch: int) -> tuple[ErrorCode, str | None]:
+        """The check a transactional Produce makes before it opens a transaction on a partition
+        (`transaction.partition.verification.enable`): NONE, or the error and message the partition answers."""
+        if not self.settings.transaction_partition_verification_enable:
+            return ErrorCode.NONE, None
+        error = self.coordinator.verify_partitions(transactional_id, producer_id, producer_epoch,
+                                                   [(topic, partition)])[(topic, partition)]
+        if error is ErrorCode.NONE:
+            return error, None
+        code, message = produce_verification_error(error, produce_version >= _PRODUCE_TRANSACTION_ABORTABLE_VERSION)
+        # ReplicaManager sends its own message only for the errors it translates.
+        return code, (message if message != code.message else None)
 
 
 def produce_verification_error(error: ErrorCode, abortable_ok: bool) -> tuple[ErrorCode, str]:

@@ -29,16 +29,15 @@ from typing import Any
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import is_internal
 from kemu.handlers.context import RequestContext
+from kemu.handlers.versions import NARROWED
 from kemu.log import LogError
-from kemu.txn.partition import TxnVerifier
 from kemu.txn.producer_state import ProducerStateError
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import (
-    ATTRIBUTES_OFFSET,
+    HEADER_SIZE,
     MAGIC_OFFSET,
     MAGIC_V2,
-    TRANSACTIONAL_MASK,
     BatchHeader,
     RecordsError,
     batch_slices,
@@ -46,7 +45,7 @@ from kemu.wire.records import (
 )
 
 KEY = 0
-VERSIONS = (3, 11)
+VERSIONS = NARROWED[KEY]
 
 VALID_ACKS = frozenset({-1, 0, 1})
 ADMIN_CLIENT_ID = "__admin_client"  # Kafka's AdminUtils.ADMIN_CLIENT_ID: may write internal topics
@@ -60,22 +59,29 @@ _WITHOUT_LOG_START = frozenset({
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None:
-    _broker, body = ctx.broker, request.body
+    body = request.body
     acks: int = body["acks"]
+    transactional_id: str | None = body["transactional_id"]
     # A map, as Kafka's: a partition named twice keeps its first place and its last records.
     entries: dict[tuple[str, int], Any] = {}
     for topic in body["topic_data"]:
         for partition in topic["partition_data"]:
             entries[(topic["name"], partition["index"])] = partition["records"]
-    if body["transactional_id"] is None and _has_transactional_records(entries.values()):
+    # Each partition's first batch header, read once: the request-wide checks and KIP-890 use it.
+    firsts = {key: _first_header(records) for key, records in entries.items()}
+    transactional = [h for h in firsts.values() if h is not None and h.is_transactional]
+    if transactional_id is None and transactional:
         raise ApiError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    verify = _verifier(ctx, body["transactional_id"], request.version, entries.values())
+    # ReplicaManager.handleProduceAppend: one request's transactional batches come from one producer.
+    if len({(h.producer_id, h.producer_epoch) for h in transactional if h.has_producer_id}) > 1:
+        raise ApiError(ErrorCode.INVALID_PRODUCER_ID_MAPPING, "Transactional records contained more than one producer ID")
 
     internal_allowed = ctx.client_id == ADMIN_CLIENT_ID
     failed = False
     responses: dict[str, list[dict[str, Any]]] = {}
     for (name, index), records in entries.items():
-        result = _produce_partition(ctx, request.version, name, index, records, acks, internal_allowed, verify)
+        result = _produce_partition(ctx, request.version, name, index, records, firsts[(name, index)], acks,
+                                    internal_allowed, transactional_id)
         failed = failed or result["error_code"] != 0
         responses.setdefault(name, []).append(result)
 
@@ -84,72 +90,28 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
             # Kafka closes the connection so the producer, which reads no response, notices.
             raise ApiError(ErrorCode.UNKNOWN_SERVER_ERROR, "acks=0 produce failed")
         return None
-    return {"responses": [{"name": name, "partition_responses": parts} for name, parts in responses.items()],
-            "throttle_time_ms": 0}
+    return {"responses": [{"name": name, "partition_responses": parts} for name, parts in responses.items()]}
 
 
-def _has_transactional_records(all_records: Any) -> bool:
-    """RequestUtils.hasTransactionalRecords: does any partition's first batch have the transactional bit?"""
-    for records in all_records:
-        if records is None:
-            continue
-        try:
-            first = next(batch_slices(records), None)
-        except RecordsError as exc:
-            raise ApiError(exc.code, exc.message) from None
-        if first is not None and first[MAGIC_OFFSET] == MAGIC_V2 and first[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_MASK:
-            return True
-    return False
-
-
-class _NotVerified(Exception):
-    """The transaction coordinator did not verify the partition (KIP-890)."""
-
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        # ReplicaManager sends its own message only for the errors it translates.
-        self.response_message = message if message != code.message else None
-
-
-def _verifier(ctx: RequestContext, transactional_id: str | None, version: int,
-              all_records: Any) -> TxnVerifier | None:
-    """The coordinator's check for this request's transactional batches, which must all come from one
-    producer (ReplicaManager.handleProduceAppend)."""
-    producers = set()
-    for records in all_records:
-        if records is None:
-            continue
-        try:
-            first = next(batch_slices(records), None)
-        except RecordsError:
-            continue
-        if first is not None and first[MAGIC_OFFSET] == MAGIC_V2:
-            header = BatchHeader.parse(first)
-            if header.is_transactional and header.has_producer_id:
-                producers.add((header.producer_id, header.producer_epoch))
-    if len(producers) > 1:
-        raise ApiError(ErrorCode.INVALID_PRODUCER_ID_MAPPING, "Transactional records contained more than one producer ID")
-    if not producers:
+def _first_header(records: Any) -> BatchHeader | None:
+    """The header of the partition's first batch when it is a whole v2 one (RequestUtils reads only the first
+    batch for the transactional bit); a malformed size prefix fails the request, as Kafka's parse does."""
+    if records is None:
         return None
-    check = ctx.txn.produce_verifier(transactional_id, version)
-    if check is None:
+    try:
+        first = next(batch_slices(records), None)
+    except RecordsError as exc:
+        raise ApiError(exc.code, exc.message) from None
+    if first is None or first[MAGIC_OFFSET] != MAGIC_V2 or len(first) < HEADER_SIZE:
         return None
-    verified = check
-
-    def verify(topic: str, partition: int, producer_id: int, producer_epoch: int) -> None:
-        try:
-            verified(topic, partition, producer_id, producer_epoch)
-        except ProducerStateError as exc:
-            raise _NotVerified(exc.code, str(exc)) from None
-
-    return verify
+    return BatchHeader.parse(first)
 
 
-def _produce_partition(ctx: RequestContext, version: int, name: str, index: int, records: Any, acks: int,
-                       internal_allowed: bool, verify: TxnVerifier | None) -> dict[str, Any]:
-    topic = ctx.broker.topics.get(name)
-    if topic is None or not 0 <= index < len(topic.partitions) or topic.partitions[index].log is None:
+def _produce_partition(ctx: RequestContext, version: int, name: str, index: int, records: Any,
+                       first: BatchHeader | None, acks: int, internal_allowed: bool,
+                       transactional_id: str | None) -> dict[str, Any]:
+    partition = ctx.broker.partition(name, index)
+    if partition is None:
         return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     try:
         check_produce_records(version, records)
@@ -159,16 +121,17 @@ def _produce_partition(ctx: RequestContext, version: int, name: str, index: int,
         return _failed(index, ErrorCode.INVALID_REQUIRED_ACKS)
     if is_internal(name) and not internal_allowed:
         return _failed(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
-    partition = topic.partitions[index]
-    txn_log = partition.log
-    assert txn_log is not None
-    log = txn_log.log
+    log = partition.log
     if acks == -1 and len(partition.isr) < log.config.min_insync_replicas:
         return _failed(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=log.log_start_offset)
+    if transactional_id and first is not None and partition.needs_verification(first):
+        # KIP-890: a batch that would open a transaction here is first checked with the coordinator, once.
+        code, message = ctx.txn.verify_produce(transactional_id, version, name, index, first.producer_id,
+                                               first.producer_epoch)
+        if code is not ErrorCode.NONE:
+            return _failed(index, code, message=message)
     try:
-        result = txn_log.append(records, verify=verify)
-    except _NotVerified as exc:
-        return _failed(index, exc.code, message=exc.response_message)
+        result = partition.append(records)
     except LogError as exc:
         log_start = -1 if exc.code in _WITHOUT_LOG_START else log.log_start_offset
         return _failed(index, exc.code, log_start_offset=log_start, message=exc.response_message,
@@ -200,5 +163,4 @@ def error_response(request: Request, code: ErrorCode, message: str | None) -> di
             responses.setdefault(topic["name"], {})[partition["index"]] = _failed(
                 partition["index"], code, message=message)
     return {"responses": [{"name": name, "partition_responses": list(parts.values())}
-                          for name, parts in responses.items()],
-            "throttle_time_ms": 0}
+                          for name, parts in responses.items()]}

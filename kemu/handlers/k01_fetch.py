@@ -30,15 +30,17 @@ import trio
 
 from kemu.broker.broker import Broker
 from kemu.broker.fetch_sessions import PartitionFetch, PartitionKey, PartitionResults
-from kemu.broker.topics import Partition
+from kemu.broker.partition import Partition
 from kemu.handlers._waiting import LogWatch
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import Fixed, each, error_responder
+from kemu.handlers.versions import NARROWED
 from kemu.log import FetchIsolation, LogClosedError, OffsetOutOfRangeError, PartitionLog
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 1
-VERSIONS = (4, 17)
+VERSIONS = NARROWED[KEY]
 
 FETCH_MAX_BYTES = 57671680  # fetch.max.bytes: the broker's cap on a response's max_bytes (55 MiB)
 READ_COMMITTED = 1
@@ -114,7 +116,6 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     if version < ZSTD_FETCH_VERSION:
         partitions = [(key, _refuse_zstd_topic(broker, key, data)) for key, data in partitions]
     return {
-        "throttle_time_ms": 0,
         "error_code": int(outcome.error),
         "session_id": outcome.session_id,
         "responses": _group_by_topic(partitions, uses_ids),
@@ -125,8 +126,8 @@ def _refuse_zstd_topic(broker: Broker, key: PartitionKey, data: dict[str, Any]) 
     """KafkaApis.maybeConvertFetchedData: a topic whose compression.type is zstd cannot be read before
     Fetch v10 (after the session saw the data, as in Kafka)."""
     name, index = key
-    partition_log = broker.partition_log(str(name), index)
-    if partition_log is not None and partition_log.log.config.compression_type == "zstd":
+    partition = broker.partition(str(name), index)
+    if partition is not None and partition.log.config.compression_type == "zstd":
         return _error_partition(index, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE)
     return data
 
@@ -134,9 +135,9 @@ def _refuse_zstd_topic(broker: Broker, key: PartitionKey, data: dict[str, Any]) 
 def _logs_of(broker: Broker, targets: list[_Target]) -> list[PartitionLog]:
     logs = []
     for target in targets:
-        partition_log = broker.partition_log(target.name, target.index)
-        if partition_log is not None:
-            logs.append(partition_log.log)
+        partition = broker.partition(target.name, target.index)
+        if partition is not None:
+            logs.append(partition.log)
     return logs
 
 
@@ -168,25 +169,24 @@ def _read_partition(broker: Broker, target: _Target, limit: int, min_one_batch: 
     partition: Partition | None = None
     if topic is not None and topic.topic_id == target.topic_id and target.index < len(topic.partitions):
         partition = topic.partitions[target.index]
-    if partition is None or partition.log is None:
+    if partition is None or not partition.is_open:
         return _error_partition(target.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     fetch = target.fetch
     epoch_error = _check_leader_epoch(partition, fetch.current_leader_epoch)
     if epoch_error is not ErrorCode.NONE:
         return _error_partition(target.index, epoch_error)
-    txn_log = partition.log
-    log = txn_log.log
+    log = partition.log
     try:
         if fetch.last_fetched_epoch != NO_EPOCH:
             diverging = _diverging_epoch(log, fetch)
             if diverging is not None:
                 return {"partition_index": target.index, "error_code": 0, "high_watermark": log.high_watermark,
-                        "last_stable_offset": log.last_stable_offset, "log_start_offset": log.log_start_offset,
+                        "last_stable_offset": partition.last_stable_offset, "log_start_offset": log.log_start_offset,
                         "diverging_epoch": diverging, "aborted_transactions": None,
                         "preferred_read_replica": -1, "records": b""}
         isolation = FetchIsolation.TXN_COMMITTED if read_committed else FetchIsolation.HIGH_WATERMARK
-        data = log.read(fetch.fetch_offset, min(fetch.partition_max_bytes, limit), isolation=isolation,
-                        min_one_batch=min_one_batch)
+        data = partition.read(fetch.fetch_offset, min(fetch.partition_max_bytes, limit), isolation=isolation,
+                              min_one_batch=min_one_batch)
     except LogClosedError:
         return _error_partition(target.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     except OffsetOutOfRangeError:
@@ -200,7 +200,7 @@ def _read_partition(broker: Broker, target: _Target, limit: int, min_one_batch: 
         if records:
             upper = _upper_bound_offset(records)
             aborted = [{"producer_id": txn.producer_id, "first_offset": txn.first_offset}
-                       for txn in txn_log.aborted_transactions(fetch.fetch_offset, upper)]
+                       for txn in partition.aborted_transactions(fetch.fetch_offset, upper)]
     return {"partition_index": target.index, "error_code": 0, "high_watermark": data.high_watermark,
             "last_stable_offset": data.last_stable_offset, "log_start_offset": data.log_start_offset,
             "aborted_transactions": aborted, "preferred_read_replica": -1, "records": records}
@@ -261,12 +261,8 @@ def _group_by_topic(partitions: PartitionResults, uses_ids: bool) -> list[dict[s
     return topics
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """FetchRequest.getErrorResponse: the top-level error, and before v13 the same error on every
-    requested partition."""
-    topics = []
-    if request.version < 13:
-        topics = [{"topic": t["topic"], "partitions": [_error_partition(p["partition"], code)
-                                                       for p in t["partitions"]]}
-                  for t in request.body["topics"]]
-    return {"throttle_time_ms": 0, "error_code": int(code), "session_id": 0, "responses": topics}
+# FetchRequest.getErrorResponse: the top-level error, and before v13 the same error on every requested
+# partition, as FetchResponse.partitionResponse fills one (what _error_partition gives).
+error_response = error_responder(KEY, responses=each("topics", versions="0-12", topic="topic", partitions=each(
+    "partitions", partition_index="partition", high_watermark=Fixed(-1), aborted_transactions=Fixed(None),
+    records=Fixed(b""))))

@@ -19,12 +19,14 @@ from collections import Counter
 from typing import Any
 
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import each, error_responder
+from kemu.handlers.versions import NARROWED
 from kemu.log import FetchIsolation, LogClosedError, LogError
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 2
-VERSIONS = (1, 10)
+VERSIONS = NARROWED[KEY]
 
 CONSUMER_REPLICA_ID = -1
 READ_COMMITTED = 1
@@ -48,7 +50,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             if counts[(name, index)] > 1:
                 partitions.append(_error(index, ErrorCode.INVALID_REQUEST))
                 continue
-            if topic is None or not 0 <= index < len(topic.partitions) or topic.partitions[index].log is None:
+            if topic is None or not 0 <= index < len(topic.partitions) or not topic.partitions[index].is_open:
                 partitions.append(_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             partition = topic.partitions[index]
@@ -58,9 +60,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                                          if partition.leader_epoch > requested_epoch
                                          else ErrorCode.UNKNOWN_LEADER_EPOCH))
                 continue
-            assert partition.log is not None
             try:
-                found = partition.log.log.fetch_offset_for_timestamp(wanted["timestamp"], isolation)
+                found = partition.offset_for_timestamp(wanted["timestamp"], isolation)
             except LogClosedError:
                 partitions.append(_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
@@ -76,15 +77,13 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                 answer["leader_epoch"] = found.leader_epoch
             partitions.append(answer)
         topics.append({"name": name, "partitions": partitions})
-    return {"throttle_time_ms": 0, "topics": topics}
+    return {"topics": topics}
 
 
 def _error(index: int, code: ErrorCode) -> dict[str, Any]:
     return {"partition_index": index, "error_code": int(code), "timestamp": -1, "offset": -1, "leader_epoch": -1}
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """ListOffsetsRequest.getErrorResponse: the error on every partition, offset and timestamp -1."""
-    return {"throttle_time_ms": 0,
-            "topics": [{"name": t["name"], "partitions": [_error(p["partition_index"], code) for p in t["partitions"]]}
-                       for t in request.body["topics"]]}
+# ListOffsetsRequest.getErrorResponse: the error on every partition; offset and timestamp are the defaults, -1.
+error_response = error_responder(KEY, topics=each("topics", name="name", partitions=each(
+    "partitions", partition_index="partition_index")))

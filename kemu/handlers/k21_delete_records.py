@@ -17,6 +17,7 @@ from typing import Any
 
 from kemu.broker.topic_names import is_internal
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import Fixed, each, error_responder
 from kemu.log import LogClosedError, LogError
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -35,17 +36,16 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     responses: dict[str, list[dict[str, Any]]] = {}
     for (name, index), offset in wanted.items():
         responses.setdefault(name, []).append(_delete(ctx, name, index, offset))
-    return {"throttle_time_ms": 0,
-            "topics": [{"name": name, "partitions": parts} for name, parts in responses.items()]}
+    return {"topics": [{"name": name, "partitions": parts} for name, parts in responses.items()]}
 
 
 def _delete(ctx: RequestContext, name: str, index: int, offset: int) -> dict[str, Any]:
-    txn_log = ctx.broker.partition_log(name, index)
-    if txn_log is None:
+    partition = ctx.broker.partition(name, index)
+    if partition is None:
         return _result(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     if is_internal(name):
         return _result(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
-    log = txn_log.log
+    log = partition.log
     if not log.config.delete:
         return _result(index, ErrorCode.POLICY_VIOLATION)
     try:
@@ -61,8 +61,6 @@ def _result(index: int, code: ErrorCode, low_watermark: int = INVALID_LOW_WATERM
     return {"partition_index": index, "low_watermark": low_watermark, "error_code": int(code)}
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """DeleteRecordsRequest.getErrorResponse: the error on every partition, low watermark -1."""
-    return {"throttle_time_ms": 0,
-            "topics": [{"name": t["name"], "partitions": [_result(p["partition_index"], code) for p in t["partitions"]]}
-                       for t in request.body["topics"]]}
+# DeleteRecordsRequest.getErrorResponse: the error on every partition, low watermark -1.
+error_response = error_responder(KEY, topics=each("topics", name="name", partitions=each(
+    "partitions", partition_index="partition_index", low_watermark=Fixed(INVALID_LOW_WATERMARK))))

@@ -15,12 +15,14 @@ from __future__ import annotations
 from typing import Any
 
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import each, error_responder
+from kemu.handlers.versions import NARROWED
 from kemu.log import LogClosedError
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 23
-VERSIONS = (2, 4)
+VERSIONS = NARROWED[KEY]
 
 NO_EPOCH = -1
 
@@ -33,7 +35,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         partitions = []
         for wanted in entry["partitions"]:
             index = wanted["partition"]
-            if topic is None or not 0 <= index < len(topic.partitions) or topic.partitions[index].log is None:
+            if topic is None or not 0 <= index < len(topic.partitions) or not topic.partitions[index].is_open:
                 partitions.append(_result(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             partition = topic.partitions[index]
@@ -42,23 +44,20 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                 partitions.append(_result(index, ErrorCode.FENCED_LEADER_EPOCH if partition.leader_epoch > current
                                           else ErrorCode.UNKNOWN_LEADER_EPOCH))
                 continue
-            assert partition.log is not None
             try:
-                epoch, end_offset = partition.log.log.end_offset_for_epoch(wanted["leader_epoch"])
+                epoch, end_offset = partition.log.end_offset_for_epoch(wanted["leader_epoch"])
             except LogClosedError:
                 partitions.append(_result(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             partitions.append(_result(index, ErrorCode.NONE, epoch, end_offset))
         topics.append({"topic": entry["topic"], "partitions": partitions})
-    return {"throttle_time_ms": 0, "topics": topics}
+    return {"topics": topics}
 
 
 def _result(index: int, code: ErrorCode, epoch: int = -1, end_offset: int = -1) -> dict[str, Any]:
     return {"error_code": int(code), "partition": index, "leader_epoch": epoch, "end_offset": end_offset}
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """OffsetsForLeaderEpochRequest.getErrorResponse: the error on every partition."""
-    return {"throttle_time_ms": 0,
-            "topics": [{"topic": t["topic"], "partitions": [_result(p["partition"], code) for p in t["partitions"]]}
-                       for t in request.body["topics"]]}
+# OffsetsForLeaderEpochRequest.getErrorResponse: the error on every partition; epoch and end offset -1.
+error_response = error_responder(KEY, topics=each("topics", topic="topic", partitions=each(
+    "partitions", partition="partition")))

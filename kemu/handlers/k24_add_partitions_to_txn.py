@@ -37,18 +37,18 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     if version < FIRST_BATCHED_VERSION:
         result = _one(ctx, version, body["v3_and_below_transactional_id"], body["v3_and_below_producer_id"],
                       body["v3_and_below_producer_epoch"], False, body["v3_and_below_topics"])
-        return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": result}
+        return {"results_by_topic_v3_and_below": result}
     results = [{"transactional_id": txn["transactional_id"],
                 "topic_results": _one(ctx, version, txn["transactional_id"], txn["producer_id"],
                                       txn["producer_epoch"], txn["verify_only"], txn["topics"])}
                for txn in body["transactions"]]
-    return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": results}
+    return {"error_code": 0, "results_by_transaction": results}
 
 
 def _one(ctx: RequestContext, version: int, transactional_id: str, producer_id: int, producer_epoch: int,
          verify_only: bool, topics: list[dict[str, Any]]) -> list[dict[str, Any]]:
     partitions = _partitions(topics)
-    missing = [tp for tp in partitions if ctx.broker.partition_log(*tp) is None]
+    missing = [tp for tp in partitions if ctx.broker.partition(*tp) is None]
     coordinator = ctx.txn.coordinator
     if missing:
         errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in missing else ErrorCode.OPERATION_NOT_ATTEMPTED
@@ -78,6 +78,6 @@ def error_response(request: Request, code: ErrorCode, message: str | None) -> di
     """Kafka's AddPartitionsToTxnRequest.getErrorResponse: the error on every partition (v0-3), or at the
     top with no transaction results (v4+)."""
     if request.version >= FIRST_BATCHED_VERSION:
-        return {"throttle_time_ms": 0, "error_code": code, "results_by_transaction": []}
-    return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": topic_results(
+        return {"error_code": code, "results_by_transaction": []}
+    return {"results_by_topic_v3_and_below": topic_results(
         {tp: code for tp in _partitions(request.body["v3_and_below_topics"])})}

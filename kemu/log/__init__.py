@@ -22,8 +22,8 @@ Produce (per partition, after `kemu.wire.records.check_produce_records(version, 
 Fetch::
 
     data = log.read(fetch_offset, partition_max_bytes,
-                    isolation=FetchIsolation.TXN_COMMITTED if read_committed else FetchIsolation.HIGH_WATERMARK,
-                    min_one_batch=first_partition_in_response)
+                    upper_bound=last_stable_offset if read_committed else None,   # None: the high watermark
+                    last_stable_offset=last_stable_offset, min_one_batch=first_partition_in_response)
     # data.records (raw batches; the last may be cut short by max bytes, as Kafka does),
     # data.high_watermark, data.last_stable_offset, data.log_start_offset
     # OffsetOutOfRangeError (OFFSET_OUT_OF_RANGE) below the log start or above the log end.
@@ -31,13 +31,14 @@ Fetch::
 
 ListOffsets::
 
-    found = log.fetch_offset_for_timestamp(timestamp, isolation)   # -> TimestampAndOffset | None
+    found = log.fetch_offset_for_timestamp(timestamp, bound)   # -> TimestampAndOffset | None
+    # bound: the high watermark, the last stable offset (read_committed) or the log end (a replica).
     # timestamp: ListOffsetsTimestamp.{LATEST, EARLIEST, MAX_TIMESTAMP, ...} or a real timestamp;
     # None means "no such offset" (Kafka answers offset -1, timestamp -1).
 
 Producer state (kemu.txn) wraps the log rather than the log calling it: check the prepared batch's
-`source` header between `prepare_append` and `commit_append`, record it from the `AppendResult`, install
-`log.first_unstable_offset` (the last stable offset follows it), take snapshots on `LogEvent.ROLLED`,
+`source` header between `prepare_append` and `commit_append`, record it from the `AppendResult`, know
+the last stable offset (and pass it to `read`), take snapshots on `LogEvent.ROLLED`,
 and react to `LogEvent.TRUNCATED` / `SEGMENTS_DELETED` / `LOG_START_OFFSET`. Coordinators replay their
 topics with `log.batches(start, end)`.
 

@@ -7,6 +7,7 @@ temporary file and renamed over the old one, so a crash leaves either the old or
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 CHECKPOINT_VERSION = 0
@@ -16,7 +17,7 @@ class CorruptCheckpointError(ValueError):
     pass
 
 
-def write_checkpoint(path: Path, entries: list[tuple[object, ...]], *, fsync: bool = False) -> None:
+def write_checkpoint(path: Path, entries: Sequence[tuple[object, ...]], *, fsync: bool = False) -> None:
     lines = [str(CHECKPOINT_VERSION), str(len(entries))]
     lines.extend(" ".join(str(part) for part in entry) for entry in entries)
     temporary = path.with_name(path.name + ".tmp")

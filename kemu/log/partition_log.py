@@ -4,8 +4,8 @@ Offsets, from low to high: `log_start_offset` (the first offset a reader may ask
 retention move it) <= `last_stable_offset` (read_committed readers stop here) <= `high_watermark`
 (read_uncommitted readers stop here) <= `log_end_offset` (the next offset to assign). With a single
 replica the high watermark follows the log end offset on every append, but it stays a separate notion.
-The last stable offset is the high watermark unless the transactions layer installs
-`first_unstable_offset` (the first offset of the earliest open transaction).
+The log knows nothing of transactions: the last stable offset is the partition's (kemu.broker.partition), which
+passes it, and the bound a reader may see, into `read` and `fetch_offset_for_timestamp`.
 """
 
 from __future__ import annotations
@@ -113,8 +113,6 @@ class PartitionLog:
         """Stamped into every appended batch; the cluster layer bumps it on leadership changes."""
         self.verify_records = False
         """Decode and check every record of every append, as Kafka does, instead of only when needed."""
-        self.first_unstable_offset: Callable[[], int | None] | None = None
-        """Installed by the transactions layer: the first offset of the earliest open transaction."""
         self.on_log_start_offset_change: Callable[[PartitionLog], None] | None = None
         """Installed by LogDir to persist the log start offset before segments below it are deleted."""
         self.cache_bytes = DEFAULT_CACHE_BYTES
@@ -239,14 +237,6 @@ class PartitionLog:
         return self._high_watermark
 
     @property
-    def last_stable_offset(self) -> int:
-        if self.first_unstable_offset is not None:
-            unstable = self.first_unstable_offset()
-            if unstable is not None and unstable < self._high_watermark:
-                return max(unstable, self._log_start_offset)
-        return self._high_watermark
-
-    @property
     def segments(self) -> tuple[LogSegment, ...]:
         return tuple(self._segments)
 
@@ -368,24 +358,19 @@ class PartitionLog:
 
     # --- reading -----------------------------------------------------------------------------------------
 
-    def _upper_bound(self, isolation: FetchIsolation) -> int:
-        if isolation is FetchIsolation.HIGH_WATERMARK:
-            return self._high_watermark
-        if isolation is FetchIsolation.TXN_COMMITTED:
-            return self.last_stable_offset
-        return self._log_end_offset
-
     def read(
         self,
         offset: int,
         max_bytes: int,
         *,
-        isolation: FetchIsolation = FetchIsolation.HIGH_WATERMARK,
+        upper_bound: int | None = None,
+        last_stable_offset: int | None = None,
         min_one_batch: bool = True,
     ) -> FetchData:
         """Raw batches from the one holding `offset`, up to `max_bytes` (or one whole batch when
-        `min_one_batch`), never past the isolation's bound. OffsetOutOfRangeError below the log start or
-        above the log end; empty records at or past the bound."""
+        `min_one_batch`), never at or past `upper_bound` (default: the high watermark, a read_uncommitted
+        reader's). OffsetOutOfRangeError below the log start or above the log end; empty records at or past
+        the bound. `last_stable_offset` is reported as given (default: the high watermark)."""
         self._check_open()
         if max_bytes < 0:
             raise ValueError(f"max_bytes must not be negative ({max_bytes})")
@@ -399,11 +384,12 @@ class PartitionLog:
                 f"Received request for offset {offset} for partition {self.topic_partition}, but we only have log "
                 f"segments upto {self._log_end_offset}."
             )
-        upper = self._upper_bound(isolation)
+        upper = self._high_watermark if upper_bound is None else upper_bound
+        stable = self._high_watermark if last_stable_offset is None else last_stable_offset
         records: bytes | memoryview = b""
         if offset < upper:
             records = self._read_below(offset, upper, max_bytes, min_one_batch)
-        return FetchData(records, self._high_watermark, self.last_stable_offset, self._log_start_offset, self._log_end_offset)
+        return FetchData(records, self._high_watermark, stable, self._log_start_offset, self._log_end_offset)
 
     def _read_below(self, offset: int, upper: int, max_bytes: int, min_one_batch: bool) -> bytes | memoryview:
         i = max(bisect_right(self._bases, offset) - 1, 0)
@@ -477,13 +463,12 @@ class PartitionLog:
                 return TimestampAndOffset(header.max_timestamp, offset, epoch if epoch >= 0 else None)
         return None
 
-    def fetch_offset_for_timestamp(self, timestamp: int, isolation: FetchIsolation | None) -> TimestampAndOffset | None:
-        """ListOffsets as Kafka's Partition answers it for a client with an isolation level: LATEST is the
-        high watermark (read_uncommitted) or last stable offset (read_committed) with the current leader
-        epoch; timestamp lookups only find offsets below that bound. `isolation=None` means a replica
-        (no bound beyond the log end)."""
+    def fetch_offset_for_timestamp(self, timestamp: int, fetchable: int) -> TimestampAndOffset | None:
+        """ListOffsets as Kafka's Partition answers it for a reader bounded by `fetchable` (the high
+        watermark for read_uncommitted, the last stable offset for read_committed, the log end for a
+        replica): LATEST is that bound with the current leader epoch; timestamp lookups only find offsets
+        below it."""
         self._check_open()
-        fetchable = self._upper_bound(isolation) if isolation is not None else self._log_end_offset
         if timestamp == ListOffsetsTimestamp.LATEST:
             return TimestampAndOffset(NO_TIMESTAMP, fetchable, self.leader_epoch)
         found = self.offset_for_timestamp(timestamp)

@@ -17,8 +17,6 @@ import logging
 import os
 import struct
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable
 
 from kemu.log import AppendOrigin, AppendResult, LogEvent, PartitionLog, ValidatedBatch
 from kemu.log.errors import LogError
@@ -55,11 +53,6 @@ class AbortedTxn:
     last_stable_offset: int
 
 
-TxnVerifier = Callable[[str, int, int, int], None]
-"""(topic, partition, producer id, producer epoch): returns if the partition is in the producer's open
-transaction, raises ProducerStateError with the code the producer gets if not."""
-
-
 class MarkerError(LogError):
     """A control batch that does not hold a well-formed COMMIT/ABORT marker."""
 
@@ -70,30 +63,22 @@ class TransactionalPartition:
         self.producers = ProducerStateManager(log.topic_partition)
         # Aborted transactions by the base offset of the segment whose .txnindex holds them.
         self._aborted: dict[int, list[AbortedTxn]] = {}
-        log.first_unstable_offset = self._first_unstable_offset
         log.add_listener(self._on_event)
         self._recover()
 
     # ---- appending -------------------------------------------------------------------------------------
     def append(self, data: bytes | bytearray | memoryview, *,
-               origin: AppendOrigin = AppendOrigin.CLIENT,
-               verify: TxnVerifier | None = None) -> AppendResult:
+               origin: AppendOrigin = AppendOrigin.CLIENT) -> AppendResult:
         """Validate, check producer state, append. Raises LogError or ProducerStateError (both with .code).
 
-        `verify` is KIP-890's partition verification (`transaction.partition.verification.enable`): a
-        client's transactional batch that would open a transaction on this partition is first checked
-        with the coordinator, and refused (the callable raises ProducerStateError) unless the partition
-        was added to the producer's transaction.
-        """
+        KIP-890's partition verification happens before, at the partition's caller: the coordinator is
+        asked once, and only then is the batch appended here."""
         prepared = self.log.prepare_append(data, origin=origin)
         source = prepared.source
         if source.is_control:
             return self._append_marker(prepared, source)
         if not source.has_producer_id:
             return self.log.commit_append(prepared)
-        if (verify is not None and source.is_transactional and origin == AppendOrigin.CLIENT
-                and not self.producers.has_ongoing_txn(source.producer_id, source.producer_epoch)):
-            verify(self.log.topic, self.log.partition, source.producer_id, source.producer_epoch)
         duplicate = self.producers.check_batch(
             producer_id=source.producer_id, epoch=source.producer_epoch, first_seq=source.base_sequence,
             last_seq=source.last_sequence, transactional=source.is_transactional,
@@ -157,8 +142,15 @@ class TransactionalPartition:
         return base
 
     # ---- reading ---------------------------------------------------------------------------------------
-    def _first_unstable_offset(self) -> int | None:
-        return min(self.producers.ongoing.values(), default=None)
+    @property
+    def last_stable_offset(self) -> int:
+        """The first offset of the earliest open transaction, else the high watermark (never below the log
+        start, never above the high watermark)."""
+        log = self.log
+        unstable = min(self.producers.ongoing.values(), default=None)
+        if unstable is not None and unstable < log.high_watermark:
+            return max(unstable, log.log_start_offset)
+        return log.high_watermark
 
     def aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
         """Aborted transactions overlapping [fetch_offset, upper_bound_offset), for read_committed Fetch."""
@@ -287,4 +279,4 @@ class TransactionalPartition:
         return self.producers.expire(now_ms, expiration_ms)
 
 
-__all__ = ["AbortedTxn", "ProducerStateError", "TransactionalPartition", "TxnVerifier"]
+__all__ = ["AbortedTxn", "ProducerStateError", "TransactionalPartition"]

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kemu.wire.checksum import crc32c
-
 from kemu.wire.errors import ErrorCode
 
 NO_PRODUCER_ID = -1

@@ -51,7 +51,7 @@ def legacy(broker: Broker, *resources: ResourceChange, validate_only: bool = Fal
 
 
 def log_config(broker: Broker, partition: int = 0):  # type: ignore[no-untyped-def]
-    found = broker.partition_log("t", partition)
+    found = broker.partition("t", partition)
     assert found is not None
     return found.log.config
 
@@ -154,7 +154,7 @@ def test_broker_defaults_reach_topics_without_overrides(broker: Broker, tmp_path
     broker.close()
     reopened = Broker(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
     try:
-        found = reopened.partition_log("u", 0)
+        found = reopened.partition("u", 0)
         assert found is not None and (found.log.config.retention_ms, found.log.config.max_message_bytes) == (5000, 2000)
     finally:
         reopened.close()
@@ -224,7 +224,7 @@ def test_lowered_retention_deletes_old_segments_on_the_next_pass(tmp_path: Path)
     broker = Broker(BrokerConfig(data_dir=str(tmp_path / "data")), clock)
     try:
         create_topics(broker, [NewTopic("r", 1, configs=[("segment.ms", "1000")])])
-        found = broker.partition_log("r", 0)
+        found = broker.partition("r", 0)
         assert found is not None
         for value in (b"a", b"b", b"c"):
             found.append(build_batch([NewRecord(value, timestamp=clock.now_ms())]))

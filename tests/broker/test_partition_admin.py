@@ -35,20 +35,20 @@ def test_grow_from_one_to_three(broker: Broker, tmp_path: Path) -> None:
     assert topic is not None
     assert [(p.index, p.replicas, p.isr, p.leader_id, p.leader_epoch) for p in topic.partitions] == [
         (i, [1], [1], 1, 0) for i in range(3)]
-    new_log = broker.partition_log("t", 2)
+    new_log = broker.partition("t", 2)
     assert new_log is not None and new_log.log.config.max_message_bytes == 2000  # the topic's configs apply
     assert (tmp_path / "t-2").is_dir()
     broker.close()
     reopened = Broker(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
     try:
-        assert partitions(reopened) == 3 and reopened.partition_log("t", 2) is not None
+        assert partitions(reopened) == 3 and reopened.partition("t", 2) is not None
     finally:
         reopened.close()
 
 
 def test_manual_assignment_and_validate_only(broker: Broker) -> None:
     assert create_partitions(broker, [NewPartitions("t", 2, [[1]])], True) == [PartitionsOutcome("t")]
-    assert partitions(broker) == 1 and broker.partition_log("t", 1) is None
+    assert partitions(broker) == 1 and broker.partition("t", 1) is None
     assert create_partitions(broker, [NewPartitions("t", 2, [[1]])], False) == [PartitionsOutcome("t")]
     assert partitions(broker) == 2
 

@@ -81,7 +81,7 @@ def offsets_log(broker: CoreNode, group: str) -> list[RecordBatch]:
     assert topic is not None
     plog = topic.partitions[partition_for(group, len(topic.partitions))].log
     assert plog is not None
-    return plog.log.batches()
+    return plog.batches()
 
 
 def write_marker(broker: CoreNode, group: str, producer_id: int, epoch: int, commit: bool) -> None:

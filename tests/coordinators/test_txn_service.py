@@ -19,7 +19,14 @@ from kemu.txn.producer_state import ProducerStateError
 from kemu.txn.state import TxnState
 from kemu.wire.coordinator_records import decode_key, decode_value
 from kemu.wire.errors import ErrorCode
-from kemu.wire.records import ControlRecordType, NewRecord, build_batch, decode_control_key, decode_end_txn_marker_value
+from kemu.wire.records import (
+    BatchHeader,
+    ControlRecordType,
+    NewRecord,
+    build_batch,
+    decode_control_key,
+    decode_end_txn_marker_value,
+)
 from tests.coordinators.node import CoreNode
 
 E = ErrorCode
@@ -45,7 +52,7 @@ def broker(tmp_path: Path, clock: VirtualClock) -> Iterator[CoreNode]:
 
 def produce(broker: CoreNode, topic: str, partition: int, pid: int, epoch: int, seq: int, n: int = 1,
             transactional: bool = True) -> None:
-    plog = broker.partition_log(topic, partition)
+    plog = broker.partition(topic, partition)
     assert plog is not None
     data = build_batch([NewRecord(value=b"v%d" % i, timestamp=broker.clock.now_ms()) for i in range(n)],
                        producer_id=pid, producer_epoch=epoch, base_sequence=seq, transactional=transactional)
@@ -54,7 +61,7 @@ def produce(broker: CoreNode, topic: str, partition: int, pid: int, epoch: int, 
 
 def markers(broker: CoreNode, topic: str, partition: int) -> list[tuple[bool, int, int, int]]:
     """(commit, producer id, producer epoch, coordinator epoch) of each marker in the partition."""
-    plog = broker.partition_log(topic, partition)
+    plog = broker.partition(topic, partition)
     assert plog is not None
     found = []
     for batch in plog.log.batches():
@@ -84,7 +91,7 @@ def test_journal_goes_to_the_ids_partition_of_a_created_transaction_state_topic(
     assert topic is not None and len(topic.partitions) == 50
     assert topic.configs["cleanup.policy"] == "compact"
     index = partition_for("my-txn", 50)
-    plog = broker.partition_log(TRANSACTION_STATE_TOPIC, index)
+    plog = broker.partition(TRANSACTION_STATE_TOPIC, index)
     assert plog is not None
     (batch,) = plog.log.batches()
     (record,) = batch.records()
@@ -96,16 +103,16 @@ def test_journal_goes_to_the_ids_partition_of_a_created_transaction_state_topic(
 
 def test_commit_writes_markers_on_every_partition_through_housekeeping(broker: CoreNode) -> None:
     pid, epoch = begin(broker, "t", [("a", 0), ("a", 1)])
-    a0 = broker.partition_log("a", 0)
-    assert a0 is not None and a0.log.last_stable_offset == 0
+    a0 = broker.partition("a", 0)
+    assert a0 is not None and a0.last_stable_offset == 0
     assert broker.txn.coordinator.end_txn("t", pid, epoch, commit=True) == E.NONE
     assert broker.txn.coordinator.txns["t"].state == TxnState.PREPARE_COMMIT
     broker.housekeeping.run_due()
     assert broker.txn.coordinator.txns["t"].state == TxnState.COMPLETE_COMMIT
     epoch_now = broker.txn.coordinator.coordinator_epoch
     assert markers(broker, "a", 0) == markers(broker, "a", 1) == [(True, pid, epoch, epoch_now)]
-    assert a0.log.last_stable_offset == a0.log.high_watermark == 3
-    committed = a0.log.read(0, 1 << 20, isolation=FetchIsolation.TXN_COMMITTED)
+    assert a0.last_stable_offset == a0.log.high_watermark == 3
+    committed = a0.read(0, 1 << 20, isolation=FetchIsolation.TXN_COMMITTED)
     assert committed.last_stable_offset == 3 and a0.aborted_transactions(0, 3) == []
 
 
@@ -113,7 +120,7 @@ def test_abort_is_indexed_for_read_committed(broker: CoreNode) -> None:
     pid, epoch = begin(broker, "t", [("a", 0)])
     broker.txn.coordinator.end_txn("t", pid, epoch, commit=False)
     broker.housekeeping.run_due()
-    a0 = broker.partition_log("a", 0)
+    a0 = broker.partition("a", 0)
     assert a0 is not None
     (aborted,) = a0.aborted_transactions(0, a0.log.log_end_offset)
     assert (aborted.producer_id, aborted.first_offset, aborted.last_offset) == (pid, 0, 2)
@@ -179,13 +186,13 @@ def test_restart_finishes_prepared_transactions_with_a_new_coordinator_epoch(tmp
         assert (True, committed_pid, committed_epoch, old_epoch + 1) in markers(again, "a", 0)
         assert (False, aborted_pid, aborted_epoch, old_epoch + 1) in markers(again, "a", 1)
         # The ongoing one is left to its timeout, as Kafka leaves it, and then aborted with a bumped epoch.
-        a0 = again.partition_log("a", 0)
-        assert a0 is not None and a0.log.last_stable_offset == 2
+        a0 = again.partition("a", 0)
+        assert a0 is not None and a0.last_stable_offset == 2
         clock.advance(5001)
         again.housekeeping.run_due()
         assert coordinator.txns["ongoing"].state == TxnState.COMPLETE_ABORT
         assert markers(again, "a", 0)[-1][:2] == (False, ongoing_pid)
-        assert a0.log.last_stable_offset == a0.log.log_end_offset
+        assert a0.last_stable_offset == a0.log.log_end_offset
     finally:
         again.close()
 
@@ -231,45 +238,41 @@ def test_stalled_transaction_is_aborted_by_the_timeout_task(broker: CoreNode, cl
 
 def test_idle_producers_expire_from_partitions(broker: CoreNode, clock: VirtualClock) -> None:
     produce(broker, "a", 0, 42, 0, 0, transactional=False)
-    a0 = broker.partition_log("a", 0)
+    a0 = broker.partition("a", 0)
     assert a0 is not None and 42 in a0.producers.producers
     clock.advance(86_400_000)
     broker.housekeeping.run_due()
     assert 42 not in a0.producers.producers
 
 
-def test_produce_verifier_refuses_a_partition_not_in_the_transaction(broker: CoreNode) -> None:
+def test_verify_produce_refuses_a_partition_not_in_the_transaction(broker: CoreNode) -> None:
     coordinator = broker.txn.coordinator
     init = coordinator.init_producer_id("t", 60000)
     pid, epoch = init.producer_id, init.producer_epoch
-    a0 = broker.partition_log("a", 0)
+    a0 = broker.partition("a", 0)
     assert a0 is not None
+    header = BatchHeader.parse(build_batch([NewRecord(value=b"x", timestamp=1)], producer_id=pid,
+                                           producer_epoch=epoch, base_sequence=0, transactional=True))
+    assert a0.needs_verification(header)
 
-    def send(version: int, producer_epoch: int = epoch) -> None:
-        data = build_batch([NewRecord(value=b"x", timestamp=1)], producer_id=pid, producer_epoch=producer_epoch,
-                           base_sequence=0, transactional=True)
-        a0.append(data, verify=broker.txn.produce_verifier("t", version))
+    def verify(version: int, producer_epoch: int = epoch, partition: int = 0) -> tuple[E, str | None]:
+        return broker.txn.verify_produce("t", version, "a", partition, pid, producer_epoch)
 
-    with pytest.raises(ProducerStateError) as old_client:
-        send(10)
-    assert old_client.value.code == E.INVALID_TXN_STATE
-    assert str(old_client.value) == "Partition was not added to the transaction"
-    with pytest.raises(ProducerStateError) as new_client:
-        send(11)
-    assert new_client.value.code == E.TRANSACTION_ABORTABLE
-    with pytest.raises(ProducerStateError) as fenced:
-        send(11, producer_epoch=epoch + 1)
-    assert fenced.value.code == E.INVALID_PRODUCER_EPOCH
+    assert verify(10) == (E.INVALID_TXN_STATE, "Partition was not added to the transaction")
+    assert verify(11) == (E.TRANSACTION_ABORTABLE, None)
+    assert verify(11, producer_epoch=epoch + 1) == (E.INVALID_PRODUCER_EPOCH, None)
     coordinator.add_partitions("t", pid, epoch, [("a", 0)])
-    send(10)
+    assert verify(10) == (E.NONE, None)
+    a0.append(build_batch([NewRecord(value=b"x", timestamp=1)], producer_id=pid, producer_epoch=epoch,
+                          base_sequence=0, transactional=True))
     assert a0.log.log_end_offset == 1
+    # The transaction is open here now: the next batch needs no coordinator.
+    assert not a0.needs_verification(header)
     coordinator.end_txn("t", pid, epoch, commit=True)
-    with pytest.raises(ProducerStateError) as completing:
-        data = build_batch([NewRecord(value=b"x", timestamp=1)], producer_id=pid, producer_epoch=epoch,
-                           base_sequence=1, transactional=True)
-        broker.partition_log("a", 1).append(data, verify=broker.txn.produce_verifier("t", 9))  # type: ignore[union-attr]
-    assert completing.value.code == E.NOT_ENOUGH_REPLICAS
-    assert broker.txn.produce_verifier(None, 9) is None
+    code, message = verify(9, partition=1)
+    assert code == E.NOT_ENOUGH_REPLICAS
+    assert message == ("Unable to verify the partition has been added to the transaction. "
+                       "Underlying error: CONCURRENT_TRANSACTIONS")
 
 
 def test_journal_records_read_as_kafka_writes_them(broker: CoreNode) -> None:
@@ -277,7 +280,7 @@ def test_journal_records_read_as_kafka_writes_them(broker: CoreNode) -> None:
     coordinator = broker.txn.coordinator
     init = coordinator.init_producer_id("t", 60000)
     coordinator.add_partitions("t", init.producer_id, init.producer_epoch, [("a", 1), ("a", 0)])
-    plog = broker.partition_log(TRANSACTION_STATE_TOPIC, partition_for("t", 50))
+    plog = broker.partition(TRANSACTION_STATE_TOPIC, partition_for("t", 50))
     assert plog is not None
     values = [decode_value("TransactionLog", r.value).fields for b in plog.log.batches() for r in b.records()
               if r.value is not None]

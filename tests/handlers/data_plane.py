@@ -95,7 +95,7 @@ def wait_until(condition: Any, what: str, timeout: float = 10.0) -> None:
 def listener_count(broker: BrokerThread, name: str, partition: int = 0) -> int:
     """How many listeners the partition's log has (a parked fetch adds one)."""
     def count() -> int:
-        found = broker.broker.partition_log(name, partition)
+        found = broker.broker.partition(name, partition)
         assert found is not None
         return len(found.log._listeners)
 

@@ -36,7 +36,7 @@ def test_every_version_appends_and_answers(broker: BrokerThread, conn: KafkaSock
     assert second["log_append_time_ms"] == -1
     assert second["log_start_offset"] == (0 if version >= 5 else -1)  # absent before v5: the default
     assert second["record_errors"] == [] and second["error_message"] is None
-    assert broker.broker.partition_log("t", 0).log.log_end_offset == 3  # type: ignore[union-attr]
+    assert broker.broker.partition("t", 0).log.log_end_offset == 3  # type: ignore[union-attr]
 
 
 def test_versions_kafka_4_removed_are_refused(broker: BrokerThread, conn: KafkaSocket) -> None:
@@ -69,7 +69,7 @@ def test_invalid_acks(broker: BrokerThread, conn: KafkaSocket) -> None:
     body = conn.request(PRODUCE, 9, produce_body({("t", 0): batch(b"a"), ("nope", 0): batch(b"b")}, acks=2))
     codes = {t["name"]: t["partition_responses"][0]["error_code"] for t in body["responses"]}
     assert codes == {"t": 21, "nope": 3}
-    assert broker.broker.partition_log("t", 0).log.log_end_offset == 0  # type: ignore[union-attr]
+    assert broker.broker.partition("t", 0).log.log_end_offset == 0  # type: ignore[union-attr]
 
 
 def test_acks_zero_gets_no_response_but_appends(broker: BrokerThread, conn: KafkaSocket) -> None:
@@ -78,7 +78,7 @@ def test_acks_zero_gets_no_response_but_appends(broker: BrokerThread, conn: Kafk
     conn.send(METADATA, 12, {"topics": [], "allow_auto_topic_creation": False}, correlation_id=42)
     correlation_id, _ = codec.decode_response(METADATA, 12, conn.receive_frame())
     assert correlation_id == 42
-    assert broker.broker.partition_log("t", 0).log.log_end_offset == 1  # type: ignore[union-attr]
+    assert broker.broker.partition("t", 0).log.log_end_offset == 1  # type: ignore[union-attr]
 
 
 def test_acks_zero_error_closes_the_connection(broker: BrokerThread, conn: KafkaSocket) -> None:
@@ -101,7 +101,7 @@ def test_transactional_records_need_a_transactional_id(broker: BrokerThread, con
     partitions = body["responses"][0]["partition_responses"]
     assert [(p["index"], p["error_code"], p["error_message"]) for p in partitions] == [
         (0, 53, "Transactional Id authorization failed."), (1, 53, "Transactional Id authorization failed.")]
-    assert broker.broker.partition_log("t", 0).log.log_end_offset == 0  # type: ignore[union-attr]
+    assert broker.broker.partition("t", 0).log.log_end_offset == 0  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(("version", "code"), [(6, 76), (7, 0)])
@@ -165,7 +165,7 @@ def test_idempotent_duplicate_and_gap(broker: BrokerThread, conn: KafkaSocket) -
     assert (retry["error_code"], retry["base_offset"], retry["log_append_time_ms"]) == (0, 1, 1_700_000_000_501)
     gap = produce(conn, "t", batch(b"c", producer_id=1000, producer_epoch=0, base_sequence=5))
     assert (gap["error_code"], gap["base_offset"], gap["log_start_offset"]) == (45, -1, 0)
-    assert broker.broker.partition_log("t", 0).log.log_end_offset == 3  # type: ignore[union-attr]
+    assert broker.broker.partition("t", 0).log.log_end_offset == 3  # type: ignore[union-attr]
 
 
 def test_a_partition_named_twice_answers_once_with_the_last_records(broker: BrokerThread, conn: KafkaSocket) -> None:
@@ -191,7 +191,7 @@ def test_transactional_batches_are_verified_with_the_coordinator(broker: BrokerT
         answers[version] = (answer["error_code"], answer["base_offset"], answer["log_start_offset"],
                             answer["error_message"])
     assert answers == {10: (48, -1, -1, "Partition was not added to the transaction"), 11: (120, -1, -1, None)}
-    assert broker.broker.partition_log("t", 0).log.log_end_offset == 0  # type: ignore[union-attr]
+    assert broker.broker.partition("t", 0).log.log_end_offset == 0  # type: ignore[union-attr]
 
 
 def test_transactional_batches_of_two_producers(broker: BrokerThread, conn: KafkaSocket) -> None:

@@ -52,7 +52,7 @@ def test_every_version_serves_the_stored_batches(broker: BrokerThread, conn: Kaf
     assert partition["aborted_transactions"] is None
     assert partition["preferred_read_replica"] == -1
     # The batch holding offset 1 comes whole (from its base offset 0), as Kafka serves it; raw log bytes.
-    stored = broker.broker.partition_log("t", 0).log.read(0, 1 << 20).records  # type: ignore[union-attr]
+    stored = broker.broker.partition("t", 0).log.read(0, 1 << 20).records  # type: ignore[union-attr]
     assert partition["records"] == bytes(stored)
     assert [b.header.base_offset for b in batches_of(partition["records"])] == [0, 2]
 
@@ -185,7 +185,7 @@ def test_diverging_epoch(broker: BrokerThread, conn: KafkaSocket) -> None:
 
     def new_leader_epoch() -> None:
         partition = broker.broker.topics.get("t").partitions[0]  # type: ignore[union-attr]
-        partition.leader_epoch = partition.log.log.leader_epoch = 2  # type: ignore[union-attr]
+        partition.leader_epoch = 2  # type: ignore[union-attr]
 
     broker.call(new_leader_epoch)
     produce(conn, "t", batch(b"c"))  # epoch 2: offset 2
@@ -207,7 +207,7 @@ def _append_transactional(broker: BrokerThread, name: str, *, producer_id: int, 
                           commit: bool | None) -> None:
     """Transactional records, and (unless commit is None) the coordinator's marker after them."""
     def append() -> None:
-        log = broker.broker.partition_log(name, 0)
+        log = broker.broker.partition(name, 0)
         assert log is not None
         log.append(batch(*values, producer_id=producer_id, producer_epoch=0, base_sequence=0, transactional=True))
         if commit is not None:
@@ -245,7 +245,7 @@ def test_read_committed_is_woken_when_the_lso_moves(broker: BrokerThread, conn: 
     wait_until(lambda: listener_count(broker, "t") > idle, "the fetch to park")
 
     def commit() -> None:
-        log = broker.broker.partition_log("t", 0)
+        log = broker.broker.partition("t", 0)
         assert log is not None
         log.append(build_end_txn_marker(commit=True, producer_id=21, producer_epoch=0, coordinator_epoch=0,
                                         timestamp=1_700_000_000_000), origin=AppendOrigin.COORDINATOR)

@@ -68,7 +68,7 @@ def test_duplicates_unknowns_and_epochs(broker: BrokerThread, filled: KafkaSocke
 
 def test_read_committed_latest_is_the_lso(broker: BrokerThread, filled: KafkaSocket) -> None:
     def open_transaction() -> None:
-        log = broker.broker.partition_log("t", 0)
+        log = broker.broker.partition("t", 0)
         assert log is not None
         log.append(batch(b"open", producer_id=5, producer_epoch=0, base_sequence=0, transactional=True,
                          timestamp=T0 + 20), origin=AppendOrigin.CLIENT)

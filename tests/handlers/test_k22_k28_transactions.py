@@ -51,7 +51,7 @@ def end_txn(conn: KafkaSocket, tid: str, pid: int, epoch: int, commit: bool, ver
 def produce_direct(broker: BrokerThread, topic: str, partition: int, pid: int, epoch: int, seq: int) -> None:
     """A transactional batch appended on the broker's thread (Produce itself is tested elsewhere)."""
     def append() -> None:
-        plog = broker.broker.partition_log(topic, partition)
+        plog = broker.broker.partition(topic, partition)
         assert plog is not None
         plog.append(build_batch([NewRecord(value=b"x", timestamp=1)], producer_id=pid, producer_epoch=epoch,
                                 base_sequence=seq, transactional=True))
@@ -69,7 +69,7 @@ def state(broker: BrokerThread, tid: str) -> TxnState:
 
 def control_records(broker: BrokerThread, topic: str, partition: int) -> list[tuple[int, int, bool]]:
     def read() -> list[tuple[int, int, bool]]:
-        plog = broker.broker.partition_log(topic, partition)
+        plog = broker.broker.partition(topic, partition)
         assert plog is not None
         out = []
         for batch in plog.log.batches():
@@ -351,7 +351,8 @@ def test_transactional_produce_to_a_partition_not_in_the_transaction(conn: Kafka
     if not_added is E.INVALID_TXN_STATE:
         assert refused["error_message"] == "Partition was not added to the transaction"
     add_partitions(conn, "t", pid, 0, {"a": [0]})
-    assert produce(conn, version, "t", pid, 0, 0)["error_code"] == 0
+    accepted = produce(conn, version, "t", pid, 0, 0)
+    assert accepted["error_code"] == 0 and accepted["base_offset"] == 0  # the refused batch was not written
     assert produce(conn, version, "t", pid, 0, 1)["error_code"] == 0
     # An epoch the coordinator does not know: fenced, which a produce answers as INVALID_PRODUCER_EPOCH.
     assert produce(conn, version, "t", pid, 5, 0, partition=1)["error_code"] == E.INVALID_PRODUCER_EPOCH

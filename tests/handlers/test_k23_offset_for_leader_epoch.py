@@ -30,7 +30,7 @@ def test_end_offsets_per_epoch(broker: BrokerThread, conn: KafkaSocket, version:
 
     def new_leader_epoch() -> None:
         partition = broker.broker.topics.get("t").partitions[0]  # type: ignore[union-attr]
-        partition.leader_epoch = partition.log.log.leader_epoch = 3  # type: ignore[union-attr]
+        partition.leader_epoch = 3  # type: ignore[union-attr]
 
     broker.call(new_leader_epoch)
     produce(conn, "t", batch(b"c"))

@@ -22,7 +22,7 @@ def topics(broker: BrokerThread) -> None:
 
 def append(broker: BrokerThread, pid: int, epoch: int, seq: int, n: int, transactional: bool, ts: int) -> None:
     def run() -> None:
-        plog = broker.broker.partition_log("a", 0)
+        plog = broker.broker.partition("a", 0)
         assert plog is not None
         plog.append(build_batch([NewRecord(value=b"x", timestamp=ts)] * n, producer_id=pid, producer_epoch=epoch,
                                 base_sequence=seq, transactional=transactional))

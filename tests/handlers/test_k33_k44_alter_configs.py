@@ -41,7 +41,7 @@ def described(conn: KafkaSocket, name: str, *keys: str) -> dict[str, tuple[str, 
 
 
 def log_config(broker: BrokerThread, name: str = "t"):  # type: ignore[no-untyped-def]
-    found = broker.broker.partition_log(name, 0)
+    found = broker.broker.partition(name, 0)
     assert found is not None
     return found.log.config
 

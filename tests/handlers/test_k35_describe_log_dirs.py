@@ -21,7 +21,7 @@ def test_every_version(conn: KafkaSocket, broker: BrokerThread, version: int) ->
     [log_dir] = body["results"]
     assert (log_dir["error_code"], log_dir["log_dir"]) == (0, str(broker.broker.data_dir.absolute()))
     [topic] = [t for t in log_dir["topics"] if t["name"] == "t"]
-    written = broker.broker.partition_log("t", 0).log.size_in_bytes  # type: ignore[union-attr]
+    written = broker.broker.partition("t", 0).log.size_in_bytes  # type: ignore[union-attr]
     assert written > 0
     assert topic["partitions"] == [
         {"partition_index": 0, "partition_size": written, "offset_lag": 0, "is_future_key": False},

@@ -35,7 +35,7 @@ def test_every_version(conn: KafkaSocket, broker: BrokerThread, version: int) ->
     [result] = grow(conn, version, ("t", 3, None))
     assert (result["name"], result["error_code"], result["error_message"]) == ("t", 0, None)
     assert metadata_partitions(conn, "t") == [0, 1, 2]
-    assert broker.broker.partition_log("t", 2) is not None
+    assert broker.broker.partition("t", 2) is not None
 
 
 def test_assignment_validate_only_and_errors(conn: KafkaSocket) -> None:

@@ -6,7 +6,7 @@ import pytest
 from aiokafka.record.default_records import DefaultRecordBatch as AioBatch
 from aiokafka.record.default_records import DefaultRecordBatchBuilder as AioBuilder
 
-from kemu.log import FetchIsolation, LogConfig, LogEvent, OffsetOutOfRangeError
+from kemu.log import LogConfig, LogEvent, OffsetOutOfRangeError
 from kemu.wire.compression import CompressionType
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import RecordBatch, iter_batches
@@ -21,7 +21,7 @@ def test_offsets_are_assigned_from_the_log_end(open_log: OpenLog) -> None:
     assert (first.base_offset, first.last_offset, first.record_count) == (0, 2, 3)
     assert (second.base_offset, second.last_offset) == (3, 4)
     assert first.log_append_time == -1 and first.log_start_offset == 0
-    assert (log.log_start_offset, log.high_watermark, log.last_stable_offset, log.log_end_offset) == (0, 5, 5, 5)
+    assert (log.log_start_offset, log.high_watermark, log.log_end_offset) == (0, 5, 5)
     stored = list(iter_batches(log.read(0, 1 << 20).records))
     assert [(b.header.base_offset, b.header.last_offset) for b in stored] == [(0, 2), (3, 4)]
     assert all(b.is_valid() for b in stored)
@@ -102,19 +102,16 @@ def test_isolation_bounds_reads_at_hw_and_lso(open_log: OpenLog) -> None:
     log = open_log()
     for _ in range(4):
         log.append(batch(1))
-    unstable: list[int | None] = [2]
-    log.first_unstable_offset = lambda: unstable[0]
-    assert log.last_stable_offset == 2
-    committed = log.read(0, 1 << 20, isolation=FetchIsolation.TXN_COMMITTED)
+    # A read_committed reader is bounded by the last stable offset, which the partition passes in.
+    committed = log.read(0, 1 << 20, upper_bound=2, last_stable_offset=2)
     assert [b.header.base_offset for b in iter_batches(committed.records)] == [0, 1]
     assert committed.last_stable_offset == 2 and committed.high_watermark == 4
-    assert log.read(2, 1 << 20, isolation=FetchIsolation.TXN_COMMITTED).records == b""
+    assert log.read(2, 1 << 20, upper_bound=2).records == b""
     assert len(list(iter_batches(log.read(0, 1 << 20).records))) == 4
     log.set_high_watermark(3)
     assert [b.header.base_offset for b in iter_batches(log.read(0, 1 << 20).records)] == [0, 1, 2]
-    assert len(list(iter_batches(log.read(0, 1 << 20, isolation=FetchIsolation.LOG_END).records))) == 4
-    unstable[0] = None
-    assert log.last_stable_offset == 3
+    assert log.read(0, 1 << 20).last_stable_offset == 3
+    assert len(list(iter_batches(log.read(0, 1 << 20, upper_bound=log.log_end_offset).records))) == 4
 
 
 def test_listeners_hear_appends(open_log: OpenLog) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kemu.log import FetchIsolation, ListOffsetsTimestamp, LogConfig, TimestampAndOffset
+from kemu.log import ListOffsetsTimestamp, LogConfig, TimestampAndOffset
 from kemu.wire.records import NewRecord, build_batch
 
 from .conftest import START_MS, OpenLog
@@ -70,15 +70,15 @@ def test_partition_view_bounds_by_isolation(open_log: OpenLog) -> None:
     log.leader_epoch = 4
     for i in range(4):
         log.append(timed(T + i))
-    log.first_unstable_offset = lambda: 2
-    latest_committed = log.fetch_offset_for_timestamp(ListOffsetsTimestamp.LATEST, FetchIsolation.TXN_COMMITTED)
+    stable, hw = 2, log.high_watermark  # a read_committed reader's bound, and a read_uncommitted one's
+    latest_committed = log.fetch_offset_for_timestamp(ListOffsetsTimestamp.LATEST, stable)
     assert latest_committed == TimestampAndOffset(-1, 2, 4)
-    assert log.fetch_offset_for_timestamp(ListOffsetsTimestamp.LATEST, FetchIsolation.HIGH_WATERMARK).offset == 4
-    assert log.fetch_offset_for_timestamp(T + 3, FetchIsolation.TXN_COMMITTED) is None
-    assert log.fetch_offset_for_timestamp(T + 1, FetchIsolation.TXN_COMMITTED).offset == 1
-    assert log.fetch_offset_for_timestamp(T + 3, FetchIsolation.HIGH_WATERMARK).offset == 3
-    assert log.fetch_offset_for_timestamp(ListOffsetsTimestamp.MAX_TIMESTAMP, FetchIsolation.TXN_COMMITTED) is None
-    assert log.fetch_offset_for_timestamp(ListOffsetsTimestamp.EARLIEST, FetchIsolation.TXN_COMMITTED).offset == 0
+    assert log.fetch_offset_for_timestamp(ListOffsetsTimestamp.LATEST, hw).offset == 4
+    assert log.fetch_offset_for_timestamp(T + 3, stable) is None
+    assert log.fetch_offset_for_timestamp(T + 1, stable).offset == 1
+    assert log.fetch_offset_for_timestamp(T + 3, hw).offset == 3
+    assert log.fetch_offset_for_timestamp(ListOffsetsTimestamp.MAX_TIMESTAMP, stable) is None
+    assert log.fetch_offset_for_timestamp(ListOffsetsTimestamp.EARLIEST, stable).offset == 0
 
 
 def test_earliest_follows_delete_records(open_log: OpenLog) -> None:

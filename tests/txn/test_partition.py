@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from kemu.clock import VirtualClock
-from kemu.log import AppendOrigin, FetchIsolation, LogConfig, PartitionLog
+from kemu.log import AppendOrigin, LogConfig, PartitionLog
 from kemu.txn.partition import TransactionalPartition
 from kemu.txn.producer_state import ProducerStateError
 from kemu.wire.errors import ErrorCode
@@ -49,11 +49,11 @@ def test_open_transaction_bounds_read_committed_and_abort_is_indexed(tmp_path: P
     p.append(batch(1, 0, 0, n=2))                 # offsets 0-1, plain idempotent
     p.append(batch(7, 0, 0, n=2, txn=True))       # offsets 2-3, open transaction
     p.append(batch(1, 0, 2, n=1))                 # offset 4
-    assert p.log.last_stable_offset == 2
-    committed = p.log.read(0, 1 << 20, isolation=FetchIsolation.TXN_COMMITTED)
+    assert p.last_stable_offset == 2
+    committed = p.log.read(0, 1 << 20, upper_bound=p.last_stable_offset)
     assert [b.header.base_offset for b in iter_batches(committed.records)] == [0]
     p.append(marker(7, 0, commit=False), origin=AppendOrigin.COORDINATOR)  # offset 5
-    assert p.log.last_stable_offset == 6
+    assert p.last_stable_offset == 6
     (aborted,) = p.aborted_transactions(0, 6)
     assert (aborted.producer_id, aborted.first_offset, aborted.last_offset) == (7, 2, 5)
     assert p.aborted_transactions(6, 10) == []
@@ -80,11 +80,11 @@ def test_state_is_rebuilt_after_a_crash_from_snapshot_and_replay(tmp_path: Path,
         p.append(batch(9, 1, seq))  # rolls segments (and takes snapshots) along the way
     p.append(batch(5, 0, 0, txn=True))
     assert list((tmp_path / "t-0").glob("*.snapshot"))
-    lso, end = p.log.last_stable_offset, p.log.log_end_offset
+    lso, end = p.last_stable_offset, p.log.log_end_offset
     # No close: as after kill -9.
     again = open_partition(tmp_path / "t-0", clock, segment_bytes=200)
     assert again.log.log_end_offset == end
-    assert again.log.last_stable_offset == lso
+    assert again.last_stable_offset == lso
     assert [(a.producer_id, a.first_offset) for a in again.aborted_transactions(0, end)] == [(7, 0)]
     dup = again.append(batch(9, 1, 7))
     assert dup.record_count == 0  # recognised as the duplicate of the last batch
@@ -98,31 +98,3 @@ def test_non_transactional_write_inside_a_transaction_is_invalid_txn_state(tmp_p
     with pytest.raises(ProducerStateError) as err:
         p.append(batch(7, 0, 1, txn=False))
     assert err.value.code == ErrorCode.INVALID_TXN_STATE
-
-
-def test_verification_asked_only_for_the_batch_that_opens_a_transaction(tmp_path: Path, clock: VirtualClock) -> None:
-    p = open_partition(tmp_path / "t-0", clock)
-    asked: list[tuple[str, int, int, int]] = []
-
-    def verify(topic: str, partition: int, pid: int, epoch: int) -> None:
-        asked.append((topic, partition, pid, epoch))
-
-    p.append(batch(1, 0, 0), verify=verify)                    # idempotent, not transactional: not asked
-    p.append(batch(7, 0, 0, txn=True), verify=verify)          # opens a transaction: asked
-    p.append(batch(7, 0, 1, txn=True), verify=verify)          # inside it: not asked
-    p.append(batch(7, 0, 0, txn=True), verify=verify)          # a retried duplicate, inside it: not asked
-    p.append(marker(7, 0, commit=True), origin=AppendOrigin.COORDINATOR, verify=verify)
-    p.append(batch(7, 0, 2, txn=True), verify=verify)          # the next transaction: asked again
-    assert asked == [("t", 0, 7, 0), ("t", 0, 7, 0)]
-
-
-def test_failed_verification_refuses_the_batch(tmp_path: Path, clock: VirtualClock) -> None:
-    p = open_partition(tmp_path / "t-0", clock)
-
-    def refuse(topic: str, partition: int, pid: int, epoch: int) -> None:
-        raise ProducerStateError(ErrorCode.INVALID_TXN_STATE, "Partition was not added to the transaction")
-
-    with pytest.raises(ProducerStateError) as err:
-        p.append(batch(7, 0, 0, txn=True), verify=refuse)
-    assert err.value.code == ErrorCode.INVALID_TXN_STATE
-    assert p.log.log_end_offset == 0 and p.log.last_stable_offset == 0

@@ -1,0 +1,133 @@
+"""One partition, the object handlers and coordinators talk to (Kafka's `Partition` over its `UnifiedLog`).
+
+It holds the partition's place in the cluster (replicas, ISR, leader and its epoch) and, once opened, its
+data: the segments (`kemu.log.PartitionLog`) and what transactions keep beside them (`kemu.txn`'s producer
+state and aborted-transaction index). The last stable offset is computed here from both, and a
+read_committed read is bounded by it here: the log itself knows nothing of transactions.
+
+The leader epoch is kept once: while the partition is open it is the log's (which stamps it into every
+appended batch and its epoch cache), before that the value loaded or assigned.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.log import AppendOrigin, AppendResult, FetchData, FetchIsolation, PartitionLog
+from kemu.log.segment import TimestampAndOffset
+from kemu.txn.partition import AbortedTxn, TransactionalPartition
+from kemu.txn.producer_state import ProducerStateManager
+from kemu.wire.records import BatchHeader
+
+
+class Partition:
+    def __init__(self, *, topic: str, index: int, replicas: list[int], isr: list[int] | None = None,
+                 leader_id: int | None = None, leader_epoch: int = 0,
+                 offline_replicas: list[int] | None = None) -> None:
+        self.topic = topic
+        self.index = index
+        self.replicas = replicas
+        self.isr = list(replicas) if isr is None else isr
+        self.leader_id = replicas[0] if leader_id is None else leader_id
+        self.offline_replicas = offline_replicas or []
+        self._leader_epoch = leader_epoch
+        self._txn: TransactionalPartition | None = None
+
+    def __repr__(self) -> str:
+        return (f"Partition({self.topic}-{self.index}, leader={self.leader_id}, epoch={self.leader_epoch}, "
+                f"replicas={self.replicas}, isr={self.isr})")
+
+    # ---- persisted fields: saved and loaded here only ------------------------------------------------------
+    def saved(self) -> dict[str, Any]:
+        return {"index": self.index, "replicas": self.replicas, "leader_epoch": self.leader_epoch}
+
+    @classmethod
+    def from_saved(cls, topic: str, saved: dict[str, Any], node_id: int) -> Partition:
+        # One broker leads everything; a node id changed between runs takes over the replicas.
+        return cls(topic=topic, index=saved["index"], replicas=[node_id], leader_id=node_id,
+                   leader_epoch=saved.get("leader_epoch", 0))
+
+    # ---- opening and closing -----------------------------------------------------------------------------
+    def attach(self, log: PartitionLog) -> None:
+        """Take the opened log: its producer state and aborted index are recovered from it, and, as
+        Partition.makeLeader does, the leader's epoch starts at the log end even before any append (so
+        OffsetForLeaderEpoch and ListOffsets know it on an empty partition too)."""
+        log.leader_epoch = self._leader_epoch
+        log.epoch_cache.assign(self._leader_epoch, log.log_end_offset)
+        self._txn = TransactionalPartition(log)
+
+    def detach(self) -> None:
+        if self._txn is not None:
+            self._leader_epoch = self._txn.log.leader_epoch
+        self._txn = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._txn is not None
+
+    @property
+    def log(self) -> PartitionLog:
+        return self._opened().log
+
+    @property
+    def producers(self) -> ProducerStateManager:
+        return self._opened().producers
+
+    def _opened(self) -> TransactionalPartition:
+        if self._txn is None:
+            raise RuntimeError(f"{self.topic}-{self.index} is not open")
+        return self._txn
+
+    # ---- leadership ----------------------------------------------------------------------------------------
+    @property
+    def leader_epoch(self) -> int:
+        return self._txn.log.leader_epoch if self._txn is not None else self._leader_epoch
+
+    @leader_epoch.setter
+    def leader_epoch(self, epoch: int) -> None:
+        self._leader_epoch = epoch
+        if self._txn is not None:
+            self._txn.log.leader_epoch = epoch
+
+    # ---- offsets -------------------------------------------------------------------------------------------
+    @property
+    def last_stable_offset(self) -> int:
+        return self._opened().last_stable_offset
+
+    def bound(self, isolation: FetchIsolation) -> int:
+        """The highest offset (exclusive) a reader with this isolation may see."""
+        log = self.log
+        if isolation is FetchIsolation.TXN_COMMITTED:
+            return self.last_stable_offset
+        if isolation is FetchIsolation.HIGH_WATERMARK:
+            return log.high_watermark
+        return log.log_end_offset
+
+    # ---- writing -------------------------------------------------------------------------------------------
+    def needs_verification(self, header: BatchHeader) -> bool:
+        """Would this client batch open a transaction here? Then KIP-890 asks the coordinator first."""
+        return (header.is_transactional and header.has_producer_id
+                and not self.producers.has_ongoing_txn(header.producer_id, header.producer_epoch))
+
+    def append(self, data: bytes | bytearray | memoryview, *,
+               origin: AppendOrigin = AppendOrigin.CLIENT) -> AppendResult:
+        """Validate, check producer state, append. Raises LogError or ProducerStateError (both with .code)."""
+        return self._opened().append(data, origin=origin)
+
+    # ---- reading -------------------------------------------------------------------------------------------
+    def read(self, offset: int, max_bytes: int, *, isolation: FetchIsolation = FetchIsolation.HIGH_WATERMARK,
+             min_one_batch: bool = True) -> FetchData:
+        return self.log.read(offset, max_bytes, upper_bound=self.bound(isolation),
+                             last_stable_offset=self.last_stable_offset, min_one_batch=min_one_batch)
+
+    def offset_for_timestamp(self, timestamp: int, isolation: FetchIsolation | None) -> TimestampAndOffset | None:
+        """ListOffsets for a client with an isolation level (None: a replica, bounded by the log end)."""
+        bound = self.bound(isolation) if isolation is not None else self.log.log_end_offset
+        return self.log.fetch_offset_for_timestamp(timestamp, bound)
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        return self._opened().aborted_transactions(fetch_offset, upper_bound_offset)
+
+    # ---- maintenance ---------------------------------------------------------------------------------------
+    def expire_producers(self, now_ms: int, expiration_ms: int) -> list[int]:
+        return self._opened().expire_producers(now_ms, expiration_ms)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -14,11 +13,11 @@ from kemu.broker.config import BrokerConfig
 from kemu.broker.fetch_sessions import FetchSessionCache
 from kemu.broker.housekeeping import Housekeeping
 from kemu.broker.ids import new_cluster_id
+from kemu.broker.partition import Partition
 from kemu.broker.storage import Storage
 from kemu.broker.topic_configs import log_defaults
 from kemu.broker.topics import Topic, TopicRegistry
 from kemu.clock import Clock
-from kemu.broker.partition import Partition
 
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 
@@ -38,6 +37,9 @@ class Broker:
         self.cluster_id = cluster_id or config.cluster_id or new_cluster_id()
         self.topics = TopicRegistry()
         self.bound_port: int | None = None  # set by the server once its listener is bound
+        # The machine's name, which a broker listening on a wildcard address advertises (as Kafka does with
+        # an empty listener host); the server looks it up when it binds, so the core does no name lookups.
+        self.hostname: str | None = None
         # Without a data directory the broker keeps its logs in a temporary one, removed on close().
         self._temporary_dir = None if config.data_dir else tempfile.mkdtemp(prefix="kemu-")
         self.data_dir = Path(config.data_dir or self._temporary_dir or ".")
@@ -77,7 +79,8 @@ class Broker:
     def advertised_endpoint(self) -> tuple[str, int]:
         host = self.config.advertised_host
         if host is None:
-            host = socket.gethostname() if self.config.host in _WILDCARDS else self.config.host
+            wildcard = self.config.host in _WILDCARDS
+            host = (self.hostname or self.config.host) if wildcard else self.config.host
         port = self.config.advertised_port or self.bound_port or self.config.port
         return host, port
 

@@ -42,6 +42,7 @@ async def serve(
     listeners = await open_listeners(host, port)
     bound = listeners[0].socket.getsockname()[1]
     broker.bound_port = bound
+    broker.hostname = socket.gethostname()
 
     async def connection(stream: trio.SocketStream) -> None:
         try:

@@ -43,7 +43,9 @@ class _Refused(Exception):
         self.message = message
 
 
-def create_partitions(broker: Broker, requested: Sequence[NewPartitions], validate_only: bool) -> list[PartitionsOutcome]:
+def create_partitions(
+    broker: Broker, requested: Sequence[NewPartitions], validate_only: bool
+) -> list[PartitionsOutcome]:
     """Duplicate names first (INVALID_REQUEST, as ControllerApis answers them), then each topic in turn."""
     names = [r.name for r in requested]
     duplicates = list(dict.fromkeys(name for name in names if names.count(name) > 1))
@@ -79,17 +81,21 @@ def _plan(broker: Broker, request: NewPartitions) -> tuple[Topic, list[list[int]
     if request.count == current:
         raise _Refused(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
     if request.count < current:
-        raise _Refused(ErrorCode.INVALID_PARTITIONS, f"The topic {topic.name} currently has {current} partition(s); "
-                                                     f"{request.count} would not be an increase.")
+        raise _Refused(
+            ErrorCode.INVALID_PARTITIONS,
+            f"The topic {topic.name} currently has {current} partition(s); {request.count} would not be an increase.",
+        )
     additional = request.count - current
     live = broker.live_broker_ids()
     factor = topic.replication_factor
     if request.assignments is None:
         return topic, [striped(live, index, factor) for index in range(current, request.count)]
     if additional != len(request.assignments):
-        raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                       f"Attempted to add {additional} additional partition(s), but only "
-                       f"{len(request.assignments)} assignment(s) were specified.")
+        raise _Refused(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            f"Attempted to add {additional} additional partition(s), but only "
+            f"{len(request.assignments)} assignment(s) were specified.",
+        )
     for brokers in request.assignments:
         problem = assignment_problem(list(brokers), live, factor)
         if problem is not None:

@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from kemu.broker import topic_configs
 from kemu.broker.broker import Broker
 from kemu.broker.errors import ApiError
 from kemu.broker.ids import random_uuid
+from kemu.broker.partition import Partition
 from kemu.broker.topic_names import (
     CLUSTER_METADATA_TOPIC,
     GROUP_METADATA_TOPIC,
     TRANSACTION_STATE_TOPIC,
     invalid_name_reason,
 )
-from kemu.broker.partition import Partition
 from kemu.broker.topics import Topic
 from kemu.wire.errors import ErrorCode
 

@@ -8,7 +8,7 @@ The core stays sans-I/O: the server's housekeeper task sleeps until the earliest
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 from kemu.clock import Clock
 

@@ -1,7 +1,7 @@
 """The topic registry: every topic's name, id, configs and partitions.
 
-Each topic holds its `Partition`s (kemu.broker.partition). The registry keeps the indexes Kafka's controller keeps: by name, by id, and by
-name with '.' and '_' unified (those collide in metric names, so Kafka refuses such pairs).
+Each topic holds its `Partition`s (kemu.broker.partition). The registry keeps the indexes Kafka's controller keeps:
+by name, by id, and by name with '.' and '_' unified (those collide in metric names, so Kafka refuses such pairs).
 """
 
 from __future__ import annotations

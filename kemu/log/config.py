@@ -482,7 +482,9 @@ class LogConfig:
 
     @property
     def timestamp_type(self) -> TimestampType:
-        return TimestampType.LOG_APPEND_TIME if self.message_timestamp_type == "LogAppendTime" else TimestampType.CREATE_TIME
+        if self.message_timestamp_type == "LogAppendTime":
+            return TimestampType.LOG_APPEND_TIME
+        return TimestampType.CREATE_TIME
 
     @property
     def max_segment_ms(self) -> int:

@@ -110,7 +110,9 @@ class OffsetIndex:
     def write_all(self) -> None:
         _rewrite_file(
             self.path,
-            b"".join(_OFFSET_ENTRY.pack(o - self.base_offset, p) for o, p in zip(self._offsets, self._positions)),
+            b"".join(
+                _OFFSET_ENTRY.pack(o - self.base_offset, p) for o, p in zip(self._offsets, self._positions, strict=True)
+            ),
         )
 
 
@@ -146,7 +148,11 @@ class TimeIndex:
         timestamps, offsets = array("q"), array("q")
         last_timestamp, last_relative = NO_TIMESTAMP, -1
         for timestamp, relative in _TIME_ENTRY.iter_unpack(data):
-            if timestamp <= last_timestamp or relative < last_relative or self.base_offset + relative >= max(next_offset, self.base_offset + 1):
+            if (
+                timestamp <= last_timestamp
+                or relative < last_relative
+                or self.base_offset + relative >= max(next_offset, self.base_offset + 1)
+            ):
                 raise CorruptIndexError(f"{self.path}: entry ({timestamp}, {relative}) out of order or beyond the log")
             timestamps.append(timestamp)
             offsets.append(self.base_offset + relative)
@@ -189,5 +195,7 @@ class TimeIndex:
     def write_all(self) -> None:
         _rewrite_file(
             self.path,
-            b"".join(_TIME_ENTRY.pack(t, o - self.base_offset) for t, o in zip(self._timestamps, self._offsets)),
+            b"".join(
+                _TIME_ENTRY.pack(t, o - self.base_offset) for t, o in zip(self._timestamps, self._offsets, strict=True)
+            ),
         )

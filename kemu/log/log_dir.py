@@ -109,7 +109,9 @@ class LogDir:
         if log is not None:
             return log
         directory = self.path / partition_dir_name(topic, partition)
-        log = PartitionLog.open(directory, topic, partition, config, self.clock, log_start_offset=self._checkpointed_starts.get(key))
+        log = PartitionLog.open(
+            directory, topic, partition, config, self.clock, log_start_offset=self._checkpointed_starts.get(key)
+        )
         if topic_id is not None:
             write_partition_metadata(directory, topic_id)
         log.on_log_start_offset_change = self._log_start_moved
@@ -162,5 +164,7 @@ class LogDir:
         self._write_start_checkpoint()
 
     def _write_start_checkpoint(self) -> None:
-        entries = [(topic, partition, offset) for (topic, partition), offset in sorted(self._checkpointed_starts.items())]
+        entries = [
+            (topic, partition, offset) for (topic, partition), offset in sorted(self._checkpointed_starts.items())
+        ]
         write_checkpoint(self.path / LOG_START_OFFSET_CHECKPOINT, entries)

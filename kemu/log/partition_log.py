@@ -276,7 +276,9 @@ class PartitionLog:
 
     # --- appending ---------------------------------------------------------------------------------------
 
-    def prepare_append(self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT) -> ValidatedBatch:
+    def prepare_append(
+        self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT
+    ) -> ValidatedBatch:
         """Validate a produce's bytes (raises LogError) without changing the log. The transactions layer
         checks producer state between this and `commit_append`; nothing else may append in between."""
         self._check_open()
@@ -316,7 +318,9 @@ class PartitionLog:
             batch=header,
         )
 
-    def append(self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT) -> AppendResult:
+    def append(
+        self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT
+    ) -> AppendResult:
         """Validate and append one batch (raises LogError with Kafka's code, message and record errors)."""
         return self.commit_append(self.prepare_append(data, origin=origin))
 

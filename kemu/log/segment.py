@@ -86,8 +86,15 @@ class LogSegment:
         self.base_offset = base_offset
         self.log_path = directory / segment_file_name(base_offset, LOG_SUFFIX)
         self.txn_index_path = directory / segment_file_name(base_offset, TXN_INDEX_SUFFIX)
-        self.offset_index = OffsetIndex(directory / segment_file_name(base_offset, INDEX_SUFFIX), base_offset, max_index_size, fsync=fsync_indexes)
-        self.time_index = TimeIndex(directory / segment_file_name(base_offset, TIME_INDEX_SUFFIX), base_offset, max_index_size, fsync=fsync_indexes)
+        self.offset_index = OffsetIndex(
+            directory / segment_file_name(base_offset, INDEX_SUFFIX), base_offset, max_index_size, fsync=fsync_indexes
+        )
+        self.time_index = TimeIndex(
+            directory / segment_file_name(base_offset, TIME_INDEX_SUFFIX),
+            base_offset,
+            max_index_size,
+            fsync=fsync_indexes,
+        )
         self.index_interval_bytes = index_interval_bytes
         self.roll_jitter_ms = roll_jitter_ms
         self._clock = clock
@@ -151,7 +158,9 @@ class LogSegment:
     def deactivate(self) -> None:
         """The segment was rolled: write the final time index entry and let go of memory and descriptors."""
         if self.max_timestamp_so_far != NO_TIMESTAMP:
-            self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far, skip_full_check=True)
+            self.time_index.maybe_append(
+                self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far, skip_full_check=True
+            )
         self.close()
 
     def close(self) -> None:
@@ -201,9 +210,20 @@ class LogSegment:
                 self._rolling_based_timestamp = first.header.max_timestamp
         return self._rolling_based_timestamp
 
-    def should_roll(self, *, max_segment_ms: int, max_segment_bytes: int, max_timestamp_in_messages: int, max_offset_in_messages: int, messages_size: int, now_ms: int) -> bool:
+    def should_roll(
+        self,
+        *,
+        max_segment_ms: int,
+        max_segment_bytes: int,
+        max_timestamp_in_messages: int,
+        max_offset_in_messages: int,
+        messages_size: int,
+        now_ms: int,
+    ) -> bool:
         rolling = self.rolling_based_timestamp()
-        waited = max_timestamp_in_messages - rolling if rolling is not None and rolling >= 0 else now_ms - self.created_ms
+        waited = (
+            max_timestamp_in_messages - rolling if rolling is not None and rolling >= 0 else now_ms - self.created_ms
+        )
         reached_roll_ms = waited > max_segment_ms - self.roll_jitter_ms
         return (
             self.size > max_segment_bytes - messages_size
@@ -342,7 +362,9 @@ class LogSegment:
                 return entry
         return None
 
-    def read(self, start_offset: int, max_size: int, max_position: int, min_one_message: bool) -> tuple[int, bytes | memoryview] | None:
+    def read(
+        self, start_offset: int, max_size: int, max_position: int, min_one_message: bool
+    ) -> tuple[int, bytes | memoryview] | None:
         """Kafka's LogSegment.read: (position, bytes) from the batch holding `start_offset`, at most
         `max_size` bytes (or the whole first batch when `min_one_message`) and never past `max_position`.
         The bytes may end in a partial batch, exactly as a Kafka fetch does. None: offset beyond this segment."""
@@ -365,7 +387,9 @@ class LogSegment:
             for record in RecordBatch(self.read_bytes(pos, header.size)).records():
                 if record.timestamp >= timestamp and record.offset >= starting_offset:
                     epoch = header.partition_leader_epoch
-                    return TimestampAndOffset(record.timestamp, record.offset, None if epoch == NO_PARTITION_LEADER_EPOCH else epoch)
+                    return TimestampAndOffset(
+                        record.timestamp, record.offset, None if epoch == NO_PARTITION_LEADER_EPOCH else epoch
+                    )
         return None
 
     # --- recovery and truncation -------------------------------------------------------------------------
@@ -476,7 +500,10 @@ class LogSegment:
         self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = NO_TIMESTAMP, -1
         for _, header in self.batches_from(0):
             if header.max_timestamp > self.max_timestamp_so_far:
-                self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = header.max_timestamp, header.last_offset
+                self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = (
+                    header.max_timestamp,
+                    header.last_offset,
+                )
         if self.size == 0:
             self.created_ms = self._clock.now_ms()
             self._rolling_based_timestamp = None

@@ -128,7 +128,9 @@ def validate_append(
     source = BatchHeader.parse(piece)
     if origin is AppendOrigin.CLIENT:
         _validate_batch(source, topic_partition)
-    validated = _validate_records(piece, source, config, now_ms, partition_leader_epoch, topic_partition, verify_records)
+    validated = _validate_records(
+        piece, source, config, now_ms, partition_leader_epoch, topic_partition, verify_records
+    )
     if validated.size > config.segment_bytes:
         raise LogError(
             f"Message batch size is {validated.size} bytes in append to partition {topic_partition}, which exceeds "
@@ -147,14 +149,16 @@ def _analyze(piece: memoryview, config: LogConfig, origin: AppendOrigin, topic_p
         )
     if len(piece) < HEADER_SIZE:
         raise LogError(
-            f"Record batch is corrupt (the size {len(piece)} is smaller than the minimum allowed overhead {HEADER_SIZE})",
+            f"Record batch is corrupt (the size {len(piece)} is smaller than the minimum allowed overhead "
+            f"{HEADER_SIZE})",
             ErrorCode.CORRUPT_MESSAGE,
         )
     batch = RecordBatch(piece)
     header = batch.header
     if origin is AppendOrigin.CLIENT and header.base_offset != 0:
         raise LogError(
-            f"The baseOffset of the record batch in the append to {topic_partition} should be 0, but it is {header.base_offset}",
+            f"The baseOffset of the record batch in the append to {topic_partition} should be 0, "
+            f"but it is {header.base_offset}",
             ErrorCode.INVALID_RECORD,
         )
     if len(piece) > config.max_message_bytes:
@@ -164,7 +168,10 @@ def _analyze(piece: memoryview, config: LogConfig, origin: AppendOrigin, topic_p
             ErrorCode.MESSAGE_TOO_LARGE,
         )
     if not batch.is_valid():
-        raise LogError(f"Record is corrupt (stored crc = {header.crc}) in topic partition {topic_partition}.", ErrorCode.CORRUPT_MESSAGE)
+        raise LogError(
+            f"Record is corrupt (stored crc = {header.crc}) in topic partition {topic_partition}.",
+            ErrorCode.CORRUPT_MESSAGE,
+        )
     if header.compression > CompressionType.ZSTD:
         raise LogError(f"Unknown compression type id: {header.compression}", ErrorCode.UNKNOWN_SERVER_ERROR)
 
@@ -173,12 +180,16 @@ def _validate_batch(header: BatchHeader, topic_partition: str) -> None:
     last_offset = header.last_offset
     if header.last_offset_delta + 1 <= 0:
         raise LogError(
-            f"Batch has an invalid offset range: [{header.base_offset}, {last_offset}] in topic partition {topic_partition}",
+            f"Batch has an invalid offset range: [{header.base_offset}, {last_offset}] "
+            f"in topic partition {topic_partition}",
             ErrorCode.INVALID_RECORD,
         )
     count = header.records_count
     if count <= 0:
-        raise LogError(f"Invalid reported count for record batch: {count} in topic partition {topic_partition}", ErrorCode.INVALID_RECORD)
+        raise LogError(
+            f"Invalid reported count for record batch: {count} in topic partition {topic_partition}",
+            ErrorCode.INVALID_RECORD,
+        )
     if header.last_offset_delta + 1 != count:
         raise LogError(
             f"Inconsistent batch offset range [{header.base_offset}, {last_offset}] and count of records {count} in "
@@ -186,7 +197,10 @@ def _validate_batch(header: BatchHeader, topic_partition: str) -> None:
             ErrorCode.INVALID_RECORD,
         )
     if header.is_control:
-        raise LogError(f"Clients are not allowed to write control records in topic partition {topic_partition}", ErrorCode.INVALID_RECORD)
+        raise LogError(
+            f"Clients are not allowed to write control records in topic partition {topic_partition}",
+            ErrorCode.INVALID_RECORD,
+        )
     if header.has_producer_id and header.base_sequence < 0:
         raise LogError(
             f"Invalid sequence number {header.base_sequence} in record batch with producerId {header.producer_id} in "
@@ -204,7 +218,10 @@ def needs_record_scan(header: BatchHeader, config: LogConfig, now_ms: int, targe
     if config.timestamp_type is TimestampType.CREATE_TIME:
         if config.message_timestamp_before_max_ms < LONG_MAX:
             return True
-        if header.max_timestamp != NO_TIMESTAMP and header.max_timestamp - now_ms > config.message_timestamp_after_max_ms:
+        if (
+            header.max_timestamp != NO_TIMESTAMP
+            and header.max_timestamp - now_ms > config.message_timestamp_after_max_ms
+        ):
             return True
     return False
 
@@ -230,7 +247,16 @@ def _validate_records(
         if timestamp_type is TimestampType.LOG_APPEND_TIME:
             max_timestamp = now_ms
             _restamp_max_timestamp(header, payload, now_ms, timestamp_type)
-        return ValidatedBatch(header, payload, source, source.records_count, source.last_offset_delta, max_timestamp, log_append_time, False)
+        return ValidatedBatch(
+            header,
+            payload,
+            source,
+            source.records_count,
+            source.last_offset_delta,
+            max_timestamp,
+            log_append_time,
+            False,
+        )
 
     try:
         records = RecordBatch(piece).records()
@@ -257,7 +283,9 @@ def _validate_records(
         in_place = True
     if in_place:
         _restamp_max_timestamp(header, payload, max_timestamp, timestamp_type)
-        return ValidatedBatch(header, payload, source, len(records), source.last_offset_delta, max_timestamp, log_append_time, True)
+        return ValidatedBatch(
+            header, payload, source, len(records), source.last_offset_delta, max_timestamp, log_append_time, True
+        )
 
     rebuilt = build_batch(
         [NewRecord(value=r.value, key=r.key, headers=r.headers, timestamp=r.timestamp) for r in records],
@@ -280,12 +308,20 @@ def _validate_records(
     view = memoryview(rebuilt)
     rebuilt_header = BatchHeader.parse(view)
     return ValidatedBatch(
-        bytearray(view[:HEADER_SIZE]), view[HEADER_SIZE:], source, len(records), rebuilt_header.last_offset_delta,
-        rebuilt_header.max_timestamp, log_append_time, True,
+        bytearray(view[:HEADER_SIZE]),
+        view[HEADER_SIZE:],
+        source,
+        len(records),
+        rebuilt_header.last_offset_delta,
+        rebuilt_header.max_timestamp,
+        log_append_time,
+        True,
     )
 
 
-def _restamp_max_timestamp(header: bytearray, payload: memoryview, max_timestamp: int, timestamp_type: TimestampType) -> None:
+def _restamp_max_timestamp(
+    header: bytearray, payload: memoryview, max_timestamp: int, timestamp_type: TimestampType
+) -> None:
     """Kafka's `setMaxTimestamp`: new attributes/max timestamp, and a new CRC only if either changed."""
     rewrite_header(header, max_timestamp=max_timestamp, timestamp_type=timestamp_type, payload=payload)
 
@@ -309,10 +345,12 @@ def _record_problem(
     elif header.timestamp_type is TimestampType.LOG_APPEND_TIME:
         described = (
             f"DefaultRecord(offset={record.offset}, timestamp={record.timestamp}, "
-            f"key={0 if record.key is None else len(record.key)} bytes, value={0 if record.value is None else len(record.value)} bytes)"
+            f"key={0 if record.key is None else len(record.key)} bytes, "
+            f"value={0 if record.value is None else len(record.value)} bytes)"
         )
         return ErrorCode.INVALID_TIMESTAMP, RecordError(
-            index, f"Invalid timestamp type in message {described}. Producer should not set timestamp type to LogAppendTime."
+            index,
+            f"Invalid timestamp type in message {described}. Producer should not set timestamp type to LogAppendTime.",
         )
     return None
 
@@ -321,7 +359,9 @@ def _raise_record_errors(errors: list[tuple[ErrorCode, RecordError]]) -> None:
     record_errors = [error for _, error in errors]
     if any(code is ErrorCode.INVALID_TIMESTAMP for code, _ in errors):
         raise RecordValidationError(
-            "One or more records have been rejected due to invalid timestamp", ErrorCode.INVALID_TIMESTAMP, record_errors
+            "One or more records have been rejected due to invalid timestamp",
+            ErrorCode.INVALID_TIMESTAMP,
+            record_errors,
         )
     shown = ", ".join(str(error) for error in record_errors[:3])
     raise RecordValidationError(

@@ -4,8 +4,8 @@ reaching the partition logs and kemu-topics.json, broker changes reaching topics
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -57,7 +57,8 @@ def log_config(broker: Broker, partition: int = 0):  # type: ignore[no-untyped-d
 
 
 def test_incremental_set_and_delete_reach_the_logs_and_the_topic_file(broker: Broker, tmp_path: Path) -> None:
-    assert incremental(broker, topic("t", ("max.message.bytes", SET, "2000"), ("retention.ms", DELETE, None))) == [Outcome()]
+    changes = topic("t", ("max.message.bytes", SET, "2000"), ("retention.ms", DELETE, None))
+    assert incremental(broker, changes) == [Outcome()]
     assert broker.topics.get("t").configs == {"max.message.bytes": "2000"}  # type: ignore[union-attr]
     assert [(log_config(broker, p).max_message_bytes, log_config(broker, p).retention_ms) for p in (0, 1)] == [
         (2000, 604_800_000)] * 2
@@ -98,7 +99,8 @@ def test_append_and_subtract_on_lists(broker: Broker) -> None:
     (topic("t", ("retention.ms", SET, "abc")), ErrorCode.INVALID_CONFIG,
      "Invalid value abc for configuration retention.ms: Not a number of type LONG"),
     (topic("t", ("min.compaction.lag.ms", SET, "5000"), ("max.compaction.lag.ms", SET, "10")),
-     ErrorCode.INVALID_CONFIG, "conflict topic config setting min.compaction.lag.ms (5000) > max.compaction.lag.ms (10)"),
+     ErrorCode.INVALID_CONFIG,
+     "conflict topic config setting min.compaction.lag.ms (5000) > max.compaction.lag.ms (10)"),
     (topic("t", ("retention.ms", SET, "1"), ("retention.ms", DELETE, None)), ErrorCode.INVALID_REQUEST,
      "Error due to duplicate config keys"),
     (topic("t", ("retention.ms", SET, None), ("segment.ms", APPEND, None)), ErrorCode.INVALID_REQUEST,
@@ -198,7 +200,8 @@ def test_broker_logger_levels(broker: Broker) -> None:
     before = logger.level
     try:
         def loggers(*changes: tuple[str, int, str | None], name: str = "1") -> list[Outcome]:
-            return incremental(broker, ResourceChange(RESOURCE_BROKER_LOGGER, name, [ConfigChange(*c) for c in changes]))
+            resource = ResourceChange(RESOURCE_BROKER_LOGGER, name, [ConfigChange(*c) for c in changes])
+            return incremental(broker, resource)
 
         assert loggers(("kemu.broker.storage", SET, "TRACE")) == [Outcome()]
         assert logger.level == 5
@@ -206,7 +209,8 @@ def test_broker_logger_levels(broker: Broker) -> None:
         assert logger.level == logging.NOTSET
         assert loggers(("kemu.broker.storage", SET, "LOUD")) == [Outcome(
             ErrorCode.INVALID_CONFIG, "Cannot set the log level of kemu.broker.storage to LOUD as it is not a "
-                                      "supported log level. Valid log levels are DEBUG, ERROR, FATAL, INFO, TRACE, WARN")]
+                                      "supported log level. Valid log levels are "
+                                      "DEBUG, ERROR, FATAL, INFO, TRACE, WARN")]
         assert loggers(("no.such.logger", SET, "INFO")) == [
             Outcome(ErrorCode.INVALID_CONFIG, "Logger no.such.logger does not exist!")]
         assert loggers(("root", DELETE, None)) == [

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -76,7 +76,10 @@ def test_refusals(broker: Broker, wanted: NewPartitions, error: ErrorCode, messa
 def test_duplicates_answer_first_and_others_go_on(broker: Broker) -> None:
     create_topics(broker, [NewTopic("u")])
     outcomes = create_partitions(broker, [NewPartitions("u", 2), NewPartitions("t", 4), NewPartitions("u", 3)], False)
-    assert outcomes == [PartitionsOutcome("u", ErrorCode.INVALID_REQUEST, "Duplicate topic name."), PartitionsOutcome("t")]
+    assert outcomes == [
+        PartitionsOutcome("u", ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
+        PartitionsOutcome("t"),
+    ]
     assert (partitions(broker, "t"), partitions(broker, "u")) == (4, 1)
 
 

@@ -46,9 +46,19 @@ def test_stored_batch_is_the_client_batch_with_offset_and_epoch_patched(open_log
 def test_aiokafka_batches_round_trip_through_the_log(open_log: OpenLog, codec: CompressionType) -> None:
     log = open_log()
     for round_ in range(2):
-        builder = AioBuilder(magic=2, compression_type=codec, is_transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+        builder = AioBuilder(
+            magic=2,
+            compression_type=codec,
+            is_transactional=False,
+            producer_id=-1,
+            producer_epoch=-1,
+            base_sequence=-1,
+            batch_size=1 << 20,
+        )
         for i in range(5):
-            builder.append(i, timestamp=START_MS + i, key=b"key", value=b"value-%d-%d" % (round_, i), headers=[("h", b"1")])
+            builder.append(
+                i, timestamp=START_MS + i, key=b"key", value=b"value-%d-%d" % (round_, i), headers=[("h", b"1")]
+            )
         log.append(bytes(builder.build()))
     data = bytes(log.read(0, 1 << 20).records)
     offsets, values = [], []
@@ -117,7 +127,7 @@ def test_isolation_bounds_reads_at_hw_and_lso(open_log: OpenLog) -> None:
 def test_listeners_hear_appends(open_log: OpenLog) -> None:
     log = open_log()
     events: list[tuple[int, LogEvent]] = []
-    log.add_listener(lambda l, e: events.append((l.high_watermark, e)))
+    log.add_listener(lambda lg, e: events.append((lg.high_watermark, e)))
     log.append(batch(2))
     assert events == [(2, LogEvent.APPENDED)]
 
@@ -143,7 +153,7 @@ def test_prepare_then_commit_lets_a_caller_inspect_first(open_log: OpenLog) -> N
 
 def test_stored_batches_for_coordinators(open_log: OpenLog) -> None:
     log = open_log(LogConfig(segment_bytes=300))
-    for i in range(6):
+    for _ in range(6):
         log.append(batch(2, value_size=50))
     assert len(log.segments) > 1
     batches = log.batches()

@@ -49,7 +49,7 @@ def test_out_of_order_timestamps_find_the_first_record_at_or_after(open_log: Ope
 def test_max_timestamp_is_the_first_record_carrying_it(open_log: OpenLog) -> None:
     log = open_log(LogConfig(segment_bytes=300))
     log.append(timed(T + 1, T + 9, T + 9))
-    for i in range(6):
+    for _ in range(6):
         log.append(timed(T + 2))
     log.append(timed(T + 9))
     assert len(log.segments) > 1

@@ -3,8 +3,9 @@ request order."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from kemu.broker.broker import Broker
 from kemu.clock import Clock

@@ -17,9 +17,9 @@ INVALID_TXN_STATE...). A transactional batch that would open a transaction on a 
 verified with the transaction coordinator (KIP-890, `transaction.partition.verification.enable`): a
 partition not added to the transaction is INVALID_TXN_STATE ("Partition was not added to the
 transaction"), or TRANSACTION_ABORTABLE from v11; transactional batches of more than one producer in one
-request fail it with INVALID_PRODUCER_ID_MAPPING. With one replica, acks=-1 completes as acks=1. acks=0 gets no response — and, as in
-Kafka, any error closes the connection instead. `timeout_ms` is moot. Appends wake long-polling fetches
-through the log's listeners.
+request fail it with INVALID_PRODUCER_ID_MAPPING. With one replica, acks=-1 completes as acks=1. acks=0 gets
+no response — and, as in Kafka, any error closes the connection instead. `timeout_ms` is moot. Appends wake
+long-polling fetches through the log's listeners.
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
         raise ApiError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     # ReplicaManager.handleProduceAppend: one request's transactional batches come from one producer.
     if len({(h.producer_id, h.producer_epoch) for h in transactional if h.has_producer_id}) > 1:
-        raise ApiError(ErrorCode.INVALID_PRODUCER_ID_MAPPING, "Transactional records contained more than one producer ID")
+        raise ApiError(ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+                       "Transactional records contained more than one producer ID")
 
     internal_allowed = ctx.client_id == ADMIN_CLIENT_ID
     failed = False

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kemu.broker.partition import Partition
 from kemu.broker.topic_names import invalid_name_reason
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, each, error_responder
-from kemu.broker.partition import Partition
 from kemu.txn.producer_state import NO_SEQUENCE
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode

@@ -8,8 +8,8 @@ ignored, as Kafka ignores them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from kemu.handlers import Handler
 from kemu.wire import codec

@@ -11,8 +11,8 @@ so responses to earlier requests still go out first.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import trio
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import errno
 import logging
 import socket
-from typing import Mapping
+from collections.abc import Mapping
 
 import trio
 

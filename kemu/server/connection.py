@@ -23,6 +23,7 @@ from kemu.handlers.context import ClientInfo, RequestContext
 from kemu.server.admission import Answer, Dispatch, Refuse, admit
 from kemu.server.dispatch import dispatch
 from kemu.server.framing import FrameBuffer, FrameError
+from kemu.server.hooks import RequestHooks
 
 log = logging.getLogger("kemu.server")
 
@@ -43,8 +44,9 @@ class _Slot:
 
 class Connection:
     def __init__(self, stream: trio.SocketStream, broker: Broker, coordinators: Coordinators,
-                 handlers: Mapping[int, Handler]) -> None:
+                 handlers: Mapping[int, Handler], hooks: RequestHooks | None = None) -> None:
         self.stream = stream
+        self.hooks = hooks
         self.broker = broker
         self.coordinators = coordinators
         self.handlers = handlers
@@ -123,7 +125,7 @@ class Connection:
         try:
             await after.wait()
             ctx = RequestContext(self.broker, self.coordinators, self.client, request.header.client_id, turn.set)
-            reply = await dispatch(job.handler, request, ctx, self.name)
+            reply = await dispatch(job.handler, request, ctx, self.name, self.hooks)
             slot.payload, slot.close = reply.payload, reply.close
         finally:
             slot.done.set()

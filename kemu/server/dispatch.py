@@ -9,12 +9,15 @@ writes what comes back; the in-process test harness (tests/handlers/inprocess.py
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+import trio
 
 from kemu.broker.errors import ApiError
 from kemu.handlers import Handler
 from kemu.handlers.context import RequestContext
+from kemu.server.hooks import Exchange, Intervention, RequestHooks
 from kemu.wire import codec
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -29,11 +32,55 @@ class Reply:
 
     payload: bytes | None
     close: bool = False
+    # The response body the broker produced (what hooks observe): what `payload` encodes, or what a fault
+    # kept from the client. None when there is none.
+    body: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
-async def dispatch(handler: Handler, request: Request, ctx: RequestContext, peer: str) -> Reply:
+async def dispatch(handler: Handler, request: Request, ctx: RequestContext, peer: str,
+                   hooks: RequestHooks | None = None) -> Reply:
     """Run `handler` on `request`; `peer` names the connection in the log. The request's turn at the core
-    ends (`ctx.detach()`) when the handler does, if it has not detached before."""
+    ends (`ctx.detach()`) when the handler does, if it has not detached before. `hooks` may intervene
+    before the handler runs and observe the outcome (kemu.server.hooks)."""
+    if hooks is None:
+        return await _run(handler, request, ctx, peer)
+    intervention = hooks.before(ctx, handler, request)
+    if intervention is None:
+        reply = await _run(handler, request, ctx, peer)
+        hooks.after(Exchange(ctx, handler, request, reply.body, reply.payload is not None, reply.close))
+        return reply
+    reply = await _intervened(handler, request, ctx, peer, intervention)
+    hooks.after(Exchange(ctx, handler, request, reply.body, reply.payload is not None, reply.close, intervention))
+    return reply
+
+
+async def _intervened(handler: Handler, request: Request, ctx: RequestContext, peer: str,
+                      intervention: Intervention) -> Reply:
+    if intervention.drop_before:
+        ctx.detach()
+        log.info("closing connection from %s before %s v%d: a fault drops it", peer, handler.api.name,
+                 request.version)
+        return Reply(None, True)
+    if intervention.error is not None:
+        ctx.detach()
+        body, close = _error_body(handler, request, intervention.error, intervention.message, peer)
+        reply = _encoded(handler, request, body, close, peer)
+    else:
+        reply = await _run(handler, request, ctx, peer)
+    if intervention.delay_s > 0:
+        await trio.sleep(intervention.delay_s)
+    if intervention.drop_after:
+        log.info("closing connection from %s after %s v%d: a fault drops its response", peer, handler.api.name,
+                 request.version)
+        # The body stays for the hooks to see what the client missed; nothing is sent.
+        return Reply(None, True, reply.body)
+    if intervention.throttle_time_ms is not None and reply.body is not None:
+        body = {**reply.body, "throttle_time_ms": intervention.throttle_time_ms}
+        return _encoded(handler, request, body, reply.close, peer)
+    return reply
+
+
+async def _run(handler: Handler, request: Request, ctx: RequestContext, peer: str) -> Reply:
     close = False
     try:
         try:
@@ -45,6 +92,10 @@ async def dispatch(handler: Handler, request: Request, ctx: RequestContext, peer
             body, close = _error_body(handler, request, ErrorCode.UNKNOWN_SERVER_ERROR, None, peer)
     finally:
         ctx.detach()
+    return _encoded(handler, request, body, close, peer)
+
+
+def _encoded(handler: Handler, request: Request, body: dict[str, Any] | None, close: bool, peer: str) -> Reply:
     if body is None:
         return Reply(None, close)
     try:
@@ -53,7 +104,7 @@ async def dispatch(handler: Handler, request: Request, ctx: RequestContext, peer
         log.exception("closing connection from %s: cannot encode %s v%d response", peer, handler.api.name,
                       request.version)
         return Reply(None, True)
-    return Reply(payload, close)
+    return Reply(payload, close, body)
 
 
 def _error_body(handler: Handler, request: Request, code: ErrorCode, message: str | None,

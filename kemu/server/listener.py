@@ -17,6 +17,7 @@ from kemu.broker.broker import Broker
 from kemu.coordinators import Coordinators
 from kemu.handlers import Handler, all_handlers
 from kemu.server.connection import Connection
+from kemu.server.hooks import RequestHooks
 from kemu.server.housekeeper import run_housekeeper
 
 log = logging.getLogger("kemu.server")
@@ -31,12 +32,13 @@ async def serve(
     *,
     coordinators: Coordinators | None = None,
     handlers: Mapping[int, Handler] | None = None,
+    hooks: RequestHooks | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the Kafka protocol on host:port until cancelled; reports the bound port once listening.
 
     `coordinators` are the broker's (made here when not given: a broker restarted on its data recovers
-    them before it listens)."""
+    them before it listens). `hooks` may intervene in and observe every request (kemu.server.hooks)."""
     table = all_handlers() if handlers is None else handlers
     coordinated = Coordinators(broker) if coordinators is None else coordinators
     listeners = await open_listeners(host, port)
@@ -46,7 +48,7 @@ async def serve(
 
     async def connection(stream: trio.SocketStream) -> None:
         try:
-            await Connection(stream, broker, coordinated, table).run()
+            await Connection(stream, broker, coordinated, table, hooks).run()
         except Exception:
             # No input may take the broker down: a connection's failure ends that connection only.
             log.exception("connection failed")

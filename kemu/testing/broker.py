@@ -36,6 +36,7 @@ from kemu.broker.partition import Partition
 from kemu.coordinators import Coordinators
 from kemu.log import FetchIsolation
 from kemu.server import serve
+from kemu.server.hooks import RequestHooks
 from kemu.testing.clock import TestClock
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import NewRecord, build_batch
@@ -86,6 +87,8 @@ class Broker:
         self._token: trio.lowlevel.TrioToken | None = None
         self._scope: trio.CancelScope | None = None
         self._error: BaseException | None = None
+        # One set of hooks for the handle's life: what a test registers survives restart() and kill().
+        self.hooks = RequestHooks()
         self.core: CoreBroker
         self.coordinators: Coordinators
         self._start()
@@ -121,7 +124,8 @@ class Broker:
             self._scope = scope
             async with trio.open_nursery() as nursery:
                 await nursery.start(lambda task_status: serve(
-                    self.core, self._host, self._port, coordinators=self.coordinators, task_status=task_status))
+                    self.core, self._host, self._port, coordinators=self.coordinators, hooks=self.hooks,
+                    task_status=task_status))
                 ready.set()
 
     def _stop(self) -> None:

@@ -1,14 +1,16 @@
 """A kemu broker served in-process on a background thread, for tests that talk to it over real sockets.
 
 The broker's Trio loop runs in its own thread; tests reach the core through `call`, which runs a function
-on that loop (the core is only ever touched from the Trio thread).
+on that loop (the core is only ever touched from the Trio thread). tests/handlers/inprocess.py has the
+same surface without the sockets.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 import trio
 import trio.from_thread
@@ -16,18 +18,20 @@ import trio.lowlevel
 
 from kemu.broker.broker import Broker
 from kemu.broker.config import BrokerConfig
-from kemu.clock import SystemClock
+from kemu.clock import Clock, SystemClock
 from kemu.coordinators import Coordinators
 from kemu.handlers import Handler
 from kemu.server import serve
+from tests.server.kafka_socket import KafkaSocket
 
 T = TypeVar("T")
 
 
 class BrokerThread:
-    def __init__(self, config: BrokerConfig | None = None, handlers: Mapping[int, Handler] | None = None) -> None:
+    def __init__(self, config: BrokerConfig | None = None, handlers: Mapping[int, Handler] | None = None, *,
+                 clock: Clock | None = None) -> None:
         self.config = config or BrokerConfig(port=0)
-        self.broker = Broker(self.config, SystemClock())
+        self.broker = Broker(self.config, clock or SystemClock())
         self.coordinators = Coordinators(self.broker)
         self.handlers = handlers
         self.port = 0
@@ -49,12 +53,19 @@ class BrokerThread:
         self.broker.close()
 
     @property
+    def clock(self) -> Clock:
+        return self.broker.clock
+
+    @property
     def address(self) -> tuple[str, int]:
         return self.config.host, self.port
 
     @property
     def bootstrap(self) -> str:
         return f"{self.config.host}:{self.port}"
+
+    def connect(self, client_id: str | None = "kemu-tests") -> KafkaSocket:
+        return KafkaSocket(self.address, client_id)
 
     def call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run `fn(*args)` on the broker's Trio thread and return its result."""
@@ -84,6 +95,6 @@ class BrokerThread:
             self._scope = scope
             async with trio.open_nursery() as nursery:
                 self.port = await nursery.start(lambda task_status: serve(
-                    self.broker, self.config.host, self.config.port, coordinators=self.coordinators, handlers=self.handlers,
-                    task_status=task_status))
+                    self.broker, self.config.host, self.config.port, coordinators=self.coordinators,
+                    handlers=self.handlers, task_status=task_status))
                 self._ready.set()

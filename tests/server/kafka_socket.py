@@ -15,6 +15,8 @@ TIMEOUT_S = 10.0
 class KafkaSocket:
     def __init__(self, address: tuple[str, int], client_id: str | None = "kemu-tests") -> None:
         self.sock = socket.create_connection(address, timeout=TIMEOUT_S)
+        # As Kafka's clients do: a small request right behind another is not held back for the first's ACK.
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.client_id = client_id
         self._next_correlation = 1
 

@@ -1,5 +1,5 @@
 """Helpers for the data-plane handler tests (Produce, Fetch, ListOffsets, DeleteRecords, ...): topics,
-record batches and requests through a real socket, with Kafka's field names."""
+record batches and requests, with Kafka's field names."""
 
 from __future__ import annotations
 
@@ -10,13 +10,12 @@ from typing import Any
 
 from kemu.wire.compression import CompressionType
 from kemu.wire.records import NewRecord, RecordBatch, build_batch, iter_batches
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection
 
 PRODUCE, FETCH, LIST_OFFSETS, DELETE_RECORDS, OFFSET_FOR_LEADER_EPOCH = 0, 1, 2, 21, 23
 
 
-def topic_id(broker: BrokerThread, name: str) -> uuid.UUID:
+def topic_id(broker: Broker, name: str) -> uuid.UUID:
     topic = broker.broker.topics.get(name)
     assert topic is not None
     return topic.topic_id
@@ -37,7 +36,7 @@ def produce_body(records: dict[tuple[str, int], bytes | None], *, acks: int = -1
             "topic_data": [{"name": name, "partition_data": parts} for name, parts in topics.items()]}
 
 
-def produce(conn: KafkaSocket, name: str, data: bytes, *, partition: int = 0, version: int = 11,
+def produce(conn: Connection, name: str, data: bytes, *, partition: int = 0, version: int = 11,
             acks: int = -1) -> dict[str, Any]:
     """Produce one batch; returns the partition response."""
     body = conn.request(PRODUCE, version, produce_body({(name, partition): data}, acks=acks))
@@ -92,7 +91,7 @@ def wait_until(condition: Any, what: str, timeout: float = 10.0) -> None:
         pause.wait(0.002)
 
 
-def listener_count(broker: BrokerThread, name: str, partition: int = 0) -> int:
+def listener_count(broker: Broker, name: str, partition: int = 0) -> int:
     """How many listeners the partition's log has (a parked fetch adds one)."""
     def count() -> int:
         found = broker.broker.partition(name, partition)

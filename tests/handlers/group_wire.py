@@ -1,26 +1,23 @@
-"""Request bodies and small flows for the group APIs' socket tests."""
+"""Request bodies and small flows for the group APIs' tests."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kemu.broker.config import BrokerConfig
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Connection, broker_config
 
 FIND_COORDINATOR, JOIN, HEARTBEAT, LEAVE, SYNC, DESCRIBE, LIST, DELETE = 10, 11, 12, 13, 14, 15, 16, 42
 OFFSET_COMMIT, OFFSET_FETCH, OFFSET_DELETE = 8, 9, 47
 CG_HEARTBEAT, CG_DESCRIBE = 68, 69
 
 
-def group_broker(**settings: Any) -> BrokerThread:
-    """A broker with few offsets partitions and no initial rebalance delay unless asked."""
-    config: dict[str, Any] = {"port": 0, "offsets_topic_num_partitions": 5, "group_initial_rebalance_delay_ms": 0}
-    config.update(settings)
-    return BrokerThread(BrokerConfig(**config))
+def group_config(**settings: Any) -> BrokerConfig:
+    """A broker config (for conftest's `make_broker`) with no initial rebalance delay unless asked."""
+    return broker_config(**{"group_initial_rebalance_delay_ms": 0, **settings})
 
 
-def find_coordinator(conn: KafkaSocket, key: str, key_type: int = 0, version: int = 3) -> dict[str, Any]:
+def find_coordinator(conn: Connection, key: str, key_type: int = 0, version: int = 3) -> dict[str, Any]:
     if version >= 4:
         return conn.request(FIND_COORDINATOR, version, {"key_type": key_type, "coordinator_keys": [key]})
     return conn.request(FIND_COORDINATOR, version, {"key": key, "key_type": key_type})
@@ -35,7 +32,7 @@ def join_body(group: str, member_id: str = "", *, instance_id: str | None = None
             "reason": None}
 
 
-def join(conn: KafkaSocket, group: str, version: int = 9, **kwargs: Any) -> dict[str, Any]:
+def join(conn: Connection, group: str, version: int = 9, **kwargs: Any) -> dict[str, Any]:
     """A complete join: with the v4+ MEMBER_ID_REQUIRED round trip when the version has it."""
     first = conn.request(JOIN, version, join_body(group, **kwargs))
     if first["error_code"] != 79:  # MEMBER_ID_REQUIRED
@@ -70,7 +67,7 @@ def partition_codes(topics: list[dict[str, Any]]) -> dict[tuple[str, int], int]:
     return {(t["name"], p["partition_index"]): p["error_code"] for t in topics for p in t["partitions"]}
 
 
-def stable_single_member_group(conn: KafkaSocket, group: str, assignment: bytes = b"all") -> dict[str, Any]:
+def stable_single_member_group(conn: Connection, group: str, assignment: bytes = b"all") -> dict[str, Any]:
     """Join and sync one member; returns its JoinGroup response."""
     joined = join(conn, group)
     assert joined["error_code"] == 0, joined

@@ -2,14 +2,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Connection
 
 KEY = 18
 SOFTWARE = {"client_software_name": "kemu-tests", "client_software_version": "1.0.0"}
 
 
+@pytest.mark.real_socket
 @pytest.mark.parametrize("version", range(5))
-def test_every_version(conn: KafkaSocket, version: int) -> None:
+def test_every_version(conn: Connection, version: int) -> None:
     body = conn.request(KEY, version, SOFTWARE)
     assert body["error_code"] == 0
     keys = {entry["api_key"]: (entry["min_version"], entry["max_version"]) for entry in body["api_keys"]}
@@ -22,13 +23,13 @@ def test_every_version(conn: KafkaSocket, version: int) -> None:
 @pytest.mark.parametrize(("name", "version"), [
     ("", "1"), ("kemu", ""), ("-kemu", "1"), ("kemu-", "1"), ("ke mu", "1"), ("kemu", "1.0_beta"),
 ])
-def test_bad_software_name_or_version_is_invalid_request(conn: KafkaSocket, name: str, version: str) -> None:
+def test_bad_software_name_or_version_is_invalid_request(conn: Connection, name: str, version: str) -> None:
     body = conn.request(KEY, 3, {"client_software_name": name, "client_software_version": version})
     assert body["error_code"] == 42 and body["api_keys"] == []
 
 
 @pytest.mark.parametrize(("name", "version"), [("a", "1"), ("confluent-kafka-python", "2.6.1-rdkafka-2.6.1"),
                                                ("kafka-python", "2.2.0"), ("apache-kafka-java", "4.0.0")])
-def test_real_client_names_are_accepted(conn: KafkaSocket, name: str, version: str) -> None:
+def test_real_client_names_are_accepted(conn: Connection, name: str, version: str) -> None:
     body = conn.request(KEY, 4, {"client_software_name": name, "client_software_version": version})
     assert body["error_code"] == 0

@@ -1,4 +1,4 @@
-"""CreateTopics through a real socket: every version, Kafka's errors and messages, configs echoed in v5+."""
+"""CreateTopics: every version, Kafka's errors and messages, configs echoed in v5+."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection
 
 KEY = 19
 ZERO = uuid.UUID(int=0)
@@ -19,7 +18,7 @@ def topic(name: str, partitions: int = 1, factor: int = 1, **extra: Any) -> dict
 
 
 @pytest.mark.parametrize("version", range(8))
-def test_create_every_version(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+def test_create_every_version(broker: Broker, conn: Connection, version: int) -> None:
     body = conn.request(KEY, version, {"topics": [topic("t", 3)], "timeout_ms": 1000})
     [result] = body["topics"]
     assert (result["name"], result["error_code"]) == ("t", 0)
@@ -36,20 +35,21 @@ def test_create_every_version(broker: BrokerThread, conn: KafkaSocket, version: 
 
 
 @pytest.mark.parametrize("version", range(4, 8))
-def test_defaults_with_minus_one(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+def test_defaults_with_minus_one(broker: Broker, conn: Connection, version: int) -> None:
     [result] = conn.request(KEY, version, {"topics": [topic("t", -1, -1)]})["topics"]
     assert result["error_code"] == 0
     assert len(broker.broker.topics.get("t").partitions) == 1  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("version", range(1, 8))
-def test_validate_only(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+def test_validate_only(broker: Broker, conn: Connection, version: int) -> None:
     [result] = conn.request(KEY, version, {"topics": [topic("t", 2)], "validate_only": True})["topics"]
     assert result["error_code"] == 0
     assert "t" not in broker.broker.topics
 
 
-def test_configs_set_and_echoed(broker: BrokerThread, conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_configs_set_and_echoed(broker: Broker, conn: Connection) -> None:
     wanted = topic("t", configs=[{"name": "cleanup.policy", "value": "compact"},
                                  {"name": "retention.ms", "value": "1000"}])
     [result] = conn.request(KEY, 7, {"topics": [wanted]})["topics"]
@@ -76,7 +76,7 @@ def test_configs_set_and_echoed(broker: BrokerThread, conn: KafkaSocket) -> None
      "The manual partition assignment includes broker 2, but no such broker is registered."),
 ])
 @pytest.mark.parametrize("version", [1, 4, 5, 7])
-def test_errors(broker: BrokerThread, conn: KafkaSocket, wanted: dict[str, Any], code: int, message: str,
+def test_errors(broker: Broker, conn: Connection, wanted: dict[str, Any], code: int, message: str,
                 version: int) -> None:
     [result] = conn.request(KEY, version, {"topics": [wanted]})["topics"]
     assert (result["error_code"], result["error_message"]) == (code, message)
@@ -86,31 +86,31 @@ def test_errors(broker: BrokerThread, conn: KafkaSocket, wanted: dict[str, Any],
     assert len(broker.broker.topics) == 0
 
 
-def test_errors_in_v0_carry_codes_only(conn: KafkaSocket) -> None:
+def test_errors_in_v0_carry_codes_only(conn: Connection) -> None:
     [result] = conn.request(KEY, 0, {"topics": [topic("t", 1, 3)]})["topics"]
     assert (result["error_code"], result["error_message"]) == (38, "")  # v0 has no message field
 
 
-def test_already_exists(conn: KafkaSocket) -> None:
+def test_already_exists(conn: Connection) -> None:
     conn.request(KEY, 7, {"topics": [topic("t")]})
     [result] = conn.request(KEY, 7, {"topics": [topic("t")]})["topics"]
     assert (result["error_code"], result["error_message"]) == (36, "Topic 't' already exists.")
 
 
-def test_manual_assignment(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_manual_assignment(broker: Broker, conn: Connection) -> None:
     wanted = topic("t", -1, -1, assignments=[{"partition_index": 0, "broker_ids": [1]},
                                              {"partition_index": 1, "broker_ids": [1]}])
     [result] = conn.request(KEY, 6, {"topics": [wanted]})["topics"]
     assert (result["error_code"], result["num_partitions"], result["replication_factor"]) == (0, 2, 1)
 
 
-def test_mixed_request(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_mixed_request(broker: Broker, conn: Connection) -> None:
     body = conn.request(KEY, 7, {"topics": [topic("ok"), topic("dup"), topic("bad", 1, 2), topic("dup")]})
     assert [(r["name"], r["error_code"]) for r in body["topics"]] == [("ok", 0), ("bad", 38), ("dup", 42)]
     assert [t.name for t in broker.broker.topics] == ["ok"]
 
 
-def test_too_many_partitions_fails_every_topic(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_too_many_partitions_fails_every_topic(broker: Broker, conn: Connection) -> None:
     body = conn.request(KEY, 7, {"topics": [topic("a", 10_000), topic("b", 1)]})
     assert [(r["name"], r["error_code"], r["error_message"]) for r in body["topics"]] == [
         ("a", 44, "Excessively large number of partitions per request."),

@@ -5,20 +5,18 @@ import uuid
 import pytest
 
 from kemu.admin.topics import NewTopic, create_topics
-from kemu.broker.config import BrokerConfig
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection, MakeBroker, broker_config
 
 KEY = 20
 ZERO = uuid.UUID(int=0)
 
 
-def create(broker: BrokerThread, *names: str) -> None:
+def create(broker: Broker, *names: str) -> None:
     broker.call(create_topics, broker.broker, [NewTopic(name) for name in names])
 
 
 @pytest.mark.parametrize("version", range(6))
-def test_delete_by_name(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+def test_delete_by_name(broker: Broker, conn: Connection, version: int) -> None:
     create(broker, "a", "b")
     body = conn.request(KEY, version, {"topic_names": ["a", "missing"], "timeout_ms": 1000})
     results = {r["name"]: (r["error_code"], r["error_message"]) for r in body["responses"]}
@@ -26,7 +24,8 @@ def test_delete_by_name(broker: BrokerThread, conn: KafkaSocket, version: int) -
     assert [t.name for t in broker.broker.topics] == ["b"]
 
 
-def test_v6_by_name_and_by_id(broker: BrokerThread, conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_v6_by_name_and_by_id(broker: Broker, conn: Connection) -> None:
     create(broker, "a", "b")
     a_id = broker.broker.topics.get("a").topic_id  # type: ignore[union-attr]
     b_id = broker.broker.topics.get("b").topic_id  # type: ignore[union-attr]
@@ -38,7 +37,7 @@ def test_v6_by_name_and_by_id(broker: BrokerThread, conn: KafkaSocket) -> None:
     assert len(broker.broker.topics) == 0
 
 
-def test_v6_invalid_requests(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_v6_invalid_requests(broker: Broker, conn: Connection) -> None:
     create(broker, "a")
     a_id = broker.broker.topics.get("a").topic_id  # type: ignore[union-attr]
     body = conn.request(KEY, 6, {"topics": [{"name": None}, {"name": "a", "topic_id": a_id}]})
@@ -49,10 +48,10 @@ def test_v6_invalid_requests(broker: BrokerThread, conn: KafkaSocket) -> None:
 
 
 @pytest.mark.parametrize(("version", "code"), [(0, 42), (2, 42), (3, 73), (6, 73)])
-def test_deletion_disabled(version: int, code: int) -> None:
-    with BrokerThread(BrokerConfig(port=0, delete_topic_enable=False)) as broker:
+def test_deletion_disabled(make_broker: MakeBroker, version: int, code: int) -> None:
+    with make_broker(broker_config(delete_topic_enable=False)) as broker:
         create(broker, "a")
-        with KafkaSocket(broker.address) as conn:
+        with broker.connect() as conn:
             body = (conn.request(KEY, version, {"topics": [{"name": "a"}]}) if version >= 6
                     else conn.request(KEY, version, {"topic_names": ["a"]}))
         assert [(r["name"], r["error_code"]) for r in body["responses"]] == [("a", code)]

@@ -2,14 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection
 
 KEY = 60
 
 
+@pytest.mark.real_socket
 @pytest.mark.parametrize("version", [0, 1])
-def test_describe(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+def test_describe(broker: Broker, conn: Connection, version: int) -> None:
     body = conn.request(KEY, version, {})
     assert (body["error_code"], body["error_message"]) == (0, None)
     assert body["cluster_id"] == broker.broker.cluster_id and body["controller_id"] == 1
@@ -18,12 +18,12 @@ def test_describe(broker: BrokerThread, conn: KafkaSocket, version: int) -> None
     assert body["endpoint_type"] == 1
 
 
-def test_authorized_operations(conn: KafkaSocket) -> None:
+def test_authorized_operations(conn: Connection) -> None:
     assert conn.request(KEY, 0, {"include_cluster_authorized_operations": True})[
         "cluster_authorized_operations"] == 8096
 
 
-def test_controllers_are_not_described_by_a_broker(conn: KafkaSocket) -> None:
+def test_controllers_are_not_described_by_a_broker(conn: Connection) -> None:
     body = conn.request(KEY, 1, {"endpoint_type": 2})
     assert (body["error_code"], body["error_message"]) == (114, "The request was sent to an endpoint of type BROKER")
     assert body["brokers"] == []

@@ -13,7 +13,7 @@ from kemu.handlers.error_responses import ITEM, Fixed, each, error_responder
 from kemu.wire import codec
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Connection
 
 E = ErrorCode
 NOT_REQUESTED = -2147483648  # Integer.MIN_VALUE: authorized operations nobody asked for
@@ -123,7 +123,8 @@ def test_declarations_are_checked_against_both_schemas() -> None:
 
 # Through a broker: the handler raises ApiError and the dispatcher answers with the module's error_response.
 
-def test_find_coordinator_refused_answers_every_key_with_no_node(conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_find_coordinator_refused_answers_every_key_with_no_node(conn: Connection) -> None:
     batched = conn.request(10, 4, {"key_type": 7, "coordinator_keys": ["a", "b"]})
     assert [(c["key"], c["error_code"], c["node_id"], c["host"], c["port"], c["error_message"])
             for c in batched["coordinators"]] == [(k, 42, -1, "", -1, E.INVALID_REQUEST.message) for k in ("a", "b")]
@@ -132,7 +133,7 @@ def test_find_coordinator_refused_answers_every_key_with_no_node(conn: KafkaSock
         42, -1, -1, E.INVALID_REQUEST.message)
 
 
-def test_describe_configs_refused_answers_every_resource(conn: KafkaSocket) -> None:
+def test_describe_configs_refused_answers_every_resource(conn: Connection) -> None:
     body = {"resources": [{"resource_type": 99, "resource_name": "x", "configuration_keys": None},
                           {"resource_type": 2, "resource_name": "t", "configuration_keys": None}]}
     results = conn.request(32, 4, body)["results"]
@@ -141,7 +142,7 @@ def test_describe_configs_refused_answers_every_resource(conn: KafkaSocket) -> N
                                   (2, "t", 42, E.INVALID_REQUEST.message, [])]
 
 
-def test_init_producer_id_refused_answers_no_producer(conn: KafkaSocket) -> None:
+def test_init_producer_id_refused_answers_no_producer(conn: Connection) -> None:
     body = {"transactional_id": None, "transaction_timeout_ms": 60_000, "producer_id": -1, "producer_epoch": 3}
     assert conn.request(22, 4, body) == {"throttle_time_ms": 0, "error_code": 42, "producer_id": -1,
                                          "producer_epoch": -1}

@@ -1,4 +1,4 @@
-"""Produce through a real socket: every version, acks, Kafka's per-partition errors and their fields."""
+"""Produce: every version, acks, Kafka's per-partition errors and their fields."""
 
 from __future__ import annotations
 
@@ -21,14 +21,13 @@ from tests.handlers.data_plane import (
     produce_body,
     values_of,
 )
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection
 
 METADATA = 3
 
 
 @pytest.mark.parametrize("version", range(3, 12))
-def test_every_version_appends_and_answers(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+def test_every_version_appends_and_answers(broker: Broker, conn: Connection, version: int) -> None:
     create_topic(conn, "t")
     first = produce(conn, "t", batch(b"a", b"b"), version=version)
     second = produce(conn, "t", batch(b"c"), version=version)
@@ -39,19 +38,20 @@ def test_every_version_appends_and_answers(broker: BrokerThread, conn: KafkaSock
     assert broker.broker.partition("t", 0).log.log_end_offset == 3  # type: ignore[union-attr]
 
 
-def test_versions_kafka_4_removed_are_refused(broker: BrokerThread, conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_versions_kafka_4_removed_are_refused(broker: Broker, conn: Connection) -> None:
     conn.send(PRODUCE, 2, produce_body({("t", 0): batch(b"a")}))
     assert conn.closed_by_peer()
 
 
-def test_log_append_time_is_stamped(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_log_append_time_is_stamped(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t", configs={"message.timestamp.type": "LogAppendTime"})
     before = int(time.time() * 1000)
     response = produce(conn, "t", batch(b"a"))
     assert before <= response["log_append_time_ms"] <= int(time.time() * 1000)
 
 
-def test_unknown_topic_and_partition_are_not_created(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_unknown_topic_and_partition_are_not_created(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     body = conn.request(PRODUCE, 11, produce_body({("nope", 0): batch(b"a"), ("t", 5): batch(b"b"),
                                                    ("t", 0): batch(b"c")}))
@@ -64,7 +64,7 @@ def test_unknown_topic_and_partition_are_not_created(broker: BrokerThread, conn:
     assert "nope" not in broker.broker.topics
 
 
-def test_invalid_acks(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_invalid_acks(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     body = conn.request(PRODUCE, 9, produce_body({("t", 0): batch(b"a"), ("nope", 0): batch(b"b")}, acks=2))
     codes = {t["name"]: t["partition_responses"][0]["error_code"] for t in body["responses"]}
@@ -72,7 +72,8 @@ def test_invalid_acks(broker: BrokerThread, conn: KafkaSocket) -> None:
     assert broker.broker.partition("t", 0).log.log_end_offset == 0  # type: ignore[union-attr]
 
 
-def test_acks_zero_gets_no_response_but_appends(broker: BrokerThread, conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_acks_zero_gets_no_response_but_appends(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     conn.send(PRODUCE, 11, produce_body({("t", 0): batch(b"a")}, acks=0), correlation_id=41)
     conn.send(METADATA, 12, {"topics": [], "allow_auto_topic_creation": False}, correlation_id=42)
@@ -81,20 +82,21 @@ def test_acks_zero_gets_no_response_but_appends(broker: BrokerThread, conn: Kafk
     assert broker.broker.partition("t", 0).log.log_end_offset == 1  # type: ignore[union-attr]
 
 
-def test_acks_zero_error_closes_the_connection(broker: BrokerThread, conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_acks_zero_error_closes_the_connection(broker: Broker, conn: Connection) -> None:
     conn.send(METADATA, 12, {"topics": [], "allow_auto_topic_creation": False}, correlation_id=1)
     conn.send(PRODUCE, 11, produce_body({("nope", 0): batch(b"a")}, acks=0), correlation_id=2)
     assert codec.decode_response(METADATA, 12, conn.receive_frame())[0] == 1  # earlier answers still go out
     assert conn.closed_by_peer()
 
 
-def test_internal_topics_are_refused_to_clients(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_internal_topics_are_refused_to_clients(broker: Broker, conn: Connection) -> None:
     broker.call(lambda: create_topics(broker.broker, [auto_creation_request(broker.broker, "__transaction_state")]))
     response = produce(conn, "__transaction_state", batch(b"a"))
     assert (response["error_code"], response["log_start_offset"]) == (17, -1)
 
 
-def test_transactional_records_need_a_transactional_id(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_transactional_records_need_a_transactional_id(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t", partitions=2)
     txn = batch(b"a", producer_id=7, producer_epoch=0, base_sequence=0, transactional=True)
     body = conn.request(PRODUCE, 11, produce_body({("t", 0): batch(b"plain"), ("t", 1): txn}))
@@ -105,7 +107,7 @@ def test_transactional_records_need_a_transactional_id(broker: BrokerThread, con
 
 
 @pytest.mark.parametrize(("version", "code"), [(6, 76), (7, 0)])
-def test_zstd_needs_v7(broker: BrokerThread, conn: KafkaSocket, version: int, code: int) -> None:
+def test_zstd_needs_v7(broker: Broker, conn: Connection, version: int, code: int) -> None:
     create_topic(conn, "t")
     response = produce(conn, "t", batch(b"a", compression=CompressionType.ZSTD), version=version)
     assert response["error_code"] == code
@@ -116,14 +118,14 @@ def test_zstd_needs_v7(broker: BrokerThread, conn: KafkaSocket, version: int, co
     (b"", 87),  # none
     (None, 87),
 ])
-def test_validate_records(broker: BrokerThread, conn: KafkaSocket, records: bytes | None, code: int) -> None:
+def test_validate_records(broker: Broker, conn: Connection, records: bytes | None, code: int) -> None:
     create_topic(conn, "t")
     body = conn.request(PRODUCE, 11, produce_body({("t", 0): records}))
     response = body["responses"][0]["partition_responses"][0]
     assert (response["error_code"], response["base_offset"], response["log_start_offset"]) == (code, -1, -1)
 
 
-def test_corrupt_batch(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_corrupt_batch(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     data = bytearray(batch(b"abc"))
     data[-1] ^= 0xFF
@@ -131,13 +133,13 @@ def test_corrupt_batch(broker: BrokerThread, conn: KafkaSocket) -> None:
     assert (response["error_code"], response["log_start_offset"]) == (2, -1)
 
 
-def test_message_too_large(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_message_too_large(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t", configs={"max.message.bytes": "1000"})
     response = produce(conn, "t", batch(b"x" * 2000))
     assert (response["error_code"], response["base_offset"], response["log_start_offset"]) == (10, -1, -1)
 
 
-def test_record_errors_on_a_compacted_topic(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_record_errors_on_a_compacted_topic(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t", configs={"cleanup.policy": "compact"})
     data = build_batch([NewRecord(b"v", key=b"k", timestamp=1), NewRecord(b"v", key=None, timestamp=1)])
     response = produce(conn, "t", data)
@@ -149,14 +151,14 @@ def test_record_errors_on_a_compacted_topic(broker: BrokerThread, conn: KafkaSoc
     assert response["error_message"] is not None and "RecordError(batchIndex=1" in response["error_message"]
 
 
-def test_min_insync_replicas_with_acks_all(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_min_insync_replicas_with_acks_all(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t", configs={"min.insync.replicas": "2"})
     refused = produce(conn, "t", batch(b"a"), acks=-1)
     assert (refused["error_code"], refused["log_start_offset"]) == (19, 0)
     assert produce(conn, "t", batch(b"a"), acks=1)["error_code"] == 0
 
 
-def test_idempotent_duplicate_and_gap(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_idempotent_duplicate_and_gap(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     produce(conn, "t", batch(b"other"))
     first = batch(b"a", b"b", producer_id=1000, producer_epoch=0, base_sequence=0, timestamp=1_700_000_000_500)
@@ -168,7 +170,7 @@ def test_idempotent_duplicate_and_gap(broker: BrokerThread, conn: KafkaSocket) -
     assert broker.broker.partition("t", 0).log.log_end_offset == 3  # type: ignore[union-attr]
 
 
-def test_a_partition_named_twice_answers_once_with_the_last_records(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_a_partition_named_twice_answers_once_with_the_last_records(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     body = produce_body({("t", 0): batch(b"first")})
     body["topic_data"].append({"name": "t", "partition_data": [{"index": 0, "records": batch(b"second")}]})
@@ -178,7 +180,7 @@ def test_a_partition_named_twice_answers_once_with_the_last_records(broker: Brok
     assert values_of(fetch_partitions(fetched)[0][1]["records"]) == [b"second"]
 
 
-def test_transactional_batches_are_verified_with_the_coordinator(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_transactional_batches_are_verified_with_the_coordinator(broker: Broker, conn: Connection) -> None:
     """KIP-890: a transactional batch for a partition never added to the transaction is refused."""
     create_topic(conn, "t")
     init = broker.call(lambda: broker.coordinators.txn.coordinator.init_producer_id("tx", 60_000))
@@ -194,7 +196,7 @@ def test_transactional_batches_are_verified_with_the_coordinator(broker: BrokerT
     assert broker.broker.partition("t", 0).log.log_end_offset == 0  # type: ignore[union-attr]
 
 
-def test_transactional_batches_of_two_producers(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_transactional_batches_of_two_producers(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t", partitions=2)
     body = conn.request(PRODUCE, 11, produce_body({
         ("t", 0): batch(b"a", producer_id=1, producer_epoch=0, base_sequence=0, transactional=True),

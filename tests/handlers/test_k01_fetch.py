@@ -1,4 +1,5 @@
-"""Fetch through a real socket: every version, size limits, long polling, read_committed, leader epochs."""
+"""Fetch: every version, size limits, long polling, read_committed, leader epochs (in-process; the refused
+versions and a long poll pipelined with a produce on one connection through a real socket)."""
 
 from __future__ import annotations
 
@@ -26,18 +27,17 @@ from tests.handlers.data_plane import (
     values_of,
     wait_until,
 )
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection
 
 ZERO = uuid.UUID(int=0)
 
 
-def topic_key(broker: BrokerThread, name: str, version: int) -> Any:
+def topic_key(broker: Broker, name: str, version: int) -> Any:
     return topic_id(broker, name) if version >= 13 else name
 
 
 @pytest.mark.parametrize("version", range(4, 18))
-def test_every_version_serves_the_stored_batches(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+def test_every_version_serves_the_stored_batches(broker: Broker, conn: Connection, version: int) -> None:
     create_topic(conn, "t")
     produce(conn, "t", batch(b"a", b"b"))
     produce(conn, "t", batch(b"c"))
@@ -57,13 +57,14 @@ def test_every_version_serves_the_stored_batches(broker: BrokerThread, conn: Kaf
     assert [b.header.base_offset for b in batches_of(partition["records"])] == [0, 2]
 
 
-def test_versions_kafka_4_removed_are_refused(broker: BrokerThread, conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_versions_kafka_4_removed_are_refused(broker: Broker, conn: Connection) -> None:
     conn.send(FETCH, 3, fetch_body([("t", 0, 0)], version=3))
     assert conn.closed_by_peer()
 
 
 @pytest.mark.parametrize("version", [12, 13])
-def test_unknown_topics_come_last(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+def test_unknown_topics_come_last(broker: Broker, conn: Connection, version: int) -> None:
     create_topic(conn, "t")
     produce(conn, "t", batch(b"a"))
     unknown: Any = uuid.uuid4() if version >= 13 else "nope"
@@ -75,7 +76,7 @@ def test_unknown_topics_come_last(broker: BrokerThread, conn: KafkaSocket, versi
     assert (error["high_watermark"], error["log_start_offset"], error["records"]) == (-1, -1, b"")
 
 
-def test_offset_out_of_range_answers_at_once(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_offset_out_of_range_answers_at_once(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     produce(conn, "t", batch(b"a"))
     started = time.monotonic()
@@ -85,7 +86,7 @@ def test_offset_out_of_range_answers_at_once(broker: BrokerThread, conn: KafkaSo
     assert (partition["error_code"], partition["high_watermark"], partition["records"]) == (1, -1, b"")
 
 
-def test_at_the_end_waits_max_wait_then_answers_empty(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_at_the_end_waits_max_wait_then_answers_empty(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     produce(conn, "t", batch(b"a"))
     started = time.monotonic()
@@ -95,13 +96,13 @@ def test_at_the_end_waits_max_wait_then_answers_empty(broker: BrokerThread, conn
     assert (partition["error_code"], partition["high_watermark"], partition["records"]) == (0, 1, b"")
 
 
-def test_long_poll_is_woken_by_a_produce(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_long_poll_is_woken_by_a_produce(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     idle = listener_count(broker, "t")
     started = time.monotonic()
     conn.send(FETCH, 12, fetch_body([("t", 0, 0)], max_wait_ms=20_000))
     wait_until(lambda: listener_count(broker, "t") > idle, "the fetch to park")
-    with KafkaSocket(broker.address) as producer:
+    with broker.connect() as producer:
         produce(producer, "t", batch(b"wake"))
     _, body = conn.receive(FETCH, 12)
     assert time.monotonic() - started < 10
@@ -110,7 +111,8 @@ def test_long_poll_is_woken_by_a_produce(broker: BrokerThread, conn: KafkaSocket
     wait_until(lambda: listener_count(broker, "t") == idle, "the fetch's listener to go")
 
 
-def test_a_waiting_fetch_does_not_hold_up_the_connection(broker: BrokerThread, conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_a_waiting_fetch_does_not_hold_up_the_connection(broker: Broker, conn: Connection) -> None:
     """A produce behind a long-polling fetch on the same connection runs, wakes it, and both answers come
     back in request order."""
     create_topic(conn, "t")
@@ -125,13 +127,13 @@ def test_a_waiting_fetch_does_not_hold_up_the_connection(broker: BrokerThread, c
     assert produced["responses"][0]["partition_responses"][0]["base_offset"] == 0
 
 
-def test_min_bytes_waits_for_enough(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_min_bytes_waits_for_enough(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     small = batch(b"x")
     idle = listener_count(broker, "t")
     conn.send(FETCH, 12, fetch_body([("t", 0, 0)], max_wait_ms=20_000, min_bytes=len(small) * 3))
     wait_until(lambda: listener_count(broker, "t") > idle, "the fetch to park")
-    with KafkaSocket(broker.address) as producer:
+    with broker.connect() as producer:
         produce(producer, "t", small)
         produce(producer, "t", small)
         assert listener_count(broker, "t") > idle  # two batches are not enough yet
@@ -140,7 +142,7 @@ def test_min_bytes_waits_for_enough(broker: BrokerThread, conn: KafkaSocket) -> 
     assert len(values_of(fetch_partitions(body)[0][1]["records"])) == 3
 
 
-def test_first_partition_with_data_returns_a_whole_batch(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_first_partition_with_data_returns_a_whole_batch(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t", partitions=3)
     big = batch(b"x" * 5000)
     for index in range(3):
@@ -153,7 +155,7 @@ def test_first_partition_with_data_returns_a_whole_batch(broker: BrokerThread, c
     assert [p["high_watermark"] for p in partitions] == [1, 1, 1]
 
 
-def test_limits_cut_batches_short_after_the_first(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_limits_cut_batches_short_after_the_first(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t", partitions=2)
     produce(conn, "t", batch(b"a" * 100), partition=0)
     produce(conn, "t", batch(b"b" * 1000), partition=1)
@@ -164,7 +166,7 @@ def test_limits_cut_batches_short_after_the_first(broker: BrokerThread, conn: Ka
     assert values_of(second["records"]) == []
 
 
-def test_leader_epoch_checks(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_leader_epoch_checks(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
 
     def bump() -> None:
@@ -178,7 +180,7 @@ def test_leader_epoch_checks(broker: BrokerThread, conn: KafkaSocket) -> None:
     assert codes == {2: 74, 3: 0, 4: 75, -1: 0}
 
 
-def test_diverging_epoch(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_diverging_epoch(broker: Broker, conn: Connection) -> None:
     """Partition.readRecords with a last fetched epoch (KIP-595's truncation detection)."""
     create_topic(conn, "t")
     produce(conn, "t", batch(b"a", b"b"))  # epoch 0: offsets 0-1
@@ -203,7 +205,7 @@ def test_diverging_epoch(broker: BrokerThread, conn: KafkaSocket) -> None:
     assert diverging(3, 7) == (1, none)  # an epoch newer than any: OFFSET_OUT_OF_RANGE
 
 
-def _append_transactional(broker: BrokerThread, name: str, *, producer_id: int, values: list[bytes],
+def _append_transactional(broker: Broker, name: str, *, producer_id: int, values: list[bytes],
                           commit: bool | None) -> None:
     """Transactional records, and (unless commit is None) the coordinator's marker after them."""
     def append() -> None:
@@ -218,7 +220,7 @@ def _append_transactional(broker: BrokerThread, name: str, *, producer_id: int, 
     broker.call(append)
 
 
-def test_read_committed(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_read_committed(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     _append_transactional(broker, "t", producer_id=11, values=[b"aborted"], commit=False)  # offsets 0-1
     _append_transactional(broker, "t", producer_id=12, values=[b"committed"], commit=True)  # 2-3
@@ -237,7 +239,7 @@ def test_read_committed(broker: BrokerThread, conn: KafkaSocket) -> None:
     assert (waiting["records"], waiting["aborted_transactions"]) == (b"", [])
 
 
-def test_read_committed_is_woken_when_the_lso_moves(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_read_committed_is_woken_when_the_lso_moves(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     _append_transactional(broker, "t", producer_id=21, values=[b"pending"], commit=None)
     idle = listener_count(broker, "t")
@@ -258,7 +260,7 @@ def test_read_committed_is_woken_when_the_lso_moves(broker: BrokerThread, conn: 
 
 
 @pytest.mark.parametrize(("version", "code"), [(9, 76), (10, 0)])
-def test_a_zstd_topic_needs_fetch_v10(broker: BrokerThread, conn: KafkaSocket, version: int, code: int) -> None:
+def test_a_zstd_topic_needs_fetch_v10(broker: Broker, conn: Connection, version: int, code: int) -> None:
     create_topic(conn, "t", configs={"compression.type": "zstd"})
     produce(conn, "t", batch(b"a"))
     body = conn.request(FETCH, version, fetch_body([("t", 0, 0)], version=version))

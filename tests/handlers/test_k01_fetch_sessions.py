@@ -1,4 +1,4 @@
-"""Fetch sessions (KIP-227) through a real socket, used the way the Java client's FetchSessionHandler does."""
+"""Fetch sessions (KIP-227), used the way the Java client's FetchSessionHandler does."""
 
 from __future__ import annotations
 
@@ -16,8 +16,7 @@ from tests.handlers.data_plane import (
     topic_id,
     values_of,
 )
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection
 
 
 def summary(body: dict[str, Any], version: int) -> list[tuple[Any, int, list[bytes | None]]]:
@@ -25,7 +24,7 @@ def summary(body: dict[str, Any], version: int) -> list[tuple[Any, int, list[byt
 
 
 @pytest.mark.parametrize("version", [7, 12, 13, 17])
-def test_full_then_incremental(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+def test_full_then_incremental(broker: Broker, conn: Connection, version: int) -> None:
     create_topic(conn, "t", partitions=2)
     produce(conn, "t", batch(b"a"), partition=0)
     key: Any = topic_id(broker, "t") if version >= 13 else "t"
@@ -58,7 +57,8 @@ def test_full_then_incremental(broker: BrokerThread, conn: KafkaSocket, version:
     assert still["responses"] == []
 
 
-def test_session_errors(broker: BrokerThread, conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_session_errors(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     full = conn.request(FETCH, 12, fetch_body([("t", 0, 0)], session_epoch=0))
     session = full["session_id"]
@@ -73,7 +73,7 @@ def test_session_errors(broker: BrokerThread, conn: KafkaSocket) -> None:
     assert (ok["error_code"], ok["session_id"]) == (0, session)
 
 
-def test_full_fetch_closes_the_session_it_names(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_full_fetch_closes_the_session_it_names(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     session = conn.request(FETCH, 12, fetch_body([("t", 0, 0)], session_epoch=0))["session_id"]
     closed = conn.request(FETCH, 12, fetch_body([("t", 0, 0)], session_id=session, session_epoch=-1))
@@ -83,7 +83,7 @@ def test_full_fetch_closes_the_session_it_names(broker: BrokerThread, conn: Kafk
     assert gone["error_code"] == 70
 
 
-def test_partitions_with_data_go_to_the_back(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_partitions_with_data_go_to_the_back(broker: Broker, conn: Connection) -> None:
     """With a response limit that one partition fills, an incremental session serves them in turns: a
     partition that returned records moves to the back of the session (the full fetch keeps request order)."""
     create_topic(conn, "t", partitions=2)

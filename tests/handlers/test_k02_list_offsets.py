@@ -1,4 +1,4 @@
-"""ListOffsets through a real socket: the special timestamps, lookups by time, isolation, errors."""
+"""ListOffsets: the special timestamps, lookups by time, isolation, errors."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ import pytest
 from kemu.log import AppendOrigin
 from tests.handlers.config_wire import create_topic
 from tests.handlers.data_plane import LIST_OFFSETS, batch, produce
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection
 
 T0 = 1_700_000_000_000
 
 
-def list_offsets(conn: KafkaSocket, wanted: list[tuple[str, int, int]], *, version: int = 10,
+def list_offsets(conn: Connection, wanted: list[tuple[str, int, int]], *, version: int = 10,
                  isolation_level: int = 0, replica_id: int = -1, current_leader_epoch: int = -1) -> list[dict[str, Any]]:
     topics: dict[str, list[dict[str, Any]]] = {}
     for name, index, timestamp in wanted:
@@ -28,7 +27,7 @@ def list_offsets(conn: KafkaSocket, wanted: list[tuple[str, int, int]], *, versi
 
 
 @pytest.fixture
-def filled(conn: KafkaSocket) -> KafkaSocket:
+def filled(conn: Connection) -> Connection:
     """Offsets 0-2 at T0, T0+1, T0+2; offsets 3-4 at T0+10, T0+5 (the max timestamp is at offset 3)."""
     create_topic(conn, "t")
     produce(conn, "t", batch(b"a", b"b", b"c", timestamp=T0))
@@ -38,7 +37,7 @@ def filled(conn: KafkaSocket) -> KafkaSocket:
 
 
 @pytest.mark.parametrize("version", range(1, 11))
-def test_each_kind_of_lookup(broker: BrokerThread, filled: KafkaSocket, version: int) -> None:
+def test_each_kind_of_lookup(broker: Broker, filled: Connection, version: int) -> None:
     epoch = 0 if version >= 4 else -1
 
     def one(timestamp: int) -> tuple[int, int, int, int]:
@@ -58,7 +57,8 @@ def test_each_kind_of_lookup(broker: BrokerThread, filled: KafkaSocket, version:
         assert one(-5) == (0, -1, -1, -1)  # nothing is tiered
 
 
-def test_duplicates_unknowns_and_epochs(broker: BrokerThread, filled: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_duplicates_unknowns_and_epochs(broker: Broker, filled: Connection) -> None:
     answers = list_offsets(filled, [("t", 0, -1), ("t", 0, -2), ("t", 3, -1), ("nope", 0, -1)])
     assert [(a["partition_index"], a["error_code"], a["offset"]) for a in answers] == [
         (0, 42, -1), (0, 42, -1), (3, 3, -1), (0, 3, -1)]
@@ -66,7 +66,7 @@ def test_duplicates_unknowns_and_epochs(broker: BrokerThread, filled: KafkaSocke
     assert fenced["error_code"] == 75  # newer than the broker's: UNKNOWN_LEADER_EPOCH
 
 
-def test_read_committed_latest_is_the_lso(broker: BrokerThread, filled: KafkaSocket) -> None:
+def test_read_committed_latest_is_the_lso(broker: Broker, filled: Connection) -> None:
     def open_transaction() -> None:
         log = broker.broker.partition("t", 0)
         assert log is not None

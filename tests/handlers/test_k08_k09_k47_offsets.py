@@ -1,4 +1,4 @@
-"""OffsetCommit, OffsetFetch and OffsetDelete through real sockets: every version and their error placement."""
+"""OffsetCommit, OffsetFetch and OffsetDelete: every version and their error placement."""
 
 from __future__ import annotations
 
@@ -15,28 +15,27 @@ from tests.handlers.group_wire import (
     SYNC,
     commit_body,
     find_coordinator,
-    group_broker,
+    group_config,
     join,
     partition_codes,
     stable_single_member_group,
     sync_body,
 )
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection, MakeBroker
 
 UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE, NOT_COORDINATOR = 3, 12, 16
 ILLEGAL_GENERATION, GROUP_ID_NOT_FOUND, GROUP_SUBSCRIBED_TO_TOPIC, NON_EMPTY_GROUP = 22, 69, 86, 68
 
 
 @pytest.fixture
-def broker() -> Iterator[BrokerThread]:
-    with group_broker() as running:
+def broker(make_broker: MakeBroker) -> Iterator[Broker]:
+    with make_broker(group_config()) as running:
         [outcome] = running.call(create_topics, running.broker, [NewTopic("t", 3, 1)])
         assert outcome.error == 0
         yield running
 
 
-def fetch_v7(conn: KafkaSocket, group: str, partitions: list[int] | None) -> dict[tuple[str, int], tuple[int, str]]:
+def fetch_v7(conn: Connection, group: str, partitions: list[int] | None) -> dict[tuple[str, int], tuple[int, str]]:
     topics = None if partitions is None else [{"name": "t", "partition_indexes": partitions}]
     body = conn.request(OFFSET_FETCH, 7, {"group_id": group, "topics": topics})
     assert body["error_code"] == 0
@@ -44,7 +43,7 @@ def fetch_v7(conn: KafkaSocket, group: str, partitions: list[int] | None) -> dic
             for t in body["topics"] for p in t["partitions"]}
 
 
-def test_not_coordinator_before_find_coordinator(conn: KafkaSocket) -> None:
+def test_not_coordinator_before_find_coordinator(conn: Connection) -> None:
     answer = conn.request(OFFSET_COMMIT, 8, commit_body("g", {("t", 0): 1, ("nope", 0): 1}))
     # Unknown topics are answered before the coordinator is asked.
     assert partition_codes(answer["topics"]) == {("nope", 0): UNKNOWN_TOPIC_OR_PARTITION, ("t", 0): NOT_COORDINATOR}
@@ -60,7 +59,7 @@ def test_not_coordinator_before_find_coordinator(conn: KafkaSocket) -> None:
 
 
 @pytest.mark.parametrize("version", range(10))
-def test_commit_every_version_then_fetch(conn: KafkaSocket, version: int) -> None:
+def test_commit_every_version_then_fetch(conn: Connection, version: int) -> None:
     find_coordinator(conn, "g")
     group = f"simple-{version}"
     body = commit_body(group, {("t", 0): 10 + version, ("t", 2): 20})
@@ -73,7 +72,7 @@ def test_commit_every_version_then_fetch(conn: KafkaSocket, version: int) -> Non
 
 
 @pytest.mark.parametrize("version", range(10))
-def test_fetch_every_version(conn: KafkaSocket, version: int) -> None:
+def test_fetch_every_version(conn: Connection, version: int) -> None:
     find_coordinator(conn, "g")
     conn.request(OFFSET_COMMIT, 8, commit_body("g", {("t", 1): 5}))
     if version >= 8:
@@ -93,14 +92,14 @@ def test_fetch_every_version(conn: KafkaSocket, version: int) -> None:
         assert partitions[0]["committed_leader_epoch"] == -1
 
 
-def test_fetch_all_offsets_of_a_group(conn: KafkaSocket) -> None:
+def test_fetch_all_offsets_of_a_group(conn: Connection) -> None:
     find_coordinator(conn, "g")
     conn.request(OFFSET_COMMIT, 8, commit_body("g", {("t", 0): 1, ("t", 2): 3}))
     assert fetch_v7(conn, "g", None) == {("t", 0): (1, "meta"), ("t", 2): (3, "meta")}
     assert fetch_v7(conn, "nobody", None) == {}
 
 
-def test_unknown_partitions_and_oversized_metadata(conn: KafkaSocket) -> None:
+def test_unknown_partitions_and_oversized_metadata(conn: Connection) -> None:
     find_coordinator(conn, "g")
     answer = conn.request(OFFSET_COMMIT, 8, commit_body("g", {("t", 0): 1, ("t", 3): 1, ("nope", 1): 1}))
     assert partition_codes(answer["topics"]) == {
@@ -113,7 +112,7 @@ def test_unknown_partitions_and_oversized_metadata(conn: KafkaSocket) -> None:
     assert conn.request(OFFSET_DELETE, 0, {"group_id": "fresh", "topics": []})["error_code"] == GROUP_ID_NOT_FOUND
 
 
-def test_commit_with_a_generation_checks_the_group(conn: KafkaSocket) -> None:
+def test_commit_with_a_generation_checks_the_group(conn: Connection) -> None:
     find_coordinator(conn, "g")
     gone = conn.request(OFFSET_COMMIT, 8, commit_body("nobody", {("t", 0): 1}, generation=3, member_id="m"))
     assert partition_codes(gone["topics"]) == {("t", 0): ILLEGAL_GENERATION}
@@ -126,7 +125,8 @@ def test_commit_with_a_generation_checks_the_group(conn: KafkaSocket) -> None:
     assert partition_codes(stale["topics"]) == {("t", 0): ILLEGAL_GENERATION}
 
 
-def test_offset_delete(conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_offset_delete(conn: Connection) -> None:
     find_coordinator(conn, "g")
     conn.request(OFFSET_COMMIT, 8, commit_body("g", {("t", 0): 1, ("t", 1): 2}))
     answer = conn.request(OFFSET_DELETE, 0, {"group_id": "g", "topics": [
@@ -139,7 +139,7 @@ def test_offset_delete(conn: KafkaSocket) -> None:
     assert conn.request(OFFSET_DELETE, 0, {"group_id": "unknown", "topics": []})["error_code"] == GROUP_ID_NOT_FOUND
 
 
-def test_offset_delete_refuses_topics_a_consumer_group_is_subscribed_to(conn: KafkaSocket) -> None:
+def test_offset_delete_refuses_topics_a_consumer_group_is_subscribed_to(conn: Connection) -> None:
     find_coordinator(conn, "g")
     joined = join(conn, "g", protocols=[("range", encode_subscription(["t"]))])
     conn.request(SYNC, 5, sync_body("g", joined["member_id"], 1, {joined["member_id"]: b""}))

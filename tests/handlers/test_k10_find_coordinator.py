@@ -1,4 +1,4 @@
-"""FindCoordinator through a real socket: every version, group and transaction keys, batching, errors."""
+"""FindCoordinator: every version, group and transaction keys, batching, errors."""
 
 from __future__ import annotations
 
@@ -7,22 +7,22 @@ from collections.abc import Iterator
 import pytest
 
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
-from tests.handlers.group_wire import FIND_COORDINATOR, find_coordinator, group_broker
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.group_wire import FIND_COORDINATOR, find_coordinator, group_config
+from tests.handlers.harness import Broker, Connection, MakeBroker
 
 KEY = FIND_COORDINATOR
 COORDINATOR_NOT_AVAILABLE, INVALID_REQUEST = 15, 42
 
 
 @pytest.fixture
-def broker() -> Iterator[BrokerThread]:
-    with group_broker() as running:
+def broker(make_broker: MakeBroker) -> Iterator[Broker]:
+    with make_broker(group_config()) as running:
         yield running
 
 
+@pytest.mark.real_socket
 @pytest.mark.parametrize("version", range(4))
-def test_group_coordinator_single_key(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+def test_group_coordinator_single_key(broker: Broker, conn: Connection, version: int) -> None:
     assert GROUP_METADATA_TOPIC not in broker.broker.topics
     body = find_coordinator(conn, "my-group", version=version)
     assert (body["error_code"], body["node_id"], body["host"], body["port"]) == (0, 1, "127.0.0.1", broker.port)
@@ -30,11 +30,12 @@ def test_group_coordinator_single_key(broker: BrokerThread, conn: KafkaSocket, v
     if version >= 1:
         assert body["error_message"] == "NONE"
     topic = broker.broker.topics.get(GROUP_METADATA_TOPIC)
-    assert topic is not None and len(topic.partitions) == 5 and topic.is_internal
+    assert topic is not None and len(topic.partitions) == broker.config.offsets_topic_num_partitions
+    assert topic.is_internal
 
 
 @pytest.mark.parametrize("version", range(4, 7))
-def test_batched_keys_of_both_kinds(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+def test_batched_keys_of_both_kinds(broker: Broker, conn: Connection, version: int) -> None:
     for key_type, topic_name in ((0, GROUP_METADATA_TOPIC), (1, TRANSACTION_STATE_TOPIC)):
         body = conn.request(KEY, version, {"key_type": key_type, "coordinator_keys": ["a", "b", ""]})
         assert [(c["key"], c["error_code"], c["node_id"], c["host"], c["port"], c["error_message"])
@@ -43,16 +44,16 @@ def test_batched_keys_of_both_kinds(broker: BrokerThread, conn: KafkaSocket, ver
 
 
 @pytest.mark.parametrize("version", range(1, 4))
-def test_transaction_coordinator_creates_the_transaction_state_topic(broker: BrokerThread, conn: KafkaSocket,
+def test_transaction_coordinator_creates_the_transaction_state_topic(broker: Broker, conn: Connection,
                                                                      version: int) -> None:
     body = find_coordinator(conn, "my-transactional-id", key_type=1, version=version)
     assert (body["error_code"], body["node_id"]) == (0, 1)
     topic = broker.broker.topics.get(TRANSACTION_STATE_TOPIC)
-    assert topic is not None and len(topic.partitions) == 50
+    assert topic is not None and len(topic.partitions) == broker.config.transaction_state_log_num_partitions
     assert GROUP_METADATA_TOPIC not in broker.broker.topics
 
 
-def test_share_key_type(conn: KafkaSocket) -> None:
+def test_share_key_type(conn: Connection) -> None:
     below = conn.request(KEY, 5, {"key_type": 2, "coordinator_keys": ["g:topic:0"]})
     assert [(c["error_code"], c["node_id"], c["host"], c["port"]) for c in below["coordinators"]] == [
         (INVALID_REQUEST, -1, "", -1)]
@@ -64,7 +65,7 @@ def test_share_key_type(conn: KafkaSocket) -> None:
 
 
 @pytest.mark.parametrize("version", [1, 3, 4, 6])
-def test_unknown_key_type_refuses_the_request(conn: KafkaSocket, version: int) -> None:
+def test_unknown_key_type_refuses_the_request(conn: Connection, version: int) -> None:
     body = find_coordinator(conn, "g", key_type=7, version=version)
     if version >= 4:
         assert [(c["key"], c["error_code"], c["node_id"]) for c in body["coordinators"]] == [("g", INVALID_REQUEST, -1)]

@@ -1,4 +1,5 @@
-"""JoinGroup, SyncGroup, Heartbeat and LeaveGroup through real sockets: every version, the waits, the errors."""
+"""JoinGroup, SyncGroup, Heartbeat and LeaveGroup: every version, the waits, the errors (in-process; two
+members pipelining their joins on one connection, and a second connection, through real sockets)."""
 
 from __future__ import annotations
 
@@ -14,15 +15,14 @@ from tests.handlers.group_wire import (
     LEAVE,
     SYNC,
     find_coordinator,
-    group_broker,
+    group_config,
     heartbeat_body,
     join,
     join_body,
     stable_single_member_group,
     sync_body,
 )
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection, MakeBroker
 
 NOT_COORDINATOR, ILLEGAL_GENERATION, INCONSISTENT_GROUP_PROTOCOL = 16, 22, 23
 UNKNOWN_MEMBER_ID, INVALID_SESSION_TIMEOUT, REBALANCE_IN_PROGRESS = 25, 26, 27
@@ -30,20 +30,20 @@ MEMBER_ID_REQUIRED, FENCED_INSTANCE_ID = 79, 82
 
 
 @pytest.fixture
-def broker() -> Iterator[BrokerThread]:
-    with group_broker() as running:
+def broker(make_broker: MakeBroker) -> Iterator[Broker]:
+    with make_broker(group_config()) as running:
         yield running
 
 
 @pytest.fixture
-def conn(broker: BrokerThread) -> Iterator[KafkaSocket]:
-    with KafkaSocket(broker.address) as connection:
+def conn(broker: Broker) -> Iterator[Connection]:
+    with broker.connect() as connection:
         assert find_coordinator(connection, "g")["error_code"] == 0
         yield connection
 
 
-def test_not_coordinator_before_the_offsets_topic_exists(broker: BrokerThread) -> None:
-    with KafkaSocket(broker.address) as conn:
+def test_not_coordinator_before_the_offsets_topic_exists(broker: Broker) -> None:
+    with broker.connect() as conn:
         assert conn.request(JOIN, 9, join_body("g"))["error_code"] == NOT_COORDINATOR
         assert conn.request(HEARTBEAT, 4, heartbeat_body("g", "m", 1))["error_code"] == NOT_COORDINATOR
         assert conn.request(SYNC, 5, sync_body("g", "m", 1))["error_code"] == NOT_COORDINATOR
@@ -51,7 +51,7 @@ def test_not_coordinator_before_the_offsets_topic_exists(broker: BrokerThread) -
 
 
 @pytest.mark.parametrize("version", range(10))
-def test_single_member_join_and_sync_every_version(conn: KafkaSocket, version: int) -> None:
+def test_single_member_join_and_sync_every_version(conn: Connection, version: int) -> None:
     group = f"g{version}"
     first = conn.request(JOIN, version, join_body(group))
     if version >= 4:
@@ -75,15 +75,16 @@ def test_single_member_join_and_sync_every_version(conn: KafkaSocket, version: i
         assert (synced["protocol_type"], synced["protocol_name"]) == ("consumer", "range")
 
 
-def test_invalid_session_timeout(conn: KafkaSocket) -> None:
+def test_invalid_session_timeout(conn: Connection) -> None:
     answer = conn.request(JOIN, 9, join_body("g", session_timeout_ms=10))
     assert answer["error_code"] == INVALID_SESSION_TIMEOUT
 
 
-def test_two_members_on_one_connection_join_the_same_generation(broker: BrokerThread) -> None:
+@pytest.mark.real_socket
+def test_two_members_on_one_connection_join_the_same_generation(make_broker: MakeBroker) -> None:
     """The first JoinGroup waits detached, so the connection's next request (the second member's join)
     reaches the coordinator; without that the second join would wait for the first."""
-    with group_broker(group_initial_rebalance_delay_ms=300) as slow, KafkaSocket(slow.address) as conn:
+    with make_broker(group_config(group_initial_rebalance_delay_ms=300)) as slow, slow.connect() as conn:
         find_coordinator(conn, "g")
         conn.send(JOIN, 3, join_body("g"))
         conn.send(JOIN, 3, join_body("g"))
@@ -105,7 +106,8 @@ def test_two_members_on_one_connection_join_the_same_generation(broker: BrokerTh
         assert (leader_sync["error_code"], leader_sync["assignment"]) == (0, b"L")
 
 
-def test_heartbeat_errors(conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_heartbeat_errors(broker: Broker, conn: Connection) -> None:
     joined = stable_single_member_group(conn, "g")
     member = joined["member_id"]
     for version in range(5):
@@ -113,7 +115,7 @@ def test_heartbeat_errors(conn: KafkaSocket) -> None:
         assert conn.request(HEARTBEAT, version, heartbeat_body("g", member, 7))["error_code"] == ILLEGAL_GENERATION
         assert conn.request(HEARTBEAT, version, heartbeat_body("g", "ghost", 1))["error_code"] == UNKNOWN_MEMBER_ID
     # Another member arrives: the group rebalances and the first member learns it from its heartbeat.
-    with KafkaSocket(conn.sock.getpeername()) as other:
+    with broker.connect() as other:
         other.send(JOIN, 3, join_body("g"))
         wait_for_state(conn, "g", "PreparingRebalance")
         assert conn.request(HEARTBEAT, 4, heartbeat_body("g", member, 1))["error_code"] == REBALANCE_IN_PROGRESS
@@ -122,14 +124,14 @@ def test_heartbeat_errors(conn: KafkaSocket) -> None:
         assert rejoined["generation_id"] == newcomer["generation_id"] == 2
 
 
-def wait_for_state(conn: KafkaSocket, group: str, state: str) -> None:
+def wait_for_state(conn: Connection, group: str, state: str) -> None:
     deadline = time.monotonic() + 10
     while conn.request(DESCRIBE, 5, {"groups": [group]})["groups"][0]["group_state"] != state:
         assert time.monotonic() < deadline, f"{group} never reached {state}"
         time.sleep(0.01)
 
 
-def test_sync_group_v5_needs_protocol_type_and_name(conn: KafkaSocket) -> None:
+def test_sync_group_v5_needs_protocol_type_and_name(conn: Connection) -> None:
     joined = join(conn, "g")
     answer = conn.request(SYNC, 5, sync_body("g", joined["member_id"], 1, protocol_name=None))
     assert answer["error_code"] == INCONSISTENT_GROUP_PROTOCOL
@@ -139,7 +141,7 @@ def test_sync_group_v5_needs_protocol_type_and_name(conn: KafkaSocket) -> None:
 
 
 @pytest.mark.parametrize("version", range(3))
-def test_leave_group_single_member_versions(conn: KafkaSocket, version: int) -> None:
+def test_leave_group_single_member_versions(conn: Connection, version: int) -> None:
     joined = stable_single_member_group(conn, "g")
     answer = conn.request(LEAVE, version, {"group_id": "g", "member_id": joined["member_id"]})
     assert answer["error_code"] == 0
@@ -150,7 +152,7 @@ def test_leave_group_single_member_versions(conn: KafkaSocket, version: int) -> 
 
 
 @pytest.mark.parametrize("version", range(3, 6))
-def test_leave_group_batched_members(conn: KafkaSocket, version: int) -> None:
+def test_leave_group_batched_members(conn: Connection, version: int) -> None:
     # The second join rebalances; the static member does not rejoin, and stays (static members leave only
     # by their session timeout or a LeaveGroup), so a short rebalance timeout ends the wait.
     static = join(conn, "g", instance_id="instance-1", session_timeout_ms=30_000, rebalance_timeout_ms=300)
@@ -166,7 +168,7 @@ def test_leave_group_batched_members(conn: KafkaSocket, version: int) -> None:
     assert static["member_id"].startswith("instance-1-")
 
 
-def test_static_member_rejoins_without_a_rebalance_and_fences_the_old_id(conn: KafkaSocket) -> None:
+def test_static_member_rejoins_without_a_rebalance_and_fences_the_old_id(conn: Connection) -> None:
     first = join(conn, "g", instance_id="i1")
     conn.request(SYNC, 5, sync_body("g", first["member_id"], 1, {first["member_id"]: b"mine"}, instance_id="i1"))
     again = conn.request(JOIN, 9, join_body("g", instance_id="i1"))
@@ -178,8 +180,9 @@ def test_static_member_rejoins_without_a_rebalance_and_fences_the_old_id(conn: K
     assert stale["error_code"] == FENCED_INSTANCE_ID
 
 
-def test_session_timeout_removes_a_silent_member_on_the_brokers_clock() -> None:
-    with group_broker(group_min_session_timeout_ms=100) as broker, KafkaSocket(broker.address) as conn:
+def test_session_timeout_removes_a_silent_member_on_the_brokers_clock(make_broker: MakeBroker) -> None:
+    config = group_config(group_min_session_timeout_ms=100)
+    with make_broker(config) as broker, broker.connect() as conn:
         find_coordinator(conn, "g")
         joined = join(conn, "g", session_timeout_ms=300)
         conn.request(SYNC, 5, sync_body("g", joined["member_id"], 1, {joined["member_id"]: b"x"}))

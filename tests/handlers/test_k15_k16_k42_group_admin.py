@@ -1,4 +1,4 @@
-"""DescribeGroups, ListGroups and DeleteGroups through real sockets, every version."""
+"""DescribeGroups, ListGroups and DeleteGroups, every version."""
 
 from __future__ import annotations
 
@@ -17,24 +17,23 @@ from tests.handlers.group_wire import (
     OFFSET_FETCH,
     commit_body,
     find_coordinator,
-    group_broker,
+    group_config,
     join,
     stable_single_member_group,
 )
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection, MakeBroker
 
 NOT_COORDINATOR, INVALID_GROUP_ID, NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND = 16, 24, 68, 69
 
 
 @pytest.fixture
-def broker() -> Iterator[BrokerThread]:
-    with group_broker() as running:
+def broker(make_broker: MakeBroker) -> Iterator[Broker]:
+    with make_broker(group_config()) as running:
         running.call(create_topics, running.broker, [NewTopic("t", 2, 1)])
         yield running
 
 
-def test_before_the_offsets_topic_exists(conn: KafkaSocket) -> None:
+def test_before_the_offsets_topic_exists(conn: Connection) -> None:
     [described] = conn.request(DESCRIBE, 5, {"groups": ["g"]})["groups"]
     assert (described["group_id"], described["error_code"]) == ("g", NOT_COORDINATOR)
     assert conn.request(LIST, 5, {})["groups"] == []
@@ -43,7 +42,7 @@ def test_before_the_offsets_topic_exists(conn: KafkaSocket) -> None:
 
 
 @pytest.mark.parametrize("version", range(6))
-def test_describe_every_version(conn: KafkaSocket, version: int) -> None:
+def test_describe_every_version(conn: Connection, version: int) -> None:
     find_coordinator(conn, "g")
     joined = stable_single_member_group(conn, "g", assignment=b"assigned")
     body: dict[str, Any] = {"groups": ["g", "unknown", ""]}
@@ -62,7 +61,7 @@ def test_describe_every_version(conn: KafkaSocket, version: int) -> None:
 
 
 @pytest.mark.parametrize("version", range(6))
-def test_list_every_version(conn: KafkaSocket, version: int) -> None:
+def test_list_every_version(conn: Connection, version: int) -> None:
     find_coordinator(conn, "g")
     stable_single_member_group(conn, "consumers")
     conn.request(OFFSET_COMMIT, 8, commit_body("simple", {("t", 0): 1}))
@@ -80,7 +79,7 @@ def test_list_every_version(conn: KafkaSocket, version: int) -> None:
 
 
 @pytest.mark.parametrize("version", range(3))
-def test_delete_every_version(conn: KafkaSocket, version: int) -> None:
+def test_delete_every_version(conn: Connection, version: int) -> None:
     find_coordinator(conn, "g")
     stable_single_member_group(conn, "busy")
     conn.request(OFFSET_COMMIT, 8, commit_body("idle", {("t", 0): 1}))
@@ -92,7 +91,8 @@ def test_delete_every_version(conn: KafkaSocket, version: int) -> None:
     assert [g["group_id"] for g in conn.request(LIST, 4, {})["groups"]] == ["busy"]
 
 
-def test_a_group_mid_rebalance_is_described_without_assignments(conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_a_group_mid_rebalance_is_described_without_assignments(conn: Connection) -> None:
     find_coordinator(conn, "g")
     joined = join(conn, "g")  # joined, not synced: CompletingRebalance
     [described] = conn.request(DESCRIBE, 5, {"groups": ["g"]})["groups"]

@@ -1,4 +1,4 @@
-"""DeleteRecords through a real socket: the new low watermark, -1 for the high watermark, Kafka's refusals."""
+"""DeleteRecords: the new low watermark, -1 for the high watermark, Kafka's refusals."""
 
 from __future__ import annotations
 
@@ -18,11 +18,10 @@ from tests.handlers.data_plane import (
     produce,
     values_of,
 )
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection
 
 
-def delete_records(conn: KafkaSocket, wanted: list[tuple[str, int, int]], version: int = 2) -> list[dict[str, Any]]:
+def delete_records(conn: Connection, wanted: list[tuple[str, int, int]], version: int = 2) -> list[dict[str, Any]]:
     topics: dict[str, list[dict[str, Any]]] = {}
     for name, index, offset in wanted:
         topics.setdefault(name, []).append({"partition_index": index, "offset": offset})
@@ -32,7 +31,7 @@ def delete_records(conn: KafkaSocket, wanted: list[tuple[str, int, int]], versio
 
 
 @pytest.mark.parametrize("version", range(3))
-def test_delete_then_read_from_the_new_start(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+def test_delete_then_read_from_the_new_start(broker: Broker, conn: Connection, version: int) -> None:
     create_topic(conn, "t")
     for value in (b"a", b"b", b"c", b"d"):
         produce(conn, "t", batch(value))
@@ -47,7 +46,7 @@ def test_delete_then_read_from_the_new_start(broker: BrokerThread, conn: KafkaSo
     assert (fetched["log_start_offset"], values_of(fetched["records"])) == (2, [b"c", b"d"])
 
 
-def test_minus_one_is_the_high_watermark_and_beyond_it_is_refused(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_minus_one_is_the_high_watermark_and_beyond_it_is_refused(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t", partitions=2)
     produce(conn, "t", batch(b"a", b"b"))
     produce(conn, "t", batch(b"c"), partition=1)
@@ -59,7 +58,8 @@ def test_minus_one_is_the_high_watermark_and_beyond_it_is_refused(broker: Broker
     assert (backwards["error_code"], backwards["low_watermark"]) == (0, 2)
 
 
-def test_refusals(broker: BrokerThread, conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_refusals(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "compacted", configs={"cleanup.policy": "compact"})
     broker.call(lambda: create_topics(broker.broker, [auto_creation_request(broker.broker, "__transaction_state")]))
     answers = delete_records(conn, [("compacted", 0, 0), ("nope", 0, 0), ("compacted", 4, 0),

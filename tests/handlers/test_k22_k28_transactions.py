@@ -1,5 +1,5 @@
-"""InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, WriteTxnMarkers and TxnOffsetCommit through a
-real socket: every version, Kafka's error paths and their per-version translations."""
+"""InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, WriteTxnMarkers and TxnOffsetCommit: every
+version, Kafka's error paths and their per-version translations."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from kemu.hashing import partition_for
 from kemu.txn.state import TxnState
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import ControlRecordType, NewRecord, build_batch, decode_control_key
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection
 
 E = ErrorCode
 INIT, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, WRITE_MARKERS, TXN_OFFSET_COMMIT = 22, 24, 25, 26, 27, 28
@@ -22,17 +21,17 @@ OFFSET_FETCH, FIND_COORDINATOR, API_VERSIONS = 9, 10, 18
 
 
 @pytest.fixture
-def topics(broker: BrokerThread) -> None:
+def topics(broker: Broker) -> None:
     broker.call(lambda: create_topics(broker.broker, [NewTopic("a", 3, 1), NewTopic("b", 1, 1)]))
 
 
-def init(conn: KafkaSocket, tid: str | None, version: int = 4, timeout_ms: int = 60000,
+def init(conn: Connection, tid: str | None, version: int = 4, timeout_ms: int = 60000,
          producer_id: int = -1, producer_epoch: int = -1) -> dict[str, Any]:
     return conn.request(INIT, version, {"transactional_id": tid, "transaction_timeout_ms": timeout_ms,
                                         "producer_id": producer_id, "producer_epoch": producer_epoch})
 
 
-def add_partitions(conn: KafkaSocket, tid: str, pid: int, epoch: int, partitions: dict[str, list[int]],
+def add_partitions(conn: Connection, tid: str, pid: int, epoch: int, partitions: dict[str, list[int]],
                    version: int = 3) -> dict[tuple[str, int], int]:
     body = conn.request(ADD_PARTITIONS, version, {
         "v3_and_below_transactional_id": tid, "v3_and_below_producer_id": pid,
@@ -42,13 +41,13 @@ def add_partitions(conn: KafkaSocket, tid: str, pid: int, epoch: int, partitions
             for t in body["results_by_topic_v3_and_below"] for p in t["results_by_partition"]}
 
 
-def end_txn(conn: KafkaSocket, tid: str, pid: int, epoch: int, commit: bool, version: int = 3) -> int:
+def end_txn(conn: Connection, tid: str, pid: int, epoch: int, commit: bool, version: int = 3) -> int:
     body = conn.request(END_TXN, version, {"transactional_id": tid, "producer_id": pid, "producer_epoch": epoch,
                                           "committed": commit})
     return int(body["error_code"])
 
 
-def produce_direct(broker: BrokerThread, topic: str, partition: int, pid: int, epoch: int, seq: int) -> None:
+def produce_direct(broker: Broker, topic: str, partition: int, pid: int, epoch: int, seq: int) -> None:
     """A transactional batch appended on the broker's thread (Produce itself is tested elsewhere)."""
     def append() -> None:
         plog = broker.broker.partition(topic, partition)
@@ -58,16 +57,16 @@ def produce_direct(broker: BrokerThread, topic: str, partition: int, pid: int, e
     broker.call(append)
 
 
-def settle(broker: BrokerThread) -> None:
+def settle(broker: Broker) -> None:
     """Run whatever housekeeping is due (the marker writer) now, on the broker's thread."""
     broker.call(broker.broker.housekeeping.run_due)
 
 
-def state(broker: BrokerThread, tid: str) -> TxnState:
+def state(broker: Broker, tid: str) -> TxnState:
     return broker.call(lambda: broker.coordinators.txn.coordinator.txns[tid].state)
 
 
-def control_records(broker: BrokerThread, topic: str, partition: int) -> list[tuple[int, int, bool]]:
+def control_records(broker: Broker, topic: str, partition: int) -> list[tuple[int, int, bool]]:
     def read() -> list[tuple[int, int, bool]]:
         plog = broker.broker.partition(topic, partition)
         assert plog is not None
@@ -83,14 +82,14 @@ def control_records(broker: BrokerThread, topic: str, partition: int) -> list[tu
 # ---- InitProducerId ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("version", range(6))
-def test_idempotent_producers_get_fresh_ids(conn: KafkaSocket, version: int) -> None:
+def test_idempotent_producers_get_fresh_ids(conn: Connection, version: int) -> None:
     first, second = init(conn, None, version), init(conn, None, version)
     assert (first["error_code"], first["producer_epoch"], second["producer_epoch"]) == (0, 0, 0)
     assert first["producer_id"] != second["producer_id"] and first["producer_id"] >= 0
 
 
 @pytest.mark.parametrize("version", range(6))
-def test_transactional_id_keeps_its_producer_id_and_bumps_the_epoch(conn: KafkaSocket, version: int) -> None:
+def test_transactional_id_keeps_its_producer_id_and_bumps_the_epoch(conn: Connection, version: int) -> None:
     first, second = init(conn, "t", version), init(conn, "t", version)
     assert first["producer_id"] == second["producer_id"]
     assert (first["producer_epoch"], second["producer_epoch"]) == (0, 1)
@@ -98,14 +97,14 @@ def test_transactional_id_keeps_its_producer_id_and_bumps_the_epoch(conn: KafkaS
 
 @pytest.mark.parametrize("version,expected", [(3, E.INVALID_PRODUCER_EPOCH), (4, E.PRODUCER_FENCED),
                                               (5, E.PRODUCER_FENCED)])
-def test_kip360_bump_by_a_fenced_producer(conn: KafkaSocket, version: int, expected: ErrorCode) -> None:
+def test_kip360_bump_by_a_fenced_producer(conn: Connection, version: int, expected: ErrorCode) -> None:
     old = init(conn, "t", version)
     init(conn, "t", version)
     bumped = init(conn, "t", version, producer_id=old["producer_id"] + 1, producer_epoch=0)
     assert (bumped["error_code"], bumped["producer_id"], bumped["producer_epoch"]) == (expected, -1, -1)
 
 
-def test_kip360_bump_and_its_retry(conn: KafkaSocket) -> None:
+def test_kip360_bump_and_its_retry(conn: Connection) -> None:
     p = init(conn, "t", 3)
     bumped = init(conn, "t", 3, producer_id=p["producer_id"], producer_epoch=p["producer_epoch"])
     retried = init(conn, "t", 3, producer_id=p["producer_id"], producer_epoch=p["producer_epoch"])
@@ -113,19 +112,20 @@ def test_kip360_bump_and_its_retry(conn: KafkaSocket) -> None:
 
 
 @pytest.mark.parametrize("pid,epoch", [(5, -1), (-1, 3)])
-def test_half_a_producer_is_an_invalid_request(conn: KafkaSocket, pid: int, epoch: int) -> None:
+def test_half_a_producer_is_an_invalid_request(conn: Connection, pid: int, epoch: int) -> None:
     answer = init(conn, "t", 3, producer_id=pid, producer_epoch=epoch)
     assert (answer["error_code"], answer["producer_id"], answer["producer_epoch"]) == (E.INVALID_REQUEST, -1, -1)
 
 
-def test_timeouts_and_empty_ids(conn: KafkaSocket) -> None:
+def test_timeouts_and_empty_ids(conn: Connection) -> None:
     assert init(conn, "t", 4, timeout_ms=900001)["error_code"] == E.INVALID_TRANSACTION_TIMEOUT
     assert init(conn, "t", 4, timeout_ms=0)["error_code"] == E.INVALID_TRANSACTION_TIMEOUT
     assert init(conn, "t", 4, timeout_ms=900000)["error_code"] == E.NONE
     assert init(conn, "", 4)["error_code"] == E.INVALID_REQUEST
 
 
-def test_a_new_producer_aborts_the_old_ones_transaction(broker: BrokerThread, conn: KafkaSocket,
+@pytest.mark.real_socket
+def test_a_new_producer_aborts_the_old_ones_transaction(broker: Broker, conn: Connection,
                                                        topics: None) -> None:
     old = init(conn, "t")
     assert add_partitions(conn, "t", old["producer_id"], 0, {"a": [0]}) == {("a", 0): 0}
@@ -144,7 +144,7 @@ def test_a_new_producer_aborts_the_old_ones_transaction(broker: BrokerThread, co
 # ---- AddPartitionsToTxn ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("version", range(4))
-def test_add_partitions_client_form(broker: BrokerThread, conn: KafkaSocket, topics: None, version: int) -> None:
+def test_add_partitions_client_form(broker: Broker, conn: Connection, topics: None, version: int) -> None:
     p = init(conn, "t")
     pid = p["producer_id"]
     assert add_partitions(conn, "t", pid, 0, {"a": [0, 1], "b": [0]}, version) == {
@@ -162,7 +162,7 @@ def test_add_partitions_client_form(broker: BrokerThread, conn: KafkaSocket, top
 
 
 @pytest.mark.parametrize("version", [4, 5])
-def test_add_partitions_broker_form_with_verification(conn: KafkaSocket, topics: None, version: int) -> None:
+def test_add_partitions_broker_form_with_verification(conn: Connection, topics: None, version: int) -> None:
     p = init(conn, "t")
     q = init(conn, "u")
 
@@ -186,13 +186,13 @@ def test_add_partitions_broker_form_with_verification(conn: KafkaSocket, topics:
 # ---- AddOffsetsToTxn / EndTxn ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("version", range(5))
-def test_add_offsets_adds_the_groups_offsets_partition(broker: BrokerThread, conn: KafkaSocket,
+def test_add_offsets_adds_the_groups_offsets_partition(broker: Broker, conn: Connection,
                                                        version: int) -> None:
     p = init(conn, "t")
     body = conn.request(ADD_OFFSETS, version, {"transactional_id": "t", "producer_id": p["producer_id"],
                                               "producer_epoch": 0, "group_id": "my-group"})
     assert body["error_code"] == 0
-    expected = (GROUP_METADATA_TOPIC, partition_for("my-group", 50))
+    expected = (GROUP_METADATA_TOPIC, partition_for("my-group", broker.config.offsets_topic_num_partitions))
     assert broker.call(lambda: broker.coordinators.txn.coordinator.txns["t"].partitions) == {expected}
     body = conn.request(ADD_OFFSETS, version, {"transactional_id": "t", "producer_id": p["producer_id"],
                                               "producer_epoch": 9, "group_id": "my-group"})
@@ -200,7 +200,7 @@ def test_add_offsets_adds_the_groups_offsets_partition(broker: BrokerThread, con
 
 
 @pytest.mark.parametrize("version", range(5))
-def test_end_txn_two_phases(broker: BrokerThread, conn: KafkaSocket, topics: None, version: int) -> None:
+def test_end_txn_two_phases(broker: Broker, conn: Connection, topics: None, version: int) -> None:
     p = init(conn, "t")
     pid = p["producer_id"]
     assert end_txn(conn, "t", pid, 0, commit=True, version=version) == E.INVALID_TXN_STATE  # nothing begun
@@ -222,7 +222,7 @@ def test_end_txn_two_phases(broker: BrokerThread, conn: KafkaSocket, topics: Non
     assert end_txn(conn, "t", pid, 1, commit=True, version=version) == fenced
 
 
-def test_end_txn_v5_is_not_advertised(conn: KafkaSocket) -> None:
+def test_end_txn_v5_is_not_advertised(conn: Connection) -> None:
     body = conn.request(API_VERSIONS, 3, {"client_software_name": "t", "client_software_version": "1"})
     versions = {k["api_key"]: (k["min_version"], k["max_version"]) for k in body["api_keys"]}
     assert versions[END_TXN] == (0, 4)
@@ -232,7 +232,7 @@ def test_end_txn_v5_is_not_advertised(conn: KafkaSocket) -> None:
 # ---- WriteTxnMarkers -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("version", [0, 1])
-def test_write_txn_markers_from_an_admin_tool(broker: BrokerThread, conn: KafkaSocket, topics: None,
+def test_write_txn_markers_from_an_admin_tool(broker: Broker, conn: Connection, topics: None,
                                               version: int) -> None:
     produce_direct(broker, "a", 0, 77, 3, 0)
     produce_direct(broker, "a", 1, 78, 0, 0)
@@ -263,7 +263,7 @@ def test_write_txn_markers_from_an_admin_tool(broker: BrokerThread, conn: KafkaS
 
 # ---- TxnOffsetCommit -------------------------------------------------------------------------------------
 
-def offsets_commit(conn: KafkaSocket, version: int, pid: int, epoch: int, group: str = "g",
+def offsets_commit(conn: Connection, version: int, pid: int, epoch: int, group: str = "g",
                    topics: dict[str, list[int]] | None = None, offset: int = 42) -> dict[tuple[str, int], int]:
     body = conn.request(TXN_OFFSET_COMMIT, version, {
         "transactional_id": "t", "group_id": group, "producer_id": pid, "producer_epoch": epoch,
@@ -273,7 +273,7 @@ def offsets_commit(conn: KafkaSocket, version: int, pid: int, epoch: int, group:
     return {(t["name"], p["partition_index"]): p["error_code"] for t in body["topics"] for p in t["partitions"]}
 
 
-def fetch_offset(conn: KafkaSocket, group: str, require_stable: bool) -> tuple[int, int]:
+def fetch_offset(conn: Connection, group: str, require_stable: bool) -> tuple[int, int]:
     body = conn.request(OFFSET_FETCH, 7, {"group_id": group, "topics": [{"name": "a", "partition_indexes": [0]}],
                                          "require_stable": require_stable})
     [partition] = body["topics"][0]["partitions"]
@@ -281,7 +281,7 @@ def fetch_offset(conn: KafkaSocket, group: str, require_stable: bool) -> tuple[i
 
 
 @pytest.mark.parametrize("version", range(5))
-def test_txn_offset_commit_stages_until_the_commit_marker(broker: BrokerThread, conn: KafkaSocket, topics: None,
+def test_txn_offset_commit_stages_until_the_commit_marker(broker: Broker, conn: Connection, topics: None,
                                                          version: int) -> None:
     conn.request(FIND_COORDINATOR, 1, {"key": "g", "key_type": 0})  # creates __consumer_offsets
     p = init(conn, "t")
@@ -304,7 +304,7 @@ def test_txn_offset_commit_stages_until_the_commit_marker(broker: BrokerThread, 
     assert fetch_offset(conn, "g", require_stable=True) == (42, 0)
 
 
-def test_aborted_txn_offsets_are_dropped(broker: BrokerThread, conn: KafkaSocket, topics: None) -> None:
+def test_aborted_txn_offsets_are_dropped(broker: Broker, conn: Connection, topics: None) -> None:
     conn.request(FIND_COORDINATOR, 1, {"key": "g", "key_type": 0})
     pid = init(conn, "t")["producer_id"]
     conn.request(ADD_OFFSETS, 3, {"transactional_id": "t", "producer_id": pid, "producer_epoch": 0, "group_id": "g"})
@@ -315,7 +315,7 @@ def test_aborted_txn_offsets_are_dropped(broker: BrokerThread, conn: KafkaSocket
 
 
 @pytest.mark.parametrize("version", range(3, 5))
-def test_txn_offset_commit_kip447_generation_checks(broker: BrokerThread, conn: KafkaSocket, topics: None,
+def test_txn_offset_commit_kip447_generation_checks(broker: Broker, conn: Connection, topics: None,
                                                     version: int) -> None:
     conn.request(FIND_COORDINATOR, 1, {"key": "g", "key_type": 0})
     pid = init(conn, "t")["producer_id"]
@@ -331,7 +331,7 @@ def test_txn_offset_commit_kip447_generation_checks(broker: BrokerThread, conn: 
 
 # ---- Produce: KIP-890 partition verification -------------------------------------------------------------
 
-def produce(conn: KafkaSocket, version: int, tid: str | None, pid: int, epoch: int, seq: int,
+def produce(conn: Connection, version: int, tid: str | None, pid: int, epoch: int, seq: int,
             partition: int = 0) -> dict[str, Any]:
     records = build_batch([NewRecord(value=b"x", timestamp=1)], producer_id=pid, producer_epoch=epoch,
                           base_sequence=seq, transactional=True)
@@ -343,7 +343,7 @@ def produce(conn: KafkaSocket, version: int, tid: str | None, pid: int, epoch: i
 
 @pytest.mark.parametrize("version,not_added", [(9, E.INVALID_TXN_STATE), (10, E.INVALID_TXN_STATE),
                                                (11, E.TRANSACTION_ABORTABLE)])
-def test_transactional_produce_to_a_partition_not_in_the_transaction(conn: KafkaSocket, topics: None,
+def test_transactional_produce_to_a_partition_not_in_the_transaction(conn: Connection, topics: None,
                                                                      version: int, not_added: ErrorCode) -> None:
     pid = init(conn, "t")["producer_id"]
     refused = produce(conn, version, "t", pid, 0, 0)

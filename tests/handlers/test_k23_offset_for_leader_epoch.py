@@ -1,4 +1,4 @@
-"""OffsetForLeaderEpoch through a real socket: end offsets per leader epoch, as consumers check them."""
+"""OffsetForLeaderEpoch: end offsets per leader epoch, as consumers check them."""
 
 from __future__ import annotations
 
@@ -8,11 +8,10 @@ import pytest
 
 from tests.handlers.config_wire import create_topic
 from tests.handlers.data_plane import OFFSET_FOR_LEADER_EPOCH, batch, produce
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection
 
 
-def epochs(conn: KafkaSocket, wanted: list[tuple[str, int, int]], *, version: int = 4,
+def epochs(conn: Connection, wanted: list[tuple[str, int, int]], *, version: int = 4,
            current_leader_epoch: int = -1) -> list[tuple[int, int, int]]:
     topics: dict[str, list[dict[str, Any]]] = {}
     for name, index, epoch in wanted:
@@ -24,7 +23,7 @@ def epochs(conn: KafkaSocket, wanted: list[tuple[str, int, int]], *, version: in
 
 
 @pytest.mark.parametrize("version", range(2, 5))
-def test_end_offsets_per_epoch(broker: BrokerThread, conn: KafkaSocket, version: int) -> None:
+def test_end_offsets_per_epoch(broker: Broker, conn: Connection, version: int) -> None:
     create_topic(conn, "t")
     produce(conn, "t", batch(b"a", b"b"))
 
@@ -38,13 +37,14 @@ def test_end_offsets_per_epoch(broker: BrokerThread, conn: KafkaSocket, version:
         (0, 0, 2), (0, 0, 2), (0, 3, 3), (0, -1, -1)]
 
 
-def test_errors(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_errors(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     assert epochs(conn, [("nope", 0, 0), ("t", 2, 0)]) == [(3, -1, -1), (3, -1, -1)]
     assert epochs(conn, [("t", 0, 0)], current_leader_epoch=1) == [(75, -1, -1)]
     assert epochs(conn, [("t", 0, 0)], current_leader_epoch=0) == [(0, 0, 0)]  # known from the start, as in Kafka
 
 
-def test_versions_kafka_4_removed_are_refused(broker: BrokerThread, conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_versions_kafka_4_removed_are_refused(broker: Broker, conn: Connection) -> None:
     conn.send(OFFSET_FOR_LEADER_EPOCH, 1, {"topics": []})
     assert conn.closed_by_peer()

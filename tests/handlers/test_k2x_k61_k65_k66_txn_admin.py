@@ -1,4 +1,4 @@
-"""DescribeProducers, DescribeTransactions and ListTransactions (KIP-664, KIP-994) through a real socket."""
+"""DescribeProducers, DescribeTransactions and ListTransactions (KIP-664, KIP-994)."""
 
 from __future__ import annotations
 
@@ -7,20 +7,19 @@ import pytest
 from kemu.admin.topics import NewTopic, create_topics
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import NewRecord, build_batch
+from tests.handlers.harness import Broker, Connection
 from tests.handlers.test_k22_k28_transactions import add_partitions, end_txn, init, settle
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
 
 E = ErrorCode
 DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 61, 65, 66
 
 
 @pytest.fixture
-def topics(broker: BrokerThread) -> None:
+def topics(broker: Broker) -> None:
     broker.call(lambda: create_topics(broker.broker, [NewTopic("a", 2, 1)]))
 
 
-def append(broker: BrokerThread, pid: int, epoch: int, seq: int, n: int, transactional: bool, ts: int) -> None:
+def append(broker: Broker, pid: int, epoch: int, seq: int, n: int, transactional: bool, ts: int) -> None:
     def run() -> None:
         plog = broker.broker.partition("a", 0)
         assert plog is not None
@@ -29,7 +28,7 @@ def append(broker: BrokerThread, pid: int, epoch: int, seq: int, n: int, transac
     broker.call(run)
 
 
-def test_describe_producers(broker: BrokerThread, conn: KafkaSocket, topics: None) -> None:
+def test_describe_producers(broker: Broker, conn: Connection, topics: None) -> None:
     append(broker, 5, 0, 0, 3, False, 1000)       # idempotent: offsets 0-2, last sequence 2
     append(broker, 9, 2, 0, 2, True, 2000)        # transactional, open: first offset 3
     body = conn.request(DESCRIBE_PRODUCERS, 0, {"topics": [
@@ -48,7 +47,8 @@ def test_describe_producers(broker: BrokerThread, conn: KafkaSocket, topics: Non
     assert "illegal" in bad["partitions"][0]["error_message"]
 
 
-def test_describe_transactions(broker: BrokerThread, conn: KafkaSocket, topics: None) -> None:
+@pytest.mark.real_socket
+def test_describe_transactions(broker: Broker, conn: Connection, topics: None) -> None:
     p = init(conn, "t", timeout_ms=12345)
     add_partitions(conn, "t", p["producer_id"], 0, {"a": [1, 0]})
     init(conn, "idle")
@@ -64,7 +64,7 @@ def test_describe_transactions(broker: BrokerThread, conn: KafkaSocket, topics: 
 
 
 @pytest.mark.parametrize("version", [0, 1])
-def test_list_transactions_filters(broker: BrokerThread, conn: KafkaSocket, topics: None, version: int) -> None:
+def test_list_transactions_filters(broker: Broker, conn: Connection, topics: None, version: int) -> None:
     a = init(conn, "a")
     add_partitions(conn, "a", a["producer_id"], 0, {"a": [0]})
     b = init(conn, "b")

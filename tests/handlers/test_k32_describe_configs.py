@@ -1,4 +1,4 @@
-"""DescribeConfigs through a real socket: every version, each resource type, Kafka's errors."""
+"""DescribeConfigs: every version, each resource type, Kafka's errors."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import pytest
 
 from kemu.wire.errors import ErrorCode
 from tests.handlers.config_wire import create_topic
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection
 
 KEY, INCREMENTAL_ALTER = 32, 44
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
@@ -19,14 +18,14 @@ def resource(kind: int, name: str, keys: list[str] | None = None) -> dict[str, A
     return {"resource_type": kind, "resource_name": name, "configuration_keys": keys}
 
 
-def describe(conn: KafkaSocket, version: int, *resources: dict[str, Any], synonyms: bool = False,
+def describe(conn: Connection, version: int, *resources: dict[str, Any], synonyms: bool = False,
              documentation: bool = False) -> list[dict[str, Any]]:
     body = {"resources": list(resources), "include_synonyms": synonyms, "include_documentation": documentation}
     return conn.request(KEY, version, body)["results"]  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize("version", range(5))
-def test_topic_every_version(conn: KafkaSocket, version: int) -> None:
+def test_topic_every_version(conn: Connection, version: int) -> None:
     create_topic(conn, "t", configs={"retention.ms": "1000"})
     [result] = describe(conn, version, resource(TOPIC, "t"), synonyms=True, documentation=True)
     assert (result["error_code"], result["resource_type"], result["resource_name"]) == (0, TOPIC, "t")
@@ -49,7 +48,7 @@ def test_topic_every_version(conn: KafkaSocket, version: int) -> None:
         assert retention["config_type"] == 0 and retention["documentation"] == ""  # absent: the decoder's default
 
 
-def test_without_synonyms_or_documentation(conn: KafkaSocket) -> None:
+def test_without_synonyms_or_documentation(conn: Connection) -> None:
     create_topic(conn, "t")
     [result] = describe(conn, 4, resource(TOPIC, "t", ["segment.bytes", "max.message.bytes", "no.such"]))
     assert result["configs"] == [
@@ -60,7 +59,7 @@ def test_without_synonyms_or_documentation(conn: KafkaSocket) -> None:
     ]
 
 
-def test_topic_errors(conn: KafkaSocket) -> None:
+def test_topic_errors(conn: Connection) -> None:
     missing, illegal = describe(conn, 4, resource(TOPIC, "missing"), resource(TOPIC, "bad name"))
     assert (missing["error_code"], missing["error_message"], missing["configs"]) == (
         ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "", [])
@@ -68,7 +67,8 @@ def test_topic_errors(conn: KafkaSocket) -> None:
     assert illegal["error_message"].startswith('Topic name "bad name" is illegal')
 
 
-def test_broker_resource(conn: KafkaSocket, broker: BrokerThread) -> None:
+@pytest.mark.real_socket
+def test_broker_resource(conn: Connection, broker: Broker) -> None:
     body = {"resources": [{"resource_type": BROKER, "resource_name": "", "configs": [
         {"name": "log.retention.ms", "config_operation": 0, "value": "5000"}]}], "validate_only": False}
     assert conn.request(INCREMENTAL_ALTER, 1, body)["responses"][0]["error_code"] == 0
@@ -85,7 +85,7 @@ def test_broker_resource(conn: KafkaSocket, broker: BrokerThread) -> None:
     assert [c["name"] for c in default["configs"]] == ["log.retention.ms"]
 
 
-def test_topic_inherits_the_dynamic_default(conn: KafkaSocket) -> None:
+def test_topic_inherits_the_dynamic_default(conn: Connection) -> None:
     create_topic(conn, "t")
     body = {"resources": [{"resource_type": BROKER, "resource_name": "1", "configs": [
         {"name": "message.max.bytes", "config_operation": 0, "value": "2000"}]}], "validate_only": False}
@@ -106,14 +106,14 @@ def test_topic_inherits_the_dynamic_default(conn: KafkaSocket) -> None:
     (BROKER_LOGGER, "2", "Unexpected broker id, expected 1 but received 2"),
     (32, "my-group", "Unsupported resource type: GROUP"),
 ])
-def test_resource_errors(conn: KafkaSocket, kind: int, name: str, message: str) -> None:
+def test_resource_errors(conn: Connection, kind: int, name: str, message: str) -> None:
     create_topic(conn, "t")
     bad, good = describe(conn, 4, resource(kind, name), resource(TOPIC, "t", ["retention.ms"]))
     assert (bad["error_code"], bad["error_message"], bad["configs"]) == (ErrorCode.INVALID_REQUEST, message, [])
     assert good["error_code"] == 0 and len(good["configs"]) == 1
 
 
-def test_broker_logger(conn: KafkaSocket) -> None:
+def test_broker_logger(conn: Connection) -> None:
     [result] = describe(conn, 4, resource(BROKER_LOGGER, "1"))
     loggers = {c["name"]: c for c in result["configs"]}
     assert "root" in loggers and any(name.startswith("kemu.") for name in loggers)
@@ -122,7 +122,7 @@ def test_broker_logger(conn: KafkaSocket) -> None:
 
 
 @pytest.mark.parametrize("version", [0, 4])
-def test_unknown_resource_type_fails_the_whole_request(conn: KafkaSocket, version: int) -> None:
+def test_unknown_resource_type_fails_the_whole_request(conn: Connection, version: int) -> None:
     results = describe(conn, version, resource(TOPIC, "t"), resource(99, "x"))
     assert [(r["resource_type"], r["error_code"], r["error_message"]) for r in results] == [
         (TOPIC, ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST.message),

@@ -1,5 +1,5 @@
-"""AlterConfigs and IncrementalAlterConfigs through a real socket: every version, the change seen by
-DescribeConfigs and by the partition log, and per-resource errors."""
+"""AlterConfigs and IncrementalAlterConfigs: every version, the change seen by DescribeConfigs and by the
+partition log, and per-resource errors."""
 
 from __future__ import annotations
 
@@ -9,14 +9,13 @@ import pytest
 
 from kemu.wire.errors import ErrorCode
 from tests.handlers.config_wire import create_topic
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection
 
 ALTER, INCREMENTAL, DESCRIBE = 33, 44, 32
 TOPIC, BROKER = 2, 4
 
 
-def legacy(conn: KafkaSocket, version: int, name: str, configs: dict[str, str | None], kind: int = TOPIC,
+def legacy(conn: Connection, version: int, name: str, configs: dict[str, str | None], kind: int = TOPIC,
            validate_only: bool = False) -> dict[str, Any]:
     body = {"resources": [{"resource_type": kind, "resource_name": name,
                            "configs": [{"name": k, "value": v} for k, v in configs.items()]}],
@@ -25,7 +24,7 @@ def legacy(conn: KafkaSocket, version: int, name: str, configs: dict[str, str | 
     return response  # type: ignore[no-any-return]
 
 
-def incremental(conn: KafkaSocket, version: int, name: str, *ops: tuple[str, int, str | None], kind: int = TOPIC,
+def incremental(conn: Connection, version: int, name: str, *ops: tuple[str, int, str | None], kind: int = TOPIC,
                 validate_only: bool = False) -> dict[str, Any]:
     body = {"resources": [{"resource_type": kind, "resource_name": name,
                            "configs": [{"name": n, "config_operation": op, "value": v} for n, op, v in ops]}],
@@ -34,20 +33,20 @@ def incremental(conn: KafkaSocket, version: int, name: str, *ops: tuple[str, int
     return response  # type: ignore[no-any-return]
 
 
-def described(conn: KafkaSocket, name: str, *keys: str) -> dict[str, tuple[str, int]]:
+def described(conn: Connection, name: str, *keys: str) -> dict[str, tuple[str, int]]:
     body = {"resources": [{"resource_type": TOPIC, "resource_name": name, "configuration_keys": list(keys)}]}
     [result] = conn.request(DESCRIBE, 4, body)["results"]
     return {c["name"]: (c["value"], c["config_source"]) for c in result["configs"]}
 
 
-def log_config(broker: BrokerThread, name: str = "t"):  # type: ignore[no-untyped-def]
+def log_config(broker: Broker, name: str = "t"):  # type: ignore[no-untyped-def]
     found = broker.broker.partition(name, 0)
     assert found is not None
     return found.log.config
 
 
 @pytest.mark.parametrize("version", range(3))
-def test_legacy_every_version(conn: KafkaSocket, broker: BrokerThread, version: int) -> None:
+def test_legacy_every_version(conn: Connection, broker: Broker, version: int) -> None:
     create_topic(conn, "t", configs={"retention.ms": "1000"})
     response = legacy(conn, version, "t", {"max.message.bytes": "2000"})
     assert (response["error_code"], response["error_message"], response["resource_name"]) == (0, None, "t")
@@ -57,7 +56,7 @@ def test_legacy_every_version(conn: KafkaSocket, broker: BrokerThread, version: 
 
 
 @pytest.mark.parametrize("version", range(2))
-def test_incremental_every_version(conn: KafkaSocket, broker: BrokerThread, version: int) -> None:
+def test_incremental_every_version(conn: Connection, broker: Broker, version: int) -> None:
     create_topic(conn, "t", configs={"retention.ms": "1000"})
     response = incremental(conn, version, "t", ("max.message.bytes", 0, "2000"), ("cleanup.policy", 2, "compact"))
     assert (response["error_code"], response["error_message"]) == (0, None)
@@ -68,7 +67,8 @@ def test_incremental_every_version(conn: KafkaSocket, broker: BrokerThread, vers
     assert described(conn, "t", "retention.ms") == {"retention.ms": ("604800000", 5)}
 
 
-def test_validate_only(conn: KafkaSocket, broker: BrokerThread) -> None:
+@pytest.mark.real_socket
+def test_validate_only(conn: Connection, broker: Broker) -> None:
     create_topic(conn, "t")
     assert incremental(conn, 1, "t", ("retention.ms", 0, "5"), validate_only=True)["error_code"] == 0
     assert legacy(conn, 2, "t", {"retention.ms": "5"}, validate_only=True)["error_code"] == 0
@@ -82,20 +82,20 @@ def test_validate_only(conn: KafkaSocket, broker: BrokerThread) -> None:
      "Invalid value 1 for configuration segment.bytes: Value must be at least 1048576"),
     ((("retention.ms", 0, None),), ErrorCode.INVALID_REQUEST, "Null value not supported for : retention.ms"),
 ])
-def test_incremental_errors(conn: KafkaSocket, ops: tuple[tuple[str, int, str | None], ...], code: ErrorCode,
+def test_incremental_errors(conn: Connection, ops: tuple[tuple[str, int, str | None], ...], code: ErrorCode,
                             message: str) -> None:
     create_topic(conn, "t")
     response = incremental(conn, 1, "t", *ops)
     assert (response["error_code"], response["error_message"]) == (code, message)
 
 
-def test_unknown_topic(conn: KafkaSocket) -> None:
+def test_unknown_topic(conn: Connection) -> None:
     response = legacy(conn, 0, "missing", {"retention.ms": "1"})
     assert (response["error_code"], response["error_message"]) == (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                                                   "The topic 'missing' does not exist.")
 
 
-def test_broker_default_applies_to_topics_without_overrides(conn: KafkaSocket, broker: BrokerThread) -> None:
+def test_broker_default_applies_to_topics_without_overrides(conn: Connection, broker: Broker) -> None:
     create_topic(conn, "t")
     create_topic(conn, "u", configs={"retention.ms": "1000"})
     assert incremental(conn, 1, "", ("log.retention.ms", 0, "5000"), kind=BROKER)["error_code"] == 0

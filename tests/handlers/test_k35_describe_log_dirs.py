@@ -1,4 +1,4 @@
-"""DescribeLogDirs through a real socket: every version, sizes, the topics filter, volume sizes (v4)."""
+"""DescribeLogDirs: every version, sizes, the topics filter, volume sizes (v4)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,13 @@ import pytest
 
 from tests.handlers.config_wire import create_topic
 from tests.handlers.data_plane import batch, produce
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection
 
 KEY = 35
 
 
 @pytest.mark.parametrize("version", range(5))
-def test_every_version(conn: KafkaSocket, broker: BrokerThread, version: int) -> None:
+def test_every_version(conn: Connection, broker: Broker, version: int) -> None:
     create_topic(conn, "t", 2)
     produce(conn, "t", batch(b"hello", b"world"))
     body = conn.request(KEY, version, {"topics": None})
@@ -32,7 +31,8 @@ def test_every_version(conn: KafkaSocket, broker: BrokerThread, version: int) ->
         assert log_dir["total_bytes"] == log_dir["usable_bytes"] == -1
 
 
-def test_topics_filter(conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_topics_filter(conn: Connection) -> None:
     create_topic(conn, "t", 2)
     create_topic(conn, "u")
     body = {"topics": [{"topic": "t", "partitions": [1, 9]}, {"topic": "missing", "partitions": [0]}]}

@@ -1,4 +1,4 @@
-"""CreatePartitions through a real socket: every version, the new partitions in Metadata and their logs."""
+"""CreatePartitions: every version, the new partitions in Metadata and their logs."""
 
 from __future__ import annotations
 
@@ -8,13 +8,12 @@ import pytest
 
 from kemu.wire.errors import ErrorCode
 from tests.handlers.config_wire import create_topic
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.harness import Broker, Connection
 
 KEY, METADATA = 37, 3
 
 
-def grow(conn: KafkaSocket, version: int, *topics: tuple[str, int, list[list[int]] | None],
+def grow(conn: Connection, version: int, *topics: tuple[str, int, list[list[int]] | None],
          validate_only: bool = False) -> list[dict[str, Any]]:
     body = {"topics": [{"name": name, "count": count,
                         "assignments": None if a is None else [{"broker_ids": ids} for ids in a]}
@@ -23,14 +22,14 @@ def grow(conn: KafkaSocket, version: int, *topics: tuple[str, int, list[list[int
     return conn.request(KEY, version, body)["results"]  # type: ignore[no-any-return]
 
 
-def metadata_partitions(conn: KafkaSocket, name: str) -> list[int]:
+def metadata_partitions(conn: Connection, name: str) -> list[int]:
     [topic] = conn.request(METADATA, 12, {"topics": [{"name": name}],
                                           "allow_auto_topic_creation": False})["topics"]
     return sorted(p["partition_index"] for p in topic["partitions"])
 
 
 @pytest.mark.parametrize("version", range(4))
-def test_every_version(conn: KafkaSocket, broker: BrokerThread, version: int) -> None:
+def test_every_version(conn: Connection, broker: Broker, version: int) -> None:
     create_topic(conn, "t")
     [result] = grow(conn, version, ("t", 3, None))
     assert (result["name"], result["error_code"], result["error_message"]) == ("t", 0, None)
@@ -38,7 +37,8 @@ def test_every_version(conn: KafkaSocket, broker: BrokerThread, version: int) ->
     assert broker.broker.partition("t", 2) is not None
 
 
-def test_assignment_validate_only_and_errors(conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_assignment_validate_only_and_errors(conn: Connection) -> None:
     create_topic(conn, "t", 2)
     assert grow(conn, 3, ("t", 3, [[1]]), validate_only=True)[0]["error_code"] == 0
     assert metadata_partitions(conn, "t") == [0, 1]

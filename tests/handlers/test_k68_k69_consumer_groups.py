@@ -1,4 +1,4 @@
-"""ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848) through real sockets."""
+"""ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848)."""
 
 from __future__ import annotations
 
@@ -10,27 +10,26 @@ import pytest
 
 from kemu.admin.acl import GROUP_OPERATIONS
 from kemu.admin.topics import NewTopic, create_topics
-from tests.handlers.group_wire import CG_DESCRIBE, CG_HEARTBEAT, LIST, find_coordinator, group_broker
-from tests.server.broker_thread import BrokerThread
-from tests.server.kafka_socket import KafkaSocket
+from tests.handlers.group_wire import CG_DESCRIBE, CG_HEARTBEAT, LIST, find_coordinator, group_config
+from tests.handlers.harness import Broker, Connection, MakeBroker
 
 NOT_COORDINATOR, INVALID_REQUEST, GROUP_ID_NOT_FOUND = 16, 42, 69
 
 
 @pytest.fixture
-def broker() -> Iterator[BrokerThread]:
-    with group_broker() as running:
+def broker(make_broker: MakeBroker) -> Iterator[Broker]:
+    with make_broker(group_config()) as running:
         running.call(create_topics, running.broker, [NewTopic("t", 4, 1)])
         yield running
 
 
-def topic_id(broker: BrokerThread) -> uuid.UUID:
+def topic_id(broker: Broker) -> uuid.UUID:
     topic = broker.broker.topics.get("t")
     assert topic is not None
     return topic.topic_id
 
 
-def heartbeat(conn: KafkaSocket, member_id: str, epoch: int, owned: set[int] | None, version: int = 1,
+def heartbeat(conn: Connection, member_id: str, epoch: int, owned: set[int] | None, version: int = 1,
               tid: uuid.UUID | None = None, **fields: Any) -> dict[str, Any]:
     body: dict[str, Any] = {"group_id": "g", "member_id": member_id, "member_epoch": epoch,
                             "rebalance_timeout_ms": 30_000 if epoch == 0 else -1,
@@ -47,14 +46,15 @@ def assigned(response: dict[str, Any]) -> set[int] | None:
     return {p for entry in response["assignment"]["topic_partitions"] for p in entry["partitions"]}
 
 
-def test_not_coordinator_before_the_offsets_topic_exists(conn: KafkaSocket) -> None:
+def test_not_coordinator_before_the_offsets_topic_exists(conn: Connection) -> None:
     answer = heartbeat(conn, "m1", 0, set())
     assert answer["error_code"] == NOT_COORDINATOR
     [described] = conn.request(CG_DESCRIBE, 0, {"group_ids": ["g"]})["groups"]
     assert described["error_code"] == NOT_COORDINATOR
 
 
-def test_v0_gets_its_member_id_from_the_broker(broker: BrokerThread, conn: KafkaSocket) -> None:
+@pytest.mark.real_socket
+def test_v0_gets_its_member_id_from_the_broker(broker: Broker, conn: Connection) -> None:
     find_coordinator(conn, "g")
     first = heartbeat(conn, "", 0, set(), version=0)
     assert first["error_code"] == 0 and first["member_id"] and first["member_epoch"] == 1
@@ -62,7 +62,7 @@ def test_v0_gets_its_member_id_from_the_broker(broker: BrokerThread, conn: Kafka
     assert first["heartbeat_interval_ms"] == 5000
 
 
-def test_two_members_share_the_partitions_after_revocation(broker: BrokerThread, conn: KafkaSocket) -> None:
+def test_two_members_share_the_partitions_after_revocation(broker: Broker, conn: Connection) -> None:
     find_coordinator(conn, "g")
     tid = topic_id(broker)
     a = heartbeat(conn, "member-a", 0, set(), tid=tid)
@@ -99,14 +99,14 @@ def test_two_members_share_the_partitions_after_revocation(broker: BrokerThread,
     assert assigned(a) == {0, 1, 2, 3}
 
 
-def test_malformed_heartbeat_is_invalid_request_with_kafkas_message(conn: KafkaSocket) -> None:
+def test_malformed_heartbeat_is_invalid_request_with_kafkas_message(conn: Connection) -> None:
     find_coordinator(conn, "g")
     answer = heartbeat(conn, "m", 0, set(), rebalance_timeout_ms=-1)
     assert answer["error_code"] == INVALID_REQUEST
     assert answer["error_message"] == "RebalanceTimeoutMs must be provided in first request."
 
 
-def test_describe_of_classic_unknown_and_empty_ids(conn: KafkaSocket) -> None:
+def test_describe_of_classic_unknown_and_empty_ids(conn: Connection) -> None:
     find_coordinator(conn, "g")
     unknown, empty = conn.request(CG_DESCRIBE, 0, {"group_ids": ["nope", ""]})["groups"]
     assert (unknown["group_id"], unknown["error_code"]) == ("nope", GROUP_ID_NOT_FOUND)

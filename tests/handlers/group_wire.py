@@ -41,6 +41,18 @@ def join(conn: Connection, group: str, version: int = 9, **kwargs: Any) -> dict[
     return conn.request(JOIN, version, join_body(group, **kwargs))
 
 
+def send_join(conn: Connection, group: str, version: int = 9, **kwargs: Any) -> None:
+    """A complete join whose answer waits (for a rebalance): the v4+ MEMBER_ID_REQUIRED round trip, then the
+    join itself sent, its answer left for `conn.receive(JOIN, version)`. In-process, `send` returns once the
+    join reached the coordinator; over a real socket, wait for the group to rebalance before moving time."""
+    first = conn.request(JOIN, version, join_body(group, **kwargs))
+    if first["error_code"] == 79:  # MEMBER_ID_REQUIRED
+        kwargs["member_id"] = first["member_id"]
+    else:
+        assert version < 4, first
+    conn.send(JOIN, version, join_body(group, **kwargs))
+
+
 def sync_body(group: str, member_id: str, generation: int, assignments: dict[str, bytes] | None = None, *,
               instance_id: str | None = None, protocol_type: str | None = "consumer",
               protocol_name: str | None = "range") -> dict[str, Any]:

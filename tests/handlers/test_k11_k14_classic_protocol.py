@@ -1,13 +1,16 @@
-"""JoinGroup, SyncGroup, Heartbeat and LeaveGroup: every version, the waits, the errors (in-process; two
-members pipelining their joins on one connection, and a second connection, through real sockets)."""
+"""JoinGroup, SyncGroup, Heartbeat and LeaveGroup: every version, the waits, the errors. The brokers run on a
+virtual clock, which the tests move past rebalance delays and timeouts (harness.advance); two members
+pipelining their joins on one connection, and a second connection, through real sockets."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
+from kemu.clock import VirtualClock
 from tests.handlers.group_wire import (
     DESCRIBE,
     HEARTBEAT,
@@ -19,10 +22,11 @@ from tests.handlers.group_wire import (
     heartbeat_body,
     join,
     join_body,
+    send_join,
     stable_single_member_group,
     sync_body,
 )
-from tests.handlers.harness import Broker, Connection, MakeBroker
+from tests.handlers.harness import Broker, Connection, MakeBroker, advance
 
 NOT_COORDINATOR, ILLEGAL_GENERATION, INCONSISTENT_GROUP_PROTOCOL = 16, 22, 23
 UNKNOWN_MEMBER_ID, INVALID_SESSION_TIMEOUT, REBALANCE_IN_PROGRESS = 25, 26, 27
@@ -31,7 +35,7 @@ MEMBER_ID_REQUIRED, FENCED_INSTANCE_ID = 79, 82
 
 @pytest.fixture
 def broker(make_broker: MakeBroker) -> Iterator[Broker]:
-    with make_broker(group_config()) as running:
+    with make_broker(group_config(), clock=VirtualClock()) as running:
         yield running
 
 
@@ -84,10 +88,16 @@ def test_invalid_session_timeout(conn: Connection) -> None:
 def test_two_members_on_one_connection_join_the_same_generation(make_broker: MakeBroker) -> None:
     """The first JoinGroup waits detached, so the connection's next request (the second member's join)
     reaches the coordinator; without that the second join would wait for the first."""
-    with make_broker(group_config(group_initial_rebalance_delay_ms=300)) as slow, slow.connect() as conn:
+    config = group_config(group_initial_rebalance_delay_ms=300)
+    with make_broker(config, clock=VirtualClock()) as slow, slow.connect() as conn, slow.connect() as watcher:
         find_coordinator(conn, "g")
         conn.send(JOIN, 3, join_body("g"))
         conn.send(JOIN, 3, join_body("g"))
+        wait_for_group(watcher, "g", "had both members", lambda group: len(group["members"]) == 2)
+        # group.initial.rebalance.delay.ms, extended once by the second arrival.
+        advance(slow, 300)
+        assert describe(watcher, "g")["group_state"] == "PreparingRebalance"
+        advance(slow, 300)
         _, first = conn.receive(JOIN, 3)
         _, second = conn.receive(JOIN, 3)
         assert first["error_code"] == second["error_code"] == 0
@@ -124,11 +134,20 @@ def test_heartbeat_errors(broker: Broker, conn: Connection) -> None:
         assert rejoined["generation_id"] == newcomer["generation_id"] == 2
 
 
-def wait_for_state(conn: Connection, group: str, state: str) -> None:
+def describe(conn: Connection, group: str) -> dict[str, Any]:
+    [described] = conn.request(DESCRIBE, 5, {"groups": [group]})["groups"]
+    return dict(described)
+
+
+def wait_for_group(conn: Connection, group: str, what: str, check: Callable[[dict[str, Any]], bool]) -> None:
     deadline = time.monotonic() + 10
-    while conn.request(DESCRIBE, 5, {"groups": [group]})["groups"][0]["group_state"] != state:
-        assert time.monotonic() < deadline, f"{group} never reached {state}"
+    while not check(describe(conn, group)):
+        assert time.monotonic() < deadline, f"{group} never {what}"
         time.sleep(0.01)
+
+
+def wait_for_state(conn: Connection, group: str, state: str) -> None:
+    wait_for_group(conn, group, f"reached {state}", lambda described: described["group_state"] == state)
 
 
 def test_sync_group_v5_needs_protocol_type_and_name(conn: Connection) -> None:
@@ -152,11 +171,14 @@ def test_leave_group_single_member_versions(conn: Connection, version: int) -> N
 
 
 @pytest.mark.parametrize("version", range(3, 6))
-def test_leave_group_batched_members(conn: Connection, version: int) -> None:
+def test_leave_group_batched_members(broker: Broker, conn: Connection, version: int) -> None:
     # The second join rebalances; the static member does not rejoin, and stays (static members leave only
     # by their session timeout or a LeaveGroup), so a short rebalance timeout ends the wait.
     static = join(conn, "g", instance_id="instance-1", session_timeout_ms=30_000, rebalance_timeout_ms=300)
-    dynamic = join(conn, "g", session_timeout_ms=30_000, rebalance_timeout_ms=300)
+    send_join(conn, "g", session_timeout_ms=30_000, rebalance_timeout_ms=300)
+    advance(broker, 300)
+    _, dynamic = conn.receive(JOIN, 9)
+    assert dynamic["error_code"] == 0
     answer = conn.request(LEAVE, version, {"group_id": "g", "members": [
         {"member_id": dynamic["member_id"], "group_instance_id": None, "reason": "bye"},
         {"member_id": "", "group_instance_id": "instance-1", "reason": None},
@@ -182,17 +204,14 @@ def test_static_member_rejoins_without_a_rebalance_and_fences_the_old_id(conn: C
 
 def test_session_timeout_removes_a_silent_member_on_the_brokers_clock(make_broker: MakeBroker) -> None:
     config = group_config(group_min_session_timeout_ms=100)
-    with make_broker(config) as broker, broker.connect() as conn:
+    with make_broker(config, clock=VirtualClock()) as broker, broker.connect() as conn:
         find_coordinator(conn, "g")
         joined = join(conn, "g", session_timeout_ms=300)
         conn.request(SYNC, 5, sync_body("g", joined["member_id"], 1, {joined["member_id"]: b"x"}))
-        deadline = time.monotonic() + 10
-        while True:
-            [described] = conn.request(DESCRIBE, 5, {"groups": ["g"]})["groups"]
-            if not described["members"]:
-                break
-            assert time.monotonic() < deadline, "the member was never removed"
-            time.sleep(0.02)
-        assert described["group_state"] == "Empty"
+        advance(broker, 250)
+        assert len(describe(conn, "g")["members"]) == 1
+        advance(broker, 100)
+        described = describe(conn, "g")
+        assert (described["group_state"], described["members"]) == ("Empty", [])
         answer = conn.request(HEARTBEAT, 4, heartbeat_body("g", joined["member_id"], 1))
         assert answer["error_code"] == UNKNOWN_MEMBER_ID

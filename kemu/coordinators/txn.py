@@ -23,6 +23,9 @@ TransactionStateManager and TransactionMarkerChannelManager are:
 - **Time.** "txn-timeouts" aborts transactions older than their timeout (with an epoch bump, fencing the
   stalled producer) and expires idle transactional ids; "producer-id-expiration" drops idle producers'
   state from every partition every `producer.id.expiration.check.interval.ms`.
+- **Crash points.** `crash_hook`, off by default, is called where a test may stop the broker dead inside the
+  two-phase commit (`CrashPoint`); a hook that stops it raises, so nothing after that point is written, and
+  the recovery on the next start is what finishes the transaction.
 - **Verification.** `verify_produce(...)` is the KIP-890 check a transactional
   Produce makes before it opens a transaction on a partition (`transaction.partition.verification.enable`).
 
@@ -34,7 +37,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from enum import StrEnum
 from typing import Any
 
 from kemu.broker.broker import Broker
@@ -73,6 +77,18 @@ _PRODUCE_TRANSACTION_ABORTABLE_VERSION = 11
 _FENCED = (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FENCED, ErrorCode.PRODUCER_FENCED)
 
 
+class CrashPoint(StrEnum):
+    """Where in marker writing a crash test may stop the broker (for a commit or an abort alike)."""
+
+    AFTER_PREPARE = "after-prepare"  # PrepareCommit/PrepareAbort is journaled; no marker is written yet
+    PARTIAL_MARKERS = "partial-markers"  # markers are written to some of the transaction's partitions only
+    BEFORE_COMPLETE = "before-complete"  # every marker is written; CompleteCommit/CompleteAbort is not journaled
+
+
+# Called with the point and the transactional id; it stops the broker by raising, or returns to go on.
+CrashHook = Callable[[CrashPoint, str], None]
+
+
 class TxnService:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
@@ -90,6 +106,7 @@ class TxnService:
         self._hold_markers = os.environ.get(HOLD_MARKERS_ENV, "").strip().lower() in {"1", "true", "yes"}
         # Partitions of a queued job still to be written, by transactional id (a retry writes only these).
         self._unwritten: dict[str, set[TopicPartition]] = {}
+        self.crash_hook: CrashHook | None = None
         self.coordinator.on_markers_queued = self._markers_queued
         self.coordinator.on_change = self.changed
         self._load()
@@ -188,8 +205,11 @@ class TxnService:
         retry = False
         for job in self.coordinator.take_marker_jobs():
             remaining = self._unwritten.setdefault(job.transactional_id, set(job.partitions))
-            results = self.write_markers(job.producer_id, job.producer_epoch, job.commit, job.coordinator_epoch,
-                                         sorted(remaining))
+            if self.crash_hook is None:
+                results = self.write_markers(job.producer_id, job.producer_epoch, job.commit, job.coordinator_epoch,
+                                             sorted(remaining))
+            else:
+                results = self._write_markers_with_crash_points(job, self.crash_hook, sorted(remaining))
             for tp, error in results.items():
                 if error is ErrorCode.NONE or error is ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
                     remaining.discard(tp)  # written, or its topic is gone: nothing left to mark
@@ -200,9 +220,24 @@ class TxnService:
             if remaining:
                 retry = True
                 continue
+            if self.crash_hook is not None:
+                self.crash_hook(CrashPoint.BEFORE_COMPLETE, job.transactional_id)
             self.coordinator.markers_written(job)
             self._unwritten.pop(job.transactional_id, None)
         return now_ms + _MARKER_RETRY_MS if retry else None
+
+    def _write_markers_with_crash_points(self, job: MarkerJob, hook: CrashHook,
+                                         partitions: list[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
+        if len(partitions) == len(job.partitions):
+            hook(CrashPoint.AFTER_PREPARE, job.transactional_id)
+        # One marker first, so that a crash between the two writes leaves the others unwritten.
+        results = self.write_markers(job.producer_id, job.producer_epoch, job.commit, job.coordinator_epoch,
+                                     partitions[:1])
+        if len(partitions) > 1:
+            hook(CrashPoint.PARTIAL_MARKERS, job.transactional_id)
+            results.update(self.write_markers(job.producer_id, job.producer_epoch, job.commit,
+                                              job.coordinator_epoch, partitions[1:]))
+        return results
 
     def write_markers(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
                       partitions: Iterable[TopicPartition]) -> dict[TopicPartition, ErrorCode]:

@@ -19,7 +19,8 @@ MakeBroker = Callable[..., Broker]
 
 # The internal topics' partition counts in the handler tests' brokers, 50 each by Kafka's default: creating
 # 100 partitions' files was most of what a test touching a group or a transaction cost. Coordinators hash
-# ids modulo these (the tests that check the defaults themselves use BrokerConfig's).
+# ids modulo these; the handler tests read them from the broker's config, and tests/broker and
+# tests/coordinators check the defaults of 50.
 INTERNAL_TOPIC_PARTITIONS = 5
 
 

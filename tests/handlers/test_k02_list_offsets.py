@@ -15,7 +15,8 @@ T0 = 1_700_000_000_000
 
 
 def list_offsets(conn: Connection, wanted: list[tuple[str, int, int]], *, version: int = 10,
-                 isolation_level: int = 0, replica_id: int = -1, current_leader_epoch: int = -1) -> list[dict[str, Any]]:
+                 isolation_level: int = 0, replica_id: int = -1,
+                 current_leader_epoch: int = -1) -> list[dict[str, Any]]:
     topics: dict[str, list[dict[str, Any]]] = {}
     for name, index, timestamp in wanted:
         topics.setdefault(name, []).append({"partition_index": index, "timestamp": timestamp,

@@ -149,7 +149,8 @@ def test_add_partitions_client_form(broker: Broker, conn: Connection, topics: No
     pid = p["producer_id"]
     assert add_partitions(conn, "t", pid, 0, {"a": [0, 1], "b": [0]}, version) == {
         ("a", 0): 0, ("a", 1): 0, ("b", 0): 0}
-    assert broker.call(lambda: broker.coordinators.txn.coordinator.txns["t"].partitions) == {("a", 0), ("a", 1), ("b", 0)}
+    added = broker.call(lambda: broker.coordinators.txn.coordinator.txns["t"].partitions)
+    assert added == {("a", 0), ("a", 1), ("b", 0)}
     # One missing partition: nothing is added, the rest are not attempted.
     assert add_partitions(conn, "t", pid, 0, {"a": [2, 7], "nope": [0]}, version) == {
         ("a", 2): E.OPERATION_NOT_ATTEMPTED, ("a", 7): E.UNKNOWN_TOPIC_OR_PARTITION,

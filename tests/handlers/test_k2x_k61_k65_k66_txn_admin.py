@@ -73,9 +73,11 @@ def test_list_transactions_filters(broker: Broker, conn: Connection, topics: Non
     settle(broker)
     init(conn, "c")
 
-    def listed(states: tuple[str, ...] = (), pids: tuple[int, ...] = (), duration: int = -1) -> tuple[dict[str, str], list[str]]:
-        body = conn.request(LIST_TRANSACTIONS, version, {"state_filters": list(states), "producer_id_filters": list(pids),
-                                                        "duration_filter": duration})
+    def listed(states: tuple[str, ...] = (), pids: tuple[int, ...] = (),
+               duration: int = -1) -> tuple[dict[str, str], list[str]]:
+        body = conn.request(LIST_TRANSACTIONS, version, {"state_filters": list(states),
+                                                         "producer_id_filters": list(pids),
+                                                         "duration_filter": duration})
         assert body["error_code"] == 0
         return ({t["transactional_id"]: t["transaction_state"] for t in body["transaction_states"]},
                 body["unknown_state_filters"])

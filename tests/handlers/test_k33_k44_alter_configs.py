@@ -76,7 +76,8 @@ def test_validate_only(conn: Connection, broker: Broker) -> None:
 
 
 @pytest.mark.parametrize(("ops", "code", "message"), [
-    ((("retention.ms", 2, "1"),), ErrorCode.INVALID_CONFIG, "Can't APPEND to key retention.ms because its type is not LIST."),
+    ((("retention.ms", 2, "1"),), ErrorCode.INVALID_CONFIG,
+     "Can't APPEND to key retention.ms because its type is not LIST."),
     ((("bogus", 0, "1"),), ErrorCode.INVALID_CONFIG, "Unknown topic config name: bogus"),
     ((("segment.bytes", 0, "1"),), ErrorCode.INVALID_CONFIG,
      "Invalid value 1 for configuration segment.bytes: Value must be at least 1048576"),

@@ -42,7 +42,8 @@ MIB = 1024 * 1024
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mode", choices=("throughput", "txn"), default="throughput")
+    parser.add_argument("--mode", choices=("throughput", "txn", "testing"), default="throughput",
+                        help="testing: the in-process broker's start and reset (benchmarks/testing.py; no peers)")
     parser.add_argument("--brokers", default=",".join(BROKER_KEYS),
                         help="comma-separated subset of kemu,tansu,mock (default: all three)")
     parser.add_argument("--records-100b", type=int, default=200_000, help="records of 100 B per workload")
@@ -338,6 +339,11 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.mode == "testing":
+        # No peer has an in-process broker to compare with: kemu's own figures, with their goals.
+        from benchmarks import testing
+
+        return testing.main([] if args.json is None else ["--json", args.json])
     definitions = definitions_for(args)
     started = time.perf_counter()
     semantics: dict[str, str] = {}

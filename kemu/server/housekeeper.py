@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import trio
 
 from kemu.broker.broker import Broker
@@ -9,7 +11,12 @@ from kemu.broker.broker import Broker
 _IDLE_CHECK_S = 1.0  # a real clock moves without telling anyone: look again at least this often
 
 
-async def run_housekeeper(broker: Broker, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+async def run_housekeeper(broker: Broker | Callable[[], Broker], *,
+                          task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    """Run `broker`'s due timers until cancelled. Given a function instead, drive whichever core it returns
+    at each round (a server whose core is swapped between tests wakes this task through the old core's
+    `housekeeping.wake()` when it swaps)."""
+    current = _fixed(broker) if isinstance(broker, Broker) else broker
     woken = trio.Event()
 
     def wake() -> None:
@@ -24,21 +31,37 @@ async def run_housekeeper(broker: Broker, *, task_status: trio.TaskStatus[None] 
         except trio.RunFinishedError:
             pass
 
-    broker.housekeeping.set_waker(wake)
-    add_listener = getattr(broker.clock, "add_listener", None)
-    if add_listener is not None:
-        add_listener(wake_from_clock)
-    task_status.started()
+    driven: Broker | None = None
     try:
         while True:
             woken = trio.Event()
-            next_due = broker.housekeeping.run_due()
+            core = current()
+            if core is not driven:
+                if driven is not None:
+                    _stop_listening(driven, wake_from_clock)
+                driven = core
+                core.housekeeping.set_waker(wake)
+                add_listener = getattr(core.clock, "add_listener", None)
+                if add_listener is not None:
+                    add_listener(wake_from_clock)
+                task_status.started()
+                task_status = trio.TASK_STATUS_IGNORED
+            next_due = core.housekeeping.run_due()
             delay = _IDLE_CHECK_S
             if next_due is not None:
-                delay = min(delay, max(0.0, (next_due - broker.clock.now_ms()) / 1000))
+                delay = min(delay, max(0.0, (next_due - core.clock.now_ms()) / 1000))
             with trio.move_on_after(delay):
                 await woken.wait()
     finally:
-        remove = getattr(broker.clock, "remove_listener", None)
-        if remove is not None and add_listener is not None:
-            remove(wake_from_clock)
+        if driven is not None:
+            _stop_listening(driven, wake_from_clock)
+
+
+def _fixed(broker: Broker) -> Callable[[], Broker]:
+    return lambda: broker
+
+
+def _stop_listening(broker: Broker, listener: Callable[[int], None]) -> None:
+    remove = getattr(broker.clock, "remove_listener", None)
+    if remove is not None:
+        remove(listener)

@@ -25,8 +25,60 @@ log = logging.getLogger("kemu.server")
 BACKLOG = 128
 
 
+class ServedCore:
+    """The core a server serves, which can be swapped for another while the server listens.
+
+    A test session keeps one server (and so one port, the bootstrap address its clients were given) and
+    swaps in an empty core between tests rather than paying for a new listener. Each new connection is
+    served by the core in place when it arrives, and the housekeeper drives whichever core is in place.
+    Touched only on the server's Trio thread."""
+
+    def __init__(self, broker: Broker, coordinators: Coordinators | None = None) -> None:
+        self.broker = broker
+        self.coordinators = Coordinators(broker) if coordinators is None else coordinators
+        self._generation = _Generation()
+
+    def swap(self, broker: Broker, coordinators: Coordinators | None = None) -> trio.Event:
+        """Serve `broker` from now on. The connections of the core it replaces are closed (a client of that
+        core must not reach this one); the event is set once they have all ended, after which nothing of
+        the server touches the old core any more."""
+        old = self.broker
+        # The new core listens where the old one did, so it must advertise the same endpoint.
+        broker.bound_port, broker.hostname = old.bound_port, old.hostname
+        self.broker = broker
+        self.coordinators = Coordinators(broker) if coordinators is None else coordinators
+        retired, self._generation = self._generation, _Generation()
+        retired.close()
+        # The housekeeper waits on the old core's waker: wake it, and it finds the new core.
+        old.housekeeping.wake()
+        return retired.ended
+
+
+class _Generation:
+    """The connections served by one core."""
+
+    def __init__(self) -> None:
+        self.scopes: set[trio.CancelScope] = set()
+        self.closed = False
+        self.ended = trio.Event()
+
+    def close(self) -> None:
+        self.closed = True
+        for scope in self.scopes:
+            scope.cancel()
+        self._check_ended()
+
+    def leave(self, scope: trio.CancelScope) -> None:
+        self.scopes.discard(scope)
+        self._check_ended()
+
+    def _check_ended(self) -> None:
+        if self.closed and not self.scopes:
+            self.ended.set()
+
+
 async def serve(
-    broker: Broker,
+    broker: Broker | ServedCore,
     host: str,
     port: int,
     *,
@@ -37,25 +89,31 @@ async def serve(
 ) -> None:
     """Serve the Kafka protocol on host:port until cancelled; reports the bound port once listening.
 
-    `coordinators` are the broker's (made here when not given: a broker restarted on its data recovers
-    them before it listens). `hooks` may intervene in and observe every request (kemu.server.hooks)."""
+    `broker` is a core, or a `ServedCore` whose core the caller may swap while this serves. `coordinators`
+    are the broker's (made here when not given: a broker restarted on its data recovers them before it
+    listens). `hooks` may intervene in and observe every request (kemu.server.hooks)."""
     table = all_handlers() if handlers is None else handlers
-    coordinated = Coordinators(broker) if coordinators is None else coordinators
+    served = broker if isinstance(broker, ServedCore) else ServedCore(broker, coordinators)
     listeners = await open_listeners(host, port)
     bound = listeners[0].socket.getsockname()[1]
-    broker.bound_port = bound
-    broker.hostname = socket.gethostname()
+    served.broker.bound_port = bound
+    served.broker.hostname = socket.gethostname()
 
     async def connection(stream: trio.SocketStream) -> None:
-        try:
-            await Connection(stream, broker, coordinated, table, hooks).run()
-        except Exception:
-            # No input may take the broker down: a connection's failure ends that connection only.
-            log.exception("connection failed")
+        generation, core, coordinated = served._generation, served.broker, served.coordinators
+        with trio.CancelScope() as scope:
+            generation.scopes.add(scope)
+            try:
+                await Connection(stream, core, coordinated, table, hooks).run()
+            except Exception:
+                # No input may take the broker down: a connection's failure ends that connection only.
+                log.exception("connection failed")
+            finally:
+                generation.leave(scope)
 
     try:
         async with trio.open_nursery() as nursery:
-            await nursery.start(run_housekeeper, broker)
+            await nursery.start(run_housekeeper, lambda: served.broker)
             await nursery.start(trio.serve_listeners, connection, listeners)
             log.info("listening on %s port %d", host, bound)
             task_status.started(bound)

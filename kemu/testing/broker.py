@@ -11,15 +11,23 @@ It is ready when the constructor returns, and gone — listener, connections, ho
 `close()` returns. `restart()` stops it cleanly and starts it again on the same data and port (what a
 restart test needs), `kill()` stops it without the clean shutdown (no final producer snapshots, nothing
 closed in order: what recovery after `kill -9` sees), `reset()` empties it between tests.
+
+The calls of the handle are safe from an asyncio or Trio test function too: each hands its work to the
+broker's loop and waits for it, which takes a few tens of microseconds (benchmarks/testing.py measures
+it), so the test's own loop is held no longer than by any other short synchronous call.
 """
 
 from __future__ import annotations
 
+import os
+import queue
 import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -37,6 +45,7 @@ from kemu.coordinators import Coordinators
 from kemu.log import FetchIsolation
 from kemu.server import serve
 from kemu.server.hooks import RequestHooks
+from kemu.server.listener import ServedCore
 from kemu.testing.clock import TestClock
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import NewRecord, build_batch
@@ -44,6 +53,7 @@ from kemu.wire.records import NewRecord, build_batch
 T = TypeVar("T")
 
 _START_TIMEOUT_S = 30.0
+_CALL_PATIENCE_S = 1.0  # how often a waiting call checks that the broker's thread is still there
 
 
 class BrokerError(Exception):
@@ -75,6 +85,7 @@ class Broker:
                  data_dir: str | Path | None = None, host: str = "127.0.0.1", port: int = 0,
                  node_id: int = 1) -> None:
         self.clock = TestClock(frozen=virtual_clock)
+        self._virtual_clock = virtual_clock
         self._settings = dict(config or {})
         self._host = host
         self._port = port
@@ -87,6 +98,10 @@ class Broker:
         self._token: trio.lowlevel.TrioToken | None = None
         self._scope: trio.CancelScope | None = None
         self._error: BaseException | None = None
+        self._served: ServedCore | None = None
+        self._nursery: trio.Nursery | None = None
+        self._janitor = _Janitor(f"kemu-janitor-{node_id}")
+        self._spare: Future[_Spare] | None = None
         # One set of hooks for the handle's life: what a test registers survives restart() and kill().
         self.hooks = RequestHooks()
         self.core: CoreBroker
@@ -95,11 +110,11 @@ class Broker:
 
     # ---- life ----------------------------------------------------------------------------------------
     def _start(self) -> None:
-        config = BrokerConfig(node_id=self._node_id, host=self._host, port=self._port, data_dir=str(self.data_dir))
-        apply_properties(config, self._settings)
+        config = self._config(self.data_dir)
         cluster_id = meta_properties.load_or_format(self.data_dir, config.node_id, None)
         self.core = CoreBroker(config, self.clock, cluster_id)
         self.coordinators = Coordinators(self.core)
+        self._served = ServedCore(self.core, self.coordinators)
         ready = threading.Event()
         self._error = None
 
@@ -123,10 +138,17 @@ class Broker:
         with trio.CancelScope() as scope:
             self._scope = scope
             async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                served = self._served
+                assert served is not None
                 await nursery.start(lambda task_status: serve(
-                    self.core, self._host, self._port, coordinators=self.coordinators, hooks=self.hooks,
-                    task_status=task_status))
+                    served, self._host, self._port, hooks=self.hooks, task_status=task_status))
                 ready.set()
+
+    def _config(self, data_dir: Path) -> BrokerConfig:
+        config = BrokerConfig(node_id=self._node_id, host=self._host, port=self._port, data_dir=str(data_dir))
+        apply_properties(config, self._settings)
+        return config
 
     def _stop(self) -> None:
         thread, token, scope = self._thread, self._token, self._scope
@@ -140,7 +162,7 @@ class Broker:
         thread.join(_START_TIMEOUT_S)
         if thread.is_alive():
             raise RuntimeError("the kemu broker did not stop")
-        self._thread = self._token = self._scope = None
+        self._thread = self._token = self._scope = self._nursery = None
 
     def restart(self) -> None:
         """Stop cleanly and start again on the same data and port: what a broker restart looks like."""
@@ -154,11 +176,68 @@ class Broker:
         self._stop()
         self._start()
 
+    def reset(self) -> None:
+        """Empty the broker for the next test, on the same port (a session's clients keep their bootstrap
+        address): no topics, groups, transactions, producer state or dynamic configs, a new `clock` (on
+        real time unless the broker was made with `virtual_clock`), the same settings. Connections to the
+        broker as it was are closed, so a previous test's clients never reach the empty one. Takes well
+        under a millisecond: the empty core is made ahead of time on a thread of the handle's own, which
+        also closes and deletes the old one's files, off the test's path."""
+        spare = self._take_spare()
+        old, old_dir, own_dir = self.core, self.data_dir, self._own_dir
+        # A subclass may advertise another endpoint than it listens on (kemu serve); the new core must too.
+        spare.core.config.advertised_host = old.config.advertised_host
+        spare.core.config.advertised_port = old.config.advertised_port
+        if self._virtual_clock:
+            spare.clock.freeze()  # made running, so that virtual time starts now rather than when it was made
+
+        def swap() -> None:
+            assert self._served is not None and self._nursery is not None
+            self.core, self.coordinators, self.clock = spare.core, spare.coordinators, spare.clock
+            ended = self._served.swap(spare.core, spare.coordinators)
+            self._nursery.start_soon(self._retire, old, ended, old_dir, own_dir)
+
+        self.call(swap)
+        self.data_dir, self._own_dir = spare.data_dir, True
+        self._spare = self._janitor.run(self._make_spare)
+
+    def _make_spare(self) -> _Spare:
+        """An empty core, not yet served. Nothing else holds it, so any thread may make it."""
+        data_dir = Path(tempfile.mkdtemp(prefix="kemu-test-"))
+        config = self._config(data_dir)
+        cluster_id = meta_properties.load_or_format(data_dir, config.node_id, self.core.cluster_id)
+        clock = TestClock()
+        core = CoreBroker(config, clock, cluster_id)
+        coordinators = Coordinators(core)
+        # Otherwise made on the broker's thread by the first request (or handle call) that needs them.
+        _ = coordinators.groups, coordinators.txn
+        return _Spare(core, coordinators, clock, data_dir)
+
+    def _take_spare(self) -> _Spare:
+        spare, self._spare = self._spare, None
+        if spare is not None and spare.done() and spare.exception() is None:
+            return spare.result()
+        if spare is not None:
+            # Still being made (resets back to back), or failed: making one here is quicker than waiting.
+            self._janitor.run(lambda: _forget_spare(spare))
+        return self._make_spare()
+
+    async def _retire(self, old: CoreBroker, ended: trio.Event, directory: Path, own: bool) -> None:
+        try:
+            await ended.wait()
+        finally:
+            # Also when the broker stops first: its connections are going too, and the files must go.
+            self._janitor.run(lambda: _discard(old, directory, own))
+
     def close(self) -> None:
         self._stop()
         self.core.close()
         if self._own_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            self._janitor.run(lambda: _forget_spare(spare))
+        self._janitor.close()
 
     def __enter__(self) -> Broker:
         return self
@@ -180,9 +259,31 @@ class Broker:
     # ---- the core, on its own thread ----------------------------------------------------------------------
     def call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run `fn(*args)` on the broker's Trio thread and return its result (or raise its exception)."""
-        if self._token is None:
+        token, thread = self._token, self._thread
+        if token is None or thread is None:
             raise RuntimeError("the kemu broker is not running")
-        return trio.from_thread.run_sync(fn, *args, trio_token=self._token)
+        if threading.current_thread() is thread:
+            return fn(*args)  # already on the broker's loop (a hook, a fault script)
+        # A handoff that works from any thread, including one running a Trio loop of its own (a trio test),
+        # where trio.from_thread refuses.
+        answer: Future[T] = Future()
+
+        def run() -> None:
+            try:
+                answer.set_result(fn(*args))
+            except BaseException as exc:  # raised in the caller's thread instead of crashing the loop
+                answer.set_exception(exc)
+
+        try:
+            token.run_sync_soon(run)
+        except trio.RunFinishedError:
+            raise RuntimeError("the kemu broker is not running") from self._error
+        while True:
+            try:
+                return answer.result(timeout=_CALL_PATIENCE_S)
+            except TimeoutError:
+                if not thread.is_alive():
+                    raise RuntimeError("the kemu broker stopped") from self._error
 
     def advance(self, seconds: float) -> None:
         """Move the broker's clock and fire, before returning, everything that fell due."""
@@ -226,6 +327,32 @@ class Broker:
 
         return self.call(read)
 
+    def summary(self) -> str:
+        """What the broker holds, in a few lines: where it listens, its clock, and each topic's partitions
+        with their end offsets (and last stable offsets, where an open transaction holds readers back).
+        The pytest plugin adds it to a failed test's report."""
+        def collect() -> list[str]:
+            lines: list[str] = []
+            for topic in sorted(self.core.topics, key=lambda t: (t.is_internal, t.name)):
+                opened = [p for p in topic.partitions if p.is_open]
+                ends = [p.log.log_end_offset for p in opened]
+                if topic.is_internal:
+                    lines.append(f"  {topic.name}: {len(topic.partitions)} partitions, {sum(ends)} records in all")
+                    continue
+                line = f"  {topic.name}: {len(topic.partitions)} partition{'s' * (len(topic.partitions) != 1)}, " \
+                       f"end offsets {', '.join(map(str, ends))}"
+                stable = [p.last_stable_offset for p in opened]
+                if stable != [p.log.high_watermark for p in opened]:
+                    line += f" (last stable {', '.join(map(str, stable))})"
+                lines.append(line)
+            return lines
+
+        topics = self.call(collect)
+        when = datetime.fromtimestamp(self.clock.now_ms() / 1000, UTC).isoformat(timespec="milliseconds")
+        head = f"kemu broker at {self.bootstrap_servers}, data in {self.data_dir}, " \
+               f"clock {'frozen' if self.clock.frozen else 'running'} at {when}"
+        return "\n".join([head, f"topics ({len(topics)}):" if topics else "no topics", *topics])
+
     def _partition(self, topic: str, index: int) -> Partition:
         found = self.core.partition(topic, index)
         if found is None:
@@ -256,3 +383,85 @@ def _records_of(partition: Partition, read_committed: bool) -> list[Record]:
                 out.append(Record(partition.topic, partition.index, record.offset, record.key, record.value,
                                   record.headers, record.timestamp))
     return out
+
+
+class _Janitor:
+    """A thread of the handle's own for the file work a reset leaves behind, started on first use."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def run(self, job: Callable[[], T]) -> Future[T]:
+        done: Future[T] = Future()
+
+        def step() -> None:
+            try:
+                done.set_result(job())
+            except BaseException as exc:
+                done.set_exception(exc)
+
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name=self._name, daemon=True)
+                self._thread.start()
+            self._jobs.put(step)
+        return done
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            job()
+
+    def close(self) -> None:
+        """Finish the jobs queued so far and end the thread."""
+        with self._lock:
+            thread, self._thread = self._thread, None
+            if thread is not None:
+                self._jobs.put(None)
+        if thread is not None:
+            thread.join(_START_TIMEOUT_S)
+
+
+@dataclass(frozen=True, slots=True)
+class _Spare:
+    core: CoreBroker
+    coordinators: Coordinators
+    clock: TestClock
+    data_dir: Path
+
+
+def _forget_spare(spare: Future[_Spare]) -> None:
+    if spare.exception() is None:
+        made = spare.result()
+        _discard(made.core, made.data_dir, own=True)
+
+
+def _discard(core: CoreBroker, directory: Path, own: bool) -> None:
+    """Close a retired core's files and delete its data. Deleted first, so that closing finds no directory
+    to write its final producer snapshots into: they would be deleted at once."""
+    _delete_contents(directory)
+    try:
+        core.close()
+    except OSError:
+        pass  # a file it meant to write on the way out had nowhere to go: nothing is kept anyway
+    if own:
+        shutil.rmtree(directory, ignore_errors=True)
+    else:
+        _delete_contents(directory)  # the caller's directory stays, empty
+
+
+def _delete_contents(directory: Path) -> None:
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                pass

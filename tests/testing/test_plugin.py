@@ -71,6 +71,21 @@ def test_kemu_broker_session_is_one_broker_emptied_before_each_test(pytester: py
     pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=2)
 
 
+def test_kemu_broker_session_comes_back_after_a_test_left_it_stopped(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        seen = []
+
+        def test_stops_it(kemu_broker_session):
+            seen.append(kemu_broker_session.port)
+            kemu_broker_session._stop()  # as a crash fault leaves it: the broker's thread gone
+
+        def test_next(kemu_broker_session):
+            assert kemu_broker_session.port == seen[0]
+            kemu_broker_session.create_topic("orders")
+    """)
+    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=2)
+
+
 def test_kemu_broker_factory_makes_brokers_and_closes_them_all(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("""
         import socket

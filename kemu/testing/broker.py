@@ -90,10 +90,10 @@ class Broker:
         self._host = host
         self._port = port
         self._node_id = node_id
+        # Refuse a bad setting here, in the test's thread, with Kafka's message (and before making a directory).
+        apply_properties(BrokerConfig(), self._settings)
         self._own_dir = data_dir is None
         self.data_dir = Path(tempfile.mkdtemp(prefix="kemu-test-") if data_dir is None else data_dir)
-        # Refuse a bad setting here, in the test's thread, with Kafka's message.
-        apply_properties(BrokerConfig(), self._settings)
         self._thread: threading.Thread | None = None
         self._token: trio.lowlevel.TrioToken | None = None
         self._scope: trio.CancelScope | None = None
@@ -197,7 +197,11 @@ class Broker:
             ended = self._served.swap(spare.core, spare.coordinators)
             self._nursery.start_soon(self._retire, old, ended, old_dir, own_dir)
 
-        self.call(swap)
+        try:
+            self.call(swap)
+        except BaseException:
+            self._janitor.run(lambda: _discard(spare.core, spare.data_dir, own=True))
+            raise
         self.data_dir, self._own_dir = spare.data_dir, True
         self._spare = self._janitor.run(self._make_spare)
 

@@ -4,6 +4,7 @@ deleted off the test's path, a fresh clock; and the handle's calls from inside o
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -81,6 +82,24 @@ def test_reset_deletes_the_old_data_off_the_tests_path_and_leaves_no_thread() ->
         broker.reset()
     assert not first.exists() and not second_last.exists() and not broker.data_dir.exists()
     assert threading.active_count() == threads
+
+
+def test_no_directory_is_left_behind_not_even_by_a_refused_setting_or_a_failed_reset(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the handle makes its directories
+    with pytest.raises(Exception, match="num.partitions"):
+        Broker(config={"num.partitions": "zero"})
+    broker = Broker()
+    broker.create_topic("t")
+    broker.reset()
+    broker.reset()
+    broker._stop()  # as a crash leaves it: the broker's thread gone
+    with pytest.raises(RuntimeError, match="not running"):
+        broker.reset()
+    broker.kill()
+    broker.reset()
+    broker.close()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_reset_empties_a_data_dir_the_test_gave_and_leaves_it(tmp_path: Path) -> None:

@@ -19,11 +19,13 @@ it), so the test's own loop is held no longer than by any other short synchronou
 
 from __future__ import annotations
 
+import logging
 import os
 import queue
 import shutil
 import tempfile
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -42,15 +44,23 @@ from kemu.broker.broker_configs import apply_properties
 from kemu.broker.config import BrokerConfig
 from kemu.broker.partition import Partition
 from kemu.coordinators import Coordinators
+from kemu.coordinators.txn import CrashPoint
+from kemu.handlers import Handler
+from kemu.handlers.context import RequestContext
 from kemu.log import FetchIsolation
 from kemu.server import serve
-from kemu.server.hooks import RequestHooks
+from kemu.server.hooks import Intervention, RequestHooks
 from kemu.server.listener import ServedCore
 from kemu.testing.clock import TestClock
+from kemu.testing.faults import BrokerCrashed, Faults
+from kemu.testing.transcript import Transcript
+from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import NewRecord, build_batch
 
 T = TypeVar("T")
+
+log = logging.getLogger("kemu.testing")
 
 _START_TIMEOUT_S = 30.0
 _CALL_PATIENCE_S = 1.0  # how often a waiting call checks that the broker's thread is still there
@@ -104,8 +114,13 @@ class Broker:
         self._spare: Future[_Spare] | None = None
         # One set of hooks for the handle's life: what a test registers survives restart() and kill().
         self.hooks = RequestHooks()
+        self.faults = Faults()
+        self.transcript = Transcript(topic_names=self._topic_name)
+        self._crashed = False
+        self.hooks.intercept(self._intercept)
+        self.hooks.observe(self.transcript.observe)
         self.core: CoreBroker
-        self.coordinators: Coordinators
+        self._coordinators: Coordinators
         self._start()
 
     # ---- life ----------------------------------------------------------------------------------------
@@ -117,6 +132,7 @@ class Broker:
         self._served = ServedCore(self.core, self.coordinators)
         ready = threading.Event()
         self._error = None
+        self._crashed = False
 
         def run() -> None:
             try:
@@ -165,9 +181,11 @@ class Broker:
         self._thread = self._token = self._scope = self._nursery = None
 
     def restart(self) -> None:
-        """Stop cleanly and start again on the same data and port: what a broker restart looks like."""
+        """Stop cleanly and start again on the same data and port: what a broker restart looks like.
+        After a crash point there is nothing left to stop cleanly: the core is left as the crash left it."""
         self._stop()
-        self.core.close()
+        if not self._crashed:
+            self.core.close()
         self._start()
 
     def kill(self) -> None:
@@ -249,6 +267,44 @@ class Broker:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+    # ---- faults -------------------------------------------------------------------------------------------
+    @property
+    def coordinators(self) -> Coordinators:
+        return self._coordinators
+
+    @coordinators.setter
+    def coordinators(self, coordinators: Coordinators) -> None:
+        # Every core the handle serves (started, restarted or reset) reaches the crash points.
+        coordinators.txn.crash_hook = self._crash_point
+        self._coordinators = coordinators
+
+    @property
+    def crashed(self) -> bool:
+        """True once a crash fault has stopped the broker — its thread gone, so the test may read the core
+        as the crash left it — until restart() or kill() brings it back."""
+        thread = self._thread
+        return self._crashed and (thread is None or not thread.is_alive())
+
+    def _intercept(self, ctx: RequestContext, handler: Handler, request: Request) -> Intervention | None:
+        if self._crashed:
+            # Stopping dead: a request that arrives while the loop winds down must not reach the core.
+            return Intervention(drop_before=True)
+        return self.faults.intercept(ctx, handler, request)
+
+    def _crash_point(self, point: CrashPoint, transactional_id: str) -> None:
+        if self.faults.crash_at(point, transactional_id) is None:
+            return
+        log.warning("crash point %s reached for transactional id %r: stopping the broker dead", point.value,
+                    transactional_id)
+        self._crashed = True
+        if self._scope is not None:
+            self._scope.cancel()
+        raise BrokerCrashed(point, transactional_id)
+
+    def _topic_name(self, topic_id: uuid.UUID) -> str | None:
+        found = self.core.topics.by_id(topic_id)
+        return None if found is None else found.name
 
     # ---- where clients connect ----------------------------------------------------------------------------
     @property

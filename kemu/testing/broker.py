@@ -51,8 +51,10 @@ from kemu.log import FetchIsolation
 from kemu.server import serve
 from kemu.server.hooks import Intervention, RequestHooks
 from kemu.server.listener import ServedCore
+from kemu.testing.checker import ExactlyOnceChecker
 from kemu.testing.clock import TestClock
 from kemu.testing.faults import BrokerCrashed, Faults
+from kemu.testing.inspector import Inspection, inspect
 from kemu.testing.transcript import Transcript
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -119,6 +121,9 @@ class Broker:
         self._crashed = False
         self.hooks.intercept(self._intercept)
         self.hooks.observe(self.transcript.observe)
+        # One checker for the handle's life too: a violation seen before a restart is still reported after.
+        self.checker = ExactlyOnceChecker()
+        self.hooks.observe(self.checker.observe)
         self.core: CoreBroker
         self._coordinators: Coordinators
         self._start()
@@ -128,6 +133,7 @@ class Broker:
         config = self._config(self.data_dir)
         cluster_id = meta_properties.load_or_format(self.data_dir, config.node_id, None)
         self.core = CoreBroker(config, self.clock, cluster_id)
+        self.checker.attach(self.core)
         self.coordinators = Coordinators(self.core)
         self._served = ServedCore(self.core, self.coordinators)
         ready = threading.Event()
@@ -212,6 +218,8 @@ class Broker:
         def swap() -> None:
             assert self._served is not None and self._nursery is not None
             self.core, self.coordinators, self.clock = spare.core, spare.coordinators, spare.clock
+            self.checker.clear()
+            self.checker.attach(spare.core)
             ended = self._served.swap(spare.core, spare.coordinators)
             self._nursery.start_soon(self._retire, old, ended, old_dir, own_dir)
 
@@ -344,6 +352,10 @@ class Broker:
             except TimeoutError:
                 if not thread.is_alive():
                     raise RuntimeError("the kemu broker stopped") from self._error
+
+    def inspect(self) -> Inspection:
+        """The broker's state and the exactly-once checker's violations, as of now (kemu.testing.inspector)."""
+        return self.call(lambda: inspect(self.core, self.coordinators))
 
     def advance(self, seconds: float) -> None:
         """Move the broker's clock and fire, before returning, everything that fell due."""

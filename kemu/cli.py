@@ -2,7 +2,11 @@
 
 Once it accepts connections it prints exactly one line to stdout, `kemu serving on HOST:PORT` (the
 advertised bootstrap address; with --port 0 the real bound port), which scripts and test harnesses wait
-for. Imports are deferred into the command so `--help` and start-up stay quick.
+for; with `--control-port` a second one follows, `kemu control on HOST:PORT`, once the control endpoint
+(kemu.testing.control) answers too. Imports are deferred into the command so `--help` and start-up stay
+quick.
+
+`kemu inspect` prints a running `kemu serve --control-port`'s inspection: tables, or JSON with --json.
 """
 
 from __future__ import annotations
@@ -10,10 +14,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import trio
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,6 +34,16 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
                        help="a Kafka broker setting, as kafka-server-start's --override "
                             "(e.g. group.initial.rebalance.delay.ms=0); may be repeated")
+    serve.add_argument("--control-port", type=int, default=None, metavar="PORT",
+                       help="also serve the control endpoint (HTTP/JSON: clock, faults, inspect, restart, "
+                            "topics, records) on the listen host at PORT; 0 picks a free one (default: off)")
+    serve.add_argument("--transcript", default=None, metavar="FILE",
+                       help="write every request and response the broker serves to FILE, one JSON line each")
+    inspect = commands.add_parser("inspect", help="show a running broker's state, from its control endpoint")
+    inspect.add_argument("--control", default=None, metavar="HOST:PORT",
+                         help="the control endpoint of a `kemu serve --control-port` "
+                              "(default: $KEMU_CONTROL, else 127.0.0.1:9093)")
+    inspect.add_argument("--json", action="store_true", help="print the inspection as JSON instead of tables")
     return parser
 
 
@@ -41,6 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
         return serve_command(args)
+    if args.command == "inspect":
+        return inspect_command(args)
     return 2
 
 
@@ -89,46 +101,49 @@ def serve_command(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace, data_dir: str, overrides: dict[str, str]) -> None:
-    import logging
+    # The process runs through the in-process handle (kemu.testing), so everything the control endpoint
+    # offers — a clock to advance, restart in-process, faults — is the handle's own.
+    from kemu.testing.serving import ServeOptions, serve_until_signalled
 
-    import trio
+    options = ServeOptions(host=args.host, port=args.port, data_dir=data_dir, settings=overrides,
+                           advertised_host=args.advertised_host, advertised_port=args.advertised_port,
+                           node_id=args.node_id, control_port=args.control_port,
+                           temporary_data_dir=args.data_dir is None)
+    if args.transcript is None:
+        await serve_until_signalled(options)
+        return
+    from kemu.testing.transcript import JsonLinesFile
 
-    from kemu.broker import meta_properties
-    from kemu.broker.broker import Broker
-    from kemu.broker.broker_configs import apply_properties
-    from kemu.broker.config import BrokerConfig
-    from kemu.clock import SystemClock
-    from kemu.server import serve
-
-    config = BrokerConfig(node_id=args.node_id, host=args.host, port=args.port,
-                          advertised_host=args.advertised_host, advertised_port=args.advertised_port,
-                          data_dir=data_dir)
-    apply_properties(config, overrides)
-    cluster_id = meta_properties.load_or_format(data_dir, config.node_id, None)
-    logging.getLogger("kemu").info("data directory %s%s, cluster id %s, node id %d", data_dir,
-                                   "" if args.data_dir else " (temporary)", cluster_id, config.node_id)
-    broker = Broker(config, SystemClock(), cluster_id)
+    transcript = JsonLinesFile(args.transcript)
     try:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(_cancel_on_signals, nursery.cancel_scope)
-            await nursery.start(serve, broker, args.host, args.port)
-            host, port = broker.advertised_endpoint()
-            shown = f"[{host}]" if ":" in host else host
-            print(f"kemu serving on {shown}:{port}", flush=True)
+        await serve_until_signalled(options, on_ready=lambda broker: transcript.attach(broker.transcript, broker.call))
     finally:
-        broker.close()
+        transcript.close()
 
 
-async def _cancel_on_signals(scope: trio.CancelScope, *, task_status: trio.TaskStatus[None]) -> None:
-    import signal
+def inspect_command(args: argparse.Namespace) -> int:
+    import json
+    import os
+    import urllib.error
+    import urllib.request
 
-    import trio
-
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        task_status.started()
-        async for _ in signals:
-            scope.cancel()
-            return
+    address = args.control or os.environ.get("KEMU_CONTROL") or "127.0.0.1:9093"
+    base = address if "://" in address else f"http://{address}"
+    url = f"{base.rstrip('/')}/inspect" + ("" if args.json else "/text")
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            body = response.read().decode()
+    except urllib.error.HTTPError as refused:
+        print(f"kemu: {url}: {refused.code} {refused.read().decode(errors='replace')}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"kemu: cannot reach the control endpoint at {base} ({exc}); "
+              "is `kemu serve --control-port` running?", file=sys.stderr)
+        return 1
+    if args.json:
+        body = json.dumps(json.loads(body), indent=2)
+    print(body.rstrip("\n"))
+    return 0
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@
 #   KAFKA_NODE_ID (or KAFKA_BROKER_ID)                     -> --node-id
 #   KAFKA_LOG_DIRS              /var/lib/kemu/data         first directory -> --data-dir
 #   KEMU_LOG_LEVEL (or KAFKA_LOG4J_ROOT_LOGLEVEL)          -> --log-level
+#   KEMU_CONTROL_PORT           unset (off)                -> --control-port: the control endpoint
+#                                                          (HTTP/JSON), on the listen host like the broker
 #
 # Other KAFKA_* variables become --override settings (see below).
 # Arguments that do not start with "-" are run as a command instead (`docker run -it IMAGE sh`).
@@ -97,6 +99,9 @@ case "$log_level" in
     TRACE|trace) log_level=DEBUG ;;
     FATAL|fatal) log_level=CRITICAL ;;
 esac
+
+# A test tool, so off unless asked for; bound to the listen host, so a published port reaches it.
+[ -z "${KEMU_CONTROL_PORT:-}" ] || set -- --control-port "$KEMU_CONTROL_PORT" "$@"
 
 # Given only when it differs, so that kemu's own default (the bound port) covers --port 0.
 [ "$advertised_port" = "$listen_port" ] || set -- --advertised-port "$advertised_port" "$@"

@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     inspect = commands.add_parser("inspect", help="show a running broker's state, from its control endpoint")
     inspect.add_argument("--control", default=None, metavar="HOST:PORT",
                          help="the control endpoint of a `kemu serve --control-port` "
-                              "(default: $KEMU_CONTROL, else 127.0.0.1:9093)")
+                              "(default: $KEMU_CONTROL, else 127.0.0.1:9080)")
     inspect.add_argument("--json", action="store_true", help="print the inspection as JSON instead of tables")
     return parser
 
@@ -127,7 +127,7 @@ def inspect_command(args: argparse.Namespace) -> int:
     import urllib.error
     import urllib.request
 
-    address = args.control or os.environ.get("KEMU_CONTROL") or "127.0.0.1:9093"
+    address = args.control or os.environ.get("KEMU_CONTROL") or "127.0.0.1:9080"
     base = address if "://" in address else f"http://{address}"
     url = f"{base.rstrip('/')}/inspect" + ("" if args.json else "/text")
     try:

@@ -15,14 +15,24 @@ listener into that file, and `kemu serve` starts then. (Publishing a free host p
 number inside the container would need no waiting, but the port could be taken between picking
 and binding it.) The container counts as started once the broker answers a Kafka ApiVersions
 request. Setting KAFKA_ADVERTISED_LISTENERS yourself (`with_env`) skips the waiting.
+
+The container also serves kemu's control endpoint (KEMU_CONTROL_PORT, container port 9080, published
+like the broker's): `kafka.control()` is a small client of it, for what a Python test does through
+`kemu.testing.Broker` — `control.advance(61)`, `control.add_fault({...})`, `control.inspect()`,
+`control.restart()` — against the container. `KemuContainer(control_port=None)` leaves it off.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any, Self
+from typing import Any, Protocol, Self
+from urllib.parse import quote, urlencode
 
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.exceptions import ContainerStartException
@@ -34,6 +44,9 @@ DEFAULT_IMAGE = "kemu:local"
 KAFKA_PORT = 9092
 ADVERTISED_LISTENERS_FILE = "/tmp/kemu-advertised-listeners"
 STARTUP_TIMEOUT_S = 60.0
+# Not a Kafka port, so no KafkaContainer-style `port=` collides with it.
+CONTROL_PORT = 9080
+CONTROL_TIMEOUT_S = 60.0
 
 
 class KafkaApiVersionsWaitStrategy(WaitStrategy):
@@ -89,11 +102,16 @@ class KemuContainer(DockerContainer):
     since kemu has one listener (KafkaContainer adds a second one, BROKER, for them).
     """
 
-    def __init__(self, image: str | None = None, port: int = KAFKA_PORT, **kwargs: Any) -> None:
+    def __init__(self, image: str | None = None, port: int = KAFKA_PORT, *, control_port: int | None = CONTROL_PORT,
+                 **kwargs: Any) -> None:
         super().__init__(image or os.environ.get("KEMU_IMAGE", DEFAULT_IMAGE), **kwargs)
         self.port = port
+        self.control_port = control_port
         self.with_exposed_ports(port)
         self.with_env("KAFKA_LISTENERS", f"PLAINTEXT://0.0.0.0:{port}")
+        if control_port is not None:
+            self.with_exposed_ports(control_port)
+            self.with_env("KEMU_CONTROL_PORT", str(control_port))
         self._kafka_ready = KafkaApiVersionsWaitStrategy(port).with_startup_timeout(STARTUP_TIMEOUT_S)
 
     def with_startup_timeout(self, seconds: float) -> Self:
@@ -131,3 +149,145 @@ class KemuContainer(DockerContainer):
 
     def get_bootstrap_server(self) -> str:
         return f"{self.get_container_host_ip()}:{self.get_exposed_port(self.port)}"
+
+    def control(self) -> KemuControl:
+        """A client of the container's control endpoint, on the host port docker published it on."""
+        if self.control_port is None:
+            raise RuntimeError("this KemuContainer was made with control_port=None: it serves no control endpoint")
+        return KemuControl(f"http://{self.get_container_host_ip()}:{self.get_exposed_port(self.control_port)}")
+
+
+class KemuControlError(Exception):
+    """The control endpoint refused a request: `status` is the HTTP status, `code` its error code (Kafka's
+    error name where the broker refused, e.g. TOPIC_ALREADY_EXISTS; BROKER_STOPPED after a crash fault)."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+
+
+class _AsJson(Protocol):
+    def to_json(self) -> dict[str, Any]: ...
+
+
+class KemuControl:
+    """A small client of kemu's control endpoint (`kemu serve --control-port`, the image's
+    KEMU_CONTROL_PORT); the operations are documented in kemu/testing/control-openapi.json. Standard
+    library only, so it needs nothing a test does not have already."""
+
+    def __init__(self, base_url: str, timeout: float = CONTROL_TIMEOUT_S) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+
+    def request(self, method: str, path: str, body: Mapping[str, Any] | None = None,
+                query: Mapping[str, Any] | None = None) -> Any:
+        """One request; the JSON (or, for a text/plain answer, the text) it was answered with."""
+        url = self.base_url + path + (f"?{urlencode(query)}" if query else "")
+        data = None if body is None else json.dumps(body).encode()
+        headers = {} if data is None else {"Content-Type": "application/json"}
+        request = urllib.request.Request(url, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                text = response.read().decode()
+                kind = response.headers.get_content_type()
+        except urllib.error.HTTPError as refused:
+            raw = refused.read().decode(errors="replace")
+            try:
+                error = json.loads(raw)["error"]
+                code, message = str(error["code"]), str(error["message"])
+            except (ValueError, KeyError, TypeError):
+                code, message = "HTTP_ERROR", raw
+            raise KemuControlError(refused.code, code, message) from None
+        return json.loads(text) if kind == "application/json" else text
+
+    # ---- the broker ----------------------------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        """bootstrap_servers, node_id, cluster_id, data_dir, crashed."""
+        answer: dict[str, Any] = self.request("GET", "/")
+        return answer
+
+    def restart(self) -> dict[str, Any]:
+        answer: dict[str, Any] = self.request("POST", "/restart")
+        return answer
+
+    def kill(self) -> dict[str, Any]:
+        answer: dict[str, Any] = self.request("POST", "/kill")
+        return answer
+
+    def reset(self) -> dict[str, Any]:
+        answer: dict[str, Any] = self.request("POST", "/reset")
+        return answer
+
+    # ---- the clock -----------------------------------------------------------------------------------
+    def now_ms(self) -> int:
+        return int(self.request("GET", "/clock")["now_ms"])
+
+    def advance(self, seconds: float) -> int:
+        """Move the broker's clock; what fell due has fired when this returns. The new reading (ms)."""
+        return int(self.request("POST", "/clock/advance", {"seconds": seconds})["now_ms"])
+
+    def freeze(self) -> None:
+        self.request("POST", "/clock/freeze")
+
+    def resume(self) -> None:
+        self.request("POST", "/clock/resume")
+
+    # ---- faults --------------------------------------------------------------------------------------
+    def add_fault(self, fault: Mapping[str, Any] | _AsJson) -> dict[str, Any]:
+        """Arm a fault given as its JSON form (or a `kemu.testing.Fault`); returns it with its `id`."""
+        data = fault if isinstance(fault, Mapping) else fault.to_json()
+        answer: dict[str, Any] = self.request("POST", "/faults", data)
+        return answer
+
+    def faults(self) -> list[dict[str, Any]]:
+        answer: list[dict[str, Any]] = self.request("GET", "/faults")["faults"]
+        return answer
+
+    def fault(self, fault_id: int) -> dict[str, Any]:
+        """One fault as it is now: its `hits` so far."""
+        answer: dict[str, Any] = self.request("GET", f"/faults/{fault_id}")
+        return answer
+
+    def remove_fault(self, fault_id: int) -> None:
+        self.request("DELETE", f"/faults/{fault_id}")
+
+    def clear_faults(self) -> None:
+        self.request("DELETE", "/faults")
+
+    # ---- inspection and transcript -------------------------------------------------------------------
+    def inspect(self) -> dict[str, Any]:
+        """The broker's state and the exactly-once checker's `violations`."""
+        answer: dict[str, Any] = self.request("GET", "/inspect")
+        return answer
+
+    def inspect_text(self) -> str:
+        return str(self.request("GET", "/inspect/text"))
+
+    def transcript(self, last: int | None = None) -> list[dict[str, Any]]:
+        answer: list[dict[str, Any]] = self.request("GET", "/transcript",
+                                                    query=None if last is None else {"last": last})["entries"]
+        return answer
+
+    # ---- topics and records --------------------------------------------------------------------------
+    def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, str] | None = None) -> None:
+        self.request("POST", "/topics", {"name": name, "partitions": partitions, "config": dict(config or {})})
+
+    def topics(self) -> list[dict[str, Any]]:
+        answer: list[dict[str, Any]] = self.request("GET", "/topics")["topics"]
+        return answer
+
+    def produce(self, topic: str, value: str | None, *, key: str | None = None, partition: int = 0) -> int:
+        """Append one record (text key and value); returns its offset."""
+        body = {"value": value, "key": key, "partition": partition}
+        return int(self.request("POST", f"/topics/{quote(topic, safe='')}/records", body)["offset"])
+
+    def records(self, topic: str, partition: int | None = None, *,
+                read_committed: bool = False) -> list[dict[str, Any]]:
+        """Every record from the log start (key and value as text, and as base64)."""
+        query: dict[str, Any] = {"read_committed": "true" if read_committed else "false"}
+        if partition is not None:
+            query["partition"] = partition
+        answer: list[dict[str, Any]] = self.request("GET", f"/topics/{quote(topic, safe='')}/records",
+                                                    query=query)["records"]
+        return answer

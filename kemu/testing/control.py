@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -29,11 +30,13 @@ import trio
 import trio.lowlevel
 
 from kemu.testing.broker import Broker, BrokerError, Record
-from kemu.testing.faults import Fault
+from kemu.testing.faults import BrokerCrashed, Fault
 from kemu.testing.httpd import HttpRequest, HttpResponse, serve_http
 from kemu.wire.errors import ErrorCode
 
 OPENAPI_RESOURCE = "control-openapi.json"
+
+log = logging.getLogger("kemu.control")
 
 JsonObject = dict[str, Any]
 
@@ -159,13 +162,20 @@ class Control:
                 return _error_response(refused)
             except BrokerError as refused:
                 return _error_response(_from_broker_error(refused))
-            except (ValueError, TypeError) as refused:
+            except (ValueError, TypeError) as refused:  # what the handle and Fault say of a bad argument
                 return _error_response(ControlError(HTTPStatus.BAD_REQUEST, "BAD_REQUEST", str(refused)))
-            except RuntimeError as failed:
-                # The handle's own word that its broker is not running (stopped by a crash meanwhile).
+            except BrokerCrashed as crashed:
+                # This very operation ran into a crash point (an advance that fired a commit's markers): the
+                # broker stopped where the test asked it to, which the caller learns as for any later call.
+                return _error_response(_stopped(str(crashed)))
+            except Exception as failed:
+                # The handle's own word that its broker is not running (a crash meanwhile), or a bug: either
+                # way the client gets an answer, and the endpoint stays up for the next request.
                 if route.needs_broker and self.broker.crashed:
                     return _error_response(_stopped())
-                raise ControlError(HTTPStatus.INTERNAL_SERVER_ERROR, "INTERNAL_ERROR", str(failed)) from failed
+                log.exception("control operation %s %s failed", route.method, route.path)
+                return _error_response(ControlError(HTTPStatus.INTERNAL_SERVER_ERROR, "INTERNAL_ERROR",
+                                                    f"{type(failed).__name__}: {failed}"))
         if isinstance(reply.body, str):
             return HttpResponse(reply.status, reply.body.encode(), "text/plain; charset=utf-8")
         return HttpResponse(reply.status, json.dumps(reply.body).encode())
@@ -377,9 +387,9 @@ def _from_broker_error(error: BrokerError) -> ControlError:
     return ControlError(_STATUS_OF_ERROR.get(error.code, HTTPStatus.BAD_REQUEST), error.code.name, str(error))
 
 
-def _stopped() -> ControlError:
+def _stopped(why: str = "a crash fault stopped the broker") -> ControlError:
     return ControlError(HTTPStatus.SERVICE_UNAVAILABLE, "BROKER_STOPPED",
-                        "a crash fault stopped the broker; POST /restart or /kill brings it back")
+                        f"{why}; POST /restart or /kill brings it back")
 
 
 def _error_response(error: ControlError) -> HttpResponse:

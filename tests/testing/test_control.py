@@ -202,6 +202,38 @@ def test_a_crashed_broker_answers_503_until_restarted(served: tuple[Broker, str]
     assert broker.call(lambda: coordinator_state(broker, "tx")) == "COMPLETE_COMMIT"
 
 
+def test_an_advance_that_runs_into_a_crash_point_answers_503(served: tuple[Broker, str]) -> None:
+    broker, url = served
+    broker.create_topic("t")
+    send(url, "POST", "/faults", body={"crash": "after-prepare"})
+    coordinator = broker.coordinators.txn.coordinator
+
+    def open_transaction() -> None:
+        init = coordinator.init_producer_id("stalled", 10_000)
+        coordinator.add_partitions("stalled", init.producer_id, init.producer_epoch, [("t", 0)])
+
+    broker.call(open_transaction)
+    advanced = send(url, "POST", "/clock/advance", body={"seconds": 11})  # the timeout's abort hits the crash
+    assert (advanced.status, advanced.json()["error"]["code"]) == (503, "BROKER_STOPPED")
+    assert "crash point after-prepare" in advanced.json()["error"]["message"]
+    wait_until_crashed(url)
+    send(url, "POST", "/restart")
+    assert broker.call(lambda: coordinator_state(broker, "stalled")) == "COMPLETE_ABORT"
+
+
+def test_a_failing_operation_is_a_500_and_the_endpoint_stays_up(served: tuple[Broker, str],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    broker, url = served
+
+    def broken() -> None:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(broker, "inspect", broken)
+    failed = send(url, "GET", "/inspect")
+    assert (failed.status, failed.json()["error"]["code"]) == (500, "INTERNAL_ERROR")
+    assert send(url, "GET", "/clock").status == 200
+
+
 def coordinator_state(broker: Broker, transactional_id: str) -> str:
     found = broker.coordinators.txn.coordinator.describe(transactional_id)
     assert found is not None

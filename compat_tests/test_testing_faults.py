@@ -14,7 +14,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from compat_tests.polling import wait_for
-from kemu.coordinators.txn import CrashPoint
+from kemu.coordinators.crash_points import CrashPoint
 from kemu.testing import Broker
 from kemu.testing.faults import Fault
 from kemu.txn.state import TxnState

@@ -37,13 +37,13 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable
-from enum import StrEnum
+from collections.abc import Iterable
 from typing import Any
 
 from kemu.broker.broker import Broker
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import TRANSACTION_STATE_TOPIC
+from kemu.coordinators.crash_points import CrashHook, CrashPoint
 from kemu.coordinators.journal import InternalTopicJournal, txn_write_error
 from kemu.log import AppendOrigin, LogError
 from kemu.txn.coordinator import MarkerJob, TransactionCoordinator, TxnConfig
@@ -77,16 +77,6 @@ _PRODUCE_TRANSACTION_ABORTABLE_VERSION = 11
 _FENCED = (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FENCED, ErrorCode.PRODUCER_FENCED)
 
 
-class CrashPoint(StrEnum):
-    """Where in marker writing a crash test may stop the broker (for a commit or an abort alike)."""
-
-    AFTER_PREPARE = "after-prepare"  # PrepareCommit/PrepareAbort is journaled; no marker is written yet
-    PARTIAL_MARKERS = "partial-markers"  # markers are written to some of the transaction's partitions only
-    BEFORE_COMPLETE = "before-complete"  # every marker is written; CompleteCommit/CompleteAbort is not journaled
-
-
-# Called with the point and the transactional id; it stops the broker by raising, or returns to go on.
-CrashHook = Callable[[CrashPoint, str], None]
 
 
 class TxnService:

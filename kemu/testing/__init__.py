@@ -2,13 +2,34 @@
 and an inspector whose exactly-once checker tells a test what its clients were wrongly given (`inspect()`).
 
 This room may import the server and everything below it; nothing imports it but the pytest plugin and the
-command line.
+command line. Its names load on first use (PEP 562), so `kemu serve`, which runs through the handle, does not
+pay for the inspector at start-up.
 """
 
-from kemu.testing.broker import Broker, BrokerError, Record
-from kemu.testing.checker import AbortedRead, DuplicateAppend, OffsetGap, UncommittedRead, Violation
-from kemu.testing.clock import TestClock
-from kemu.testing.inspector import Inspection
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kemu.testing.broker import Broker, BrokerError, Record
+    from kemu.testing.checker import AbortedRead, DuplicateAppend, OffsetGap, UncommittedRead, Violation
+    from kemu.testing.clock import TestClock
+    from kemu.testing.inspector import Inspection
+
+_WHERE = {
+    "Broker": "kemu.testing.broker", "BrokerError": "kemu.testing.broker", "Record": "kemu.testing.broker",
+    "AbortedRead": "kemu.testing.checker", "DuplicateAppend": "kemu.testing.checker",
+    "OffsetGap": "kemu.testing.checker", "UncommittedRead": "kemu.testing.checker",
+    "Violation": "kemu.testing.checker", "TestClock": "kemu.testing.clock", "Inspection": "kemu.testing.inspector",
+}
 
 __all__ = ["AbortedRead", "Broker", "BrokerError", "DuplicateAppend", "Inspection", "OffsetGap", "Record",
            "TestClock", "UncommittedRead", "Violation"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kemu.testing' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

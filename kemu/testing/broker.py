@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 import trio.lowlevel
@@ -44,7 +44,7 @@ from kemu.broker.broker_configs import apply_properties
 from kemu.broker.config import BrokerConfig
 from kemu.broker.partition import Partition
 from kemu.coordinators import Coordinators
-from kemu.coordinators.txn import CrashPoint
+from kemu.coordinators.crash_points import CrashPoint
 from kemu.handlers import Handler
 from kemu.handlers.context import RequestContext
 from kemu.log import FetchIsolation
@@ -54,11 +54,14 @@ from kemu.server.listener import ServedCore
 from kemu.testing.checker import ExactlyOnceChecker
 from kemu.testing.clock import TestClock
 from kemu.testing.faults import BrokerCrashed, Faults
-from kemu.testing.inspector import Inspection, inspect
 from kemu.testing.transcript import Transcript
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import NewRecord, build_batch
+
+if TYPE_CHECKING:
+    # The inspector (and the group core it reads) loads on the first inspect(): `kemu serve` starts without it.
+    from kemu.testing.inspector import Inspection
 
 T = TypeVar("T")
 
@@ -355,6 +358,8 @@ class Broker:
 
     def inspect(self) -> Inspection:
         """The broker's state and the exactly-once checker's violations, as of now (kemu.testing.inspector)."""
+        from kemu.testing.inspector import inspect
+
         return self.call(lambda: inspect(self.core, self.coordinators))
 
     def advance(self, seconds: float) -> None:

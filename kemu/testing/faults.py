@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields
 from functools import cache
 from typing import Any
 
-from kemu.coordinators.txn import CrashPoint
+from kemu.coordinators.crash_points import CrashPoint
 from kemu.handlers import Handler
 from kemu.handlers.context import RequestContext
 from kemu.server.hooks import Intervention

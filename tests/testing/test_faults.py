@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from kemu.coordinators.txn import CrashPoint
+from kemu.coordinators.crash_points import CrashPoint
 from kemu.testing import Broker
 from kemu.testing.faults import Fault
 from kemu.txn.state import TxnState

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from kemu.coordinators.txn import CrashPoint
+from kemu.coordinators.crash_points import CrashPoint
 from kemu.testing import Broker
 from kemu.txn.state import TxnState
 from kemu.wire.records import NewRecord, build_batch

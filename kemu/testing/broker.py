@@ -100,6 +100,7 @@ class Broker:
                  data_dir: str | Path | None = None, host: str = "127.0.0.1", port: int = 0,
                  node_id: int = 1) -> None:
         self.clock = TestClock(frozen=virtual_clock)
+        self.clock.settle = self._settle
         self._virtual_clock = virtual_clock
         self._settings = dict(config or {})
         self._host = host
@@ -217,6 +218,7 @@ class Broker:
         spare.core.config.advertised_port = old.config.advertised_port
         if self._virtual_clock:
             spare.clock.freeze()  # made running, so that virtual time starts now rather than when it was made
+        spare.clock.settle = self._settle
 
         def swap() -> None:
             assert self._served is not None and self._nursery is not None
@@ -363,9 +365,12 @@ class Broker:
         return self.call(lambda: inspect(self.core, self.coordinators))
 
     def advance(self, seconds: float) -> None:
-        """Move the broker's clock and fire, before returning, everything that fell due."""
+        """Move the broker's clock and fire, before returning, everything that fell due (`clock.advance`)."""
         self.clock.advance(seconds)
-        self.call(self.core.housekeeping.run_due)
+
+    def _settle(self) -> None:
+        if self._token is not None and not self._crashed:
+            self.call(self.core.housekeeping.run_due)
 
     # ---- arranging and asserting ----------------------------------------------------------------------------
     def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, str] | None = None) -> None:

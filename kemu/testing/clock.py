@@ -30,6 +30,9 @@ class TestClock:
         if frozen:
             self._frozen_at = (wall + self._wall_offset, mono)
         self._listeners: list[ClockListener] = []
+        # Set by the broker's handle: runs, before advance() returns, what the jump made due. Listeners only
+        # wake the housekeeper, which would fire it a moment later; a test asserts right after advancing.
+        self.settle: Callable[[], None] | None = None
 
     # ---- kemu.clock.Clock ------------------------------------------------------------------------------
     def now_ms(self) -> int:
@@ -50,7 +53,7 @@ class TestClock:
         return self._frozen_at is not None
 
     def advance(self, seconds: float) -> None:
-        """Jump forward; what falls due fires (the broker's handle waits for it)."""
+        """Jump forward; what falls due fires before this returns (when a broker's handle holds the clock)."""
         ms = round(seconds * 1000)
         if ms < 0:
             raise ValueError(f"cannot move the clock back ({seconds} s)")
@@ -62,6 +65,8 @@ class TestClock:
                 self._wall_offset += ms
                 self._mono_offset += ms
         self._notify()
+        if self.settle is not None:
+            self.settle()
 
     def freeze(self) -> None:
         with self._lock:

@@ -41,3 +41,22 @@ def test_advance_while_running_moves_real_time_forward() -> None:
     clock.advance(3600)
     assert clock.now_ms() - time.time_ns() // 1_000_000 >= 3_599_000
     assert not clock.frozen
+
+
+def test_the_handles_clock_fires_what_fell_due_before_advance_returns() -> None:
+    from kemu.testing import Broker
+    from kemu.txn.state import TxnState
+
+    with Broker(virtual_clock=True) as broker:
+        broker.create_topic("t")
+
+        def begin() -> None:
+            coordinator = broker.coordinators.txn.coordinator
+            init = coordinator.init_producer_id("slow", 10_000)
+            coordinator.add_partitions("slow", init.producer_id, init.producer_epoch, [("t", 0)])
+
+        broker.call(begin)
+        broker.clock.advance(11)  # the clock itself, not the handle's advance()
+        assert broker.call(lambda: broker.coordinators.txn.coordinator.txns["slow"].state) is TxnState.COMPLETE_ABORT
+        broker.reset()
+        assert broker.clock.settle is not None and broker.clock.frozen

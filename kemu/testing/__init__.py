@@ -12,10 +12,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from kemu.coordinators.crash_points import CrashPoint
     from kemu.testing.broker import Broker, BrokerError, Record
     from kemu.testing.checker import AbortedRead, DuplicateAppend, OffsetGap, UncommittedRead, Violation
     from kemu.testing.clock import TestClock
-    from kemu.coordinators.crash_points import CrashPoint
     from kemu.testing.faults import BrokerCrashed, Fault
     from kemu.testing.inspector import Inspection
 
@@ -24,7 +24,8 @@ _WHERE = {
     "AbortedRead": "kemu.testing.checker", "DuplicateAppend": "kemu.testing.checker",
     "OffsetGap": "kemu.testing.checker", "UncommittedRead": "kemu.testing.checker",
     "Violation": "kemu.testing.checker", "TestClock": "kemu.testing.clock", "Inspection": "kemu.testing.inspector",
-    "Fault": "kemu.testing.faults", "CrashPoint": "kemu.coordinators.crash_points", "BrokerCrashed": "kemu.testing.faults",
+    "Fault": "kemu.testing.faults", "BrokerCrashed": "kemu.testing.faults",
+    "CrashPoint": "kemu.coordinators.crash_points",
 }
 
 __all__ = ["AbortedRead", "Broker", "BrokerCrashed", "BrokerError", "CrashPoint", "DuplicateAppend", "Fault",

@@ -22,7 +22,15 @@ os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 if Path("/.dockerenv").exists():
     os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
 
+from testcontainers.core.config import ConnectionMode, testcontainers_config  # noqa: E402
+
 from compat_tests.external_clients import tool_missing  # noqa: E402
+
+# A test collected earlier (tests/testing imports kemu.testcontainers) may have imported testcontainers
+# before the lines above ran: apply what the environment now says to the settings it already read.
+testcontainers_config.ryuk_disabled = os.environ["TESTCONTAINERS_RYUK_DISABLED"].lower() == "true"
+if os.environ.get("TESTCONTAINERS_CONNECTION_MODE"):
+    testcontainers_config.connection_mode_override = ConnectionMode(os.environ["TESTCONTAINERS_CONNECTION_MODE"])
 
 REPO = Path(__file__).resolve().parents[2]
 IMAGE_TAG = "kemu:compat-test"

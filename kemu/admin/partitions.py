@@ -56,9 +56,7 @@ def create_partitions(
         if request.name in duplicates:
             continue
         try:
-            topic, layout = _plan(broker, request)
-            if len(layout) > budget:
-                raise _Refused(ErrorCode.UNKNOWN_SERVER_ERROR)
+            topic, layout = _plan(broker, request, budget)
         except _Refused as refused:
             outcomes.append(PartitionsOutcome(request.name, refused.error, refused.message))
             continue
@@ -72,8 +70,10 @@ def create_partitions(
     return outcomes
 
 
-def _plan(broker: Broker, request: NewPartitions) -> tuple[Topic, list[list[int]]]:
-    """The topic and the replica lists of the partitions to add, or why there can be none."""
+def _plan(broker: Broker, request: NewPartitions, budget: int) -> tuple[Topic, list[list[int]]]:
+    """The topic and the replica lists of the partitions to add, or why there can be none. More partitions
+    than the request's remaining `budget` of records are refused before any list is built: the count is
+    the client's, up to 2^31 - 1, and building that many would hold the broker's only thread for good."""
     topic = broker.topics.get(request.name)
     if topic is None:
         raise _Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -89,6 +89,7 @@ def _plan(broker: Broker, request: NewPartitions) -> tuple[Topic, list[list[int]
     live = broker.live_broker_ids()
     factor = topic.replication_factor
     if request.assignments is None:
+        _check_budget(additional, budget)
         return topic, [striped(live, index, factor) for index in range(current, request.count)]
     if additional != len(request.assignments):
         raise _Refused(
@@ -100,7 +101,15 @@ def _plan(broker: Broker, request: NewPartitions) -> tuple[Topic, list[list[int]
         problem = assignment_problem(list(brokers), live, factor)
         if problem is not None:
             raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem)
+    _check_budget(additional, budget)
     return topic, [list(brokers) for brokers in request.assignments]
+
+
+def _check_budget(additional: int, budget: int) -> None:
+    # The controller's limit on records per user operation (its BoundedList), which Kafka answers as an
+    # unexpected error.
+    if additional > budget:
+        raise _Refused(ErrorCode.UNKNOWN_SERVER_ERROR)
 
 
 def _add(broker: Broker, topic: Topic, layout: list[list[int]]) -> None:

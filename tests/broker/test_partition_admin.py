@@ -87,3 +87,12 @@ def test_one_request_adds_at_most_ten_thousand(broker: Broker) -> None:
     create_topics(broker, [NewTopic("u")])
     outcomes = create_partitions(broker, [NewPartitions("t", 6_000), NewPartitions("u", 6_000)], True)
     assert outcomes == [PartitionsOutcome("t"), PartitionsOutcome("u", ErrorCode.UNKNOWN_SERVER_ERROR)]
+
+
+def test_a_count_of_two_to_the_31_is_refused_before_any_partition_is_planned(broker: Broker) -> None:
+    # CreatePartitions' count is the client's: the limit is checked before a replica list is built for each
+    # requested partition (building 2^31 of them held the broker's thread and grew it without bound).
+    create_topics(broker, [NewTopic("u")])
+    [outcome] = create_partitions(broker, [NewPartitions("u", 2**31 - 1)], validate_only=False)
+    assert outcome.error == ErrorCode.UNKNOWN_SERVER_ERROR
+    assert len(broker.topics.get("u").partitions) == 1  # type: ignore[union-attr]

@@ -56,3 +56,11 @@ def test_assignment_validate_only_and_errors(conn: Connection) -> None:
         "The manual partition assignment includes broker 5, but no such broker is registered.")
     assert grow(conn, 2, ("t", 3, [[1]]))[0]["error_code"] == 0
     assert metadata_partitions(conn, "t") == [0, 1, 2]
+
+
+def test_a_count_of_two_to_the_31_is_answered_at_once_and_the_broker_serves_on(conn: Connection) -> None:
+    create_topic(conn, "t")
+    [result] = grow(conn, 2, ("t", 2**31 - 1, None))
+    assert result["error_code"] == ErrorCode.UNKNOWN_SERVER_ERROR
+    assert metadata_partitions(conn, "t") == [0]
+    assert conn.request(18, 3, {"client_software_name": "t", "client_software_version": "1"})["error_code"] == 0

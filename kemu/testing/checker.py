@@ -65,7 +65,9 @@ class Violation:
     partition: int
 
     def describe(self) -> str:
-        raise NotImplementedError
+        """What went wrong, in a sentence; each kind of violation says it in its own words."""
+        details = {k: v for k, v in asdict(self).items() if k not in ("topic", "partition")}
+        return ", ".join(f"{name} {value}" for name, value in details.items()) or self.rule
 
     def __str__(self) -> str:
         return f"{self.rule} in {self.topic}-{self.partition}: {self.describe()}"

@@ -23,6 +23,7 @@ from confluent_kafka import Producer
 from compat_tests.external_clients import Kafkajs, require_executable
 from compat_tests.kemu_process import KemuServeProcess
 from compat_tests.polling import wait_for
+from tests.testing.support import InBackground
 from tests.testing.test_control_openapi import (
     ARRANGED_TOPIC,
     Operation,
@@ -217,24 +218,13 @@ def test_a_crash_point_armed_over_http_then_restart_completes_the_commit(control
     producer.produce(topic, b"p0", partition=0)
     producer.produce(topic, b"p1", partition=1)
     producer.flush(20)
-    outcome: list[BaseException | None] = []
-
-    def commit() -> None:
-        try:
-            producer.commit_transaction(60)
-            outcome.append(None)
-        except BaseException as exc:  # reported in the test's thread
-            outcome.append(exc)
-
-    committing = threading.Thread(target=commit)
-    committing.start()
+    committing = InBackground(lambda: producer.commit_transaction(60)).start()
     wait_until_crashed(url)
     assert controlled.server.is_running()  # the broker stopped dead, not the process
     assert curl(f"{url}/topics")[0] == 503
     status, body = curl(f"{url}/restart", "POST")
     assert (status, json.loads(body)["crashed"]) == (200, False)
-    committing.join(60)
-    assert outcome == [None]
+    assert committing.join(60) == [None]
     committed = json.loads(curl(f"{url}/topics/{topic}/records?read_committed=true")[1])["records"]
     assert sorted(r["value"] for r in committed) == ["p0", "p1"]
     [transaction] = [t for t in json.loads(curl(f"{url}/inspect")[1])["transactions"]

@@ -18,6 +18,7 @@ from kemu.coordinators.crash_points import CrashPoint
 from kemu.testing import Broker
 from kemu.testing.faults import Fault
 from kemu.txn.state import TxnState
+from tests.testing.support import InBackground, markers
 
 
 @pytest.fixture
@@ -51,16 +52,6 @@ def read_committed(broker: Broker, topic: str, partitions: int, wanted: int) -> 
     finally:
         consumer.close()
     return sorted(seen)
-
-
-def markers(broker: Broker, topic: str, partitions: int) -> list[int]:
-    """Control batches (COMMIT/ABORT markers) per partition, read from the core; the broker may be dead."""
-    counts = []
-    for index in range(partitions):
-        partition = broker.core.partition(topic, index)
-        assert partition is not None
-        counts.append(sum(1 for batch in partition.log.batches() if batch.header.is_control))
-    return counts
 
 
 @pytest.mark.parametrize("error", ["COORDINATOR_LOAD_IN_PROGRESS", "CONCURRENT_TRANSACTIONS"])
@@ -137,17 +128,7 @@ def test_a_crash_inside_the_commit_then_restart_completes_it(broker: Broker, poi
     for index in range(3):
         producer.produce("orders", f"v{index}".encode(), partition=index)
     producer.flush(20)
-    outcome: list[BaseException | None] = []
-
-    def commit() -> None:
-        try:
-            producer.commit_transaction(60)
-            outcome.append(None)
-        except BaseException as exc:  # reported in the test's thread
-            outcome.append(exc)
-
-    committing = threading.Thread(target=commit)
-    committing.start()
+    committing = InBackground(lambda: producer.commit_transaction(60)).start()
     wait_for(lambda: broker.crashed, what=f"the broker to stop at {point.value}")
     assert crash.hits == 1
     # Stopped dead: PrepareCommit journaled, the markers written so far, nothing after.
@@ -155,8 +136,7 @@ def test_a_crash_inside_the_commit_then_restart_completes_it(broker: Broker, poi
     assert broker.coordinators.txn.coordinator.txns["tx"].state is TxnState.PREPARE_COMMIT
 
     broker.restart()
-    committing.join(60)
-    assert outcome == [None]  # the client's commit went through, across the crash
+    assert committing.join(60) == [None]  # the client's commit went through, across the crash
     assert broker.call(lambda: broker.coordinators.txn.coordinator.txns["tx"].state) is TxnState.COMPLETE_COMMIT
     assert all(count >= 1 for count in broker.call(lambda: markers(broker, "orders", 3)))
     assert read_committed(broker, "orders", 3, 3) == [b"v0", b"v1", b"v2"]

@@ -4,12 +4,12 @@ pipelining their joins on one connection, and a second connection, through real 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+from compat_tests.polling import wait_for
 from kemu.clock import VirtualClock
 from tests.handlers.group_wire import (
     DESCRIBE,
@@ -140,10 +140,7 @@ def describe(conn: Connection, group: str) -> dict[str, Any]:
 
 
 def wait_for_group(conn: Connection, group: str, what: str, check: Callable[[dict[str, Any]], bool]) -> None:
-    deadline = time.monotonic() + 10
-    while not check(describe(conn, group)):
-        assert time.monotonic() < deadline, f"{group} never {what}"
-        time.sleep(0.01)
+    wait_for(lambda: check(describe(conn, group)), what=f"{group} to have {what}", timeout=10.0)
 
 
 def wait_for_state(conn: Connection, group: str, state: str) -> None:

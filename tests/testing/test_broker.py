@@ -12,6 +12,7 @@ from kemu.txn.state import TxnState
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import NewRecord, build_batch
 from tests.server.kafka_socket import KafkaSocket
+from tests.testing.support import begin_on_coordinator
 
 API_VERSIONS = 18
 
@@ -90,15 +91,10 @@ def test_advance_fires_a_transaction_timeout_before_returning() -> None:
     with Broker(virtual_clock=True) as broker:
         broker.create_topic("t")
 
-        def begin() -> None:
-            coordinator = broker.coordinators.txn.coordinator
-            init = coordinator.init_producer_id("slow", 10_000)
-            coordinator.add_partitions("slow", init.producer_id, init.producer_epoch, [("t", 0)])
-
         def state() -> TxnState:
             return broker.coordinators.txn.coordinator.txns["slow"].state
 
-        broker.call(begin)
+        begin_on_coordinator(broker, "slow", 10_000, [("t", 0)])
         broker.advance(9)
         assert broker.call(state) is TxnState.ONGOING
         broker.advance(2)

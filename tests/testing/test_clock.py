@@ -46,16 +46,12 @@ def test_advance_while_running_moves_real_time_forward() -> None:
 def test_the_handles_clock_fires_what_fell_due_before_advance_returns() -> None:
     from kemu.testing import Broker
     from kemu.txn.state import TxnState
+    from tests.testing.support import begin_on_coordinator
 
     with Broker(virtual_clock=True) as broker:
         broker.create_topic("t")
 
-        def begin() -> None:
-            coordinator = broker.coordinators.txn.coordinator
-            init = coordinator.init_producer_id("slow", 10_000)
-            coordinator.add_partitions("slow", init.producer_id, init.producer_epoch, [("t", 0)])
-
-        broker.call(begin)
+        begin_on_coordinator(broker, "slow", 10_000, [("t", 0)])
         broker.clock.advance(11)  # the clock itself, not the handle's advance()
         assert broker.call(lambda: broker.coordinators.txn.coordinator.txns["slow"].state) is TxnState.COMPLETE_ABORT
         broker.reset()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +19,7 @@ from urllib.parse import quote, urlencode, urlsplit
 
 import pytest
 
+from compat_tests.polling import wait_for
 from kemu.testing import Broker
 from kemu.testing.control import ROUTES, ControlEndpoint, openapi_document
 
@@ -120,10 +120,8 @@ def arrange(base_url: str) -> dict[str, str]:
 
 
 def wait_until_crashed(base_url: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not send(base_url, "GET", "/").json()["crashed"]:
-        assert time.monotonic() < deadline, "the broker did not stop at the crash point"
-        time.sleep(0.02)
+    wait_for(lambda: send(base_url, "GET", "/").json()["crashed"], what="the broker to stop at the crash point",
+             timeout=timeout)
 
 
 # ---- the schema's required fields ------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from compat_tests.polling import wait_for
 from kemu.coordinators.crash_points import CrashPoint
 from kemu.testing import Broker
 from kemu.testing.faults import Fault
@@ -19,6 +20,7 @@ from kemu.txn.state import TxnState
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import NewRecord, build_batch
 from tests.server.kafka_socket import KafkaSocket
+from tests.testing.support import markers
 
 PRODUCE = 0
 METADATA = 3
@@ -57,12 +59,8 @@ def offset_fetch(conn: KafkaSocket, group: str) -> int:
     return int(body["error_code"])
 
 
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
+def wait_until(condition: Callable[[], bool], what: str) -> None:
+    wait_for(condition, what=what, timeout=10.0)
 
 
 # ---- the data ----------------------------------------------------------------------------------------------
@@ -237,16 +235,6 @@ def open_transaction(broker: Broker, tid: str, topic: str, partitions: int) -> t
         return init.producer_id, init.producer_epoch
 
     return broker.call(run)
-
-
-def markers(broker: Broker, topic: str, partitions: int) -> list[int]:
-    """COMMIT/ABORT markers per partition, read straight from the core (the broker may be dead)."""
-    counts = []
-    for index in range(partitions):
-        partition = broker.core.partition(topic, index)
-        assert partition is not None
-        counts.append(sum(1 for batch in partition.log.batches() if batch.header.is_control))
-    return counts
 
 
 def txn_state(broker: Broker, tid: str) -> TxnState:

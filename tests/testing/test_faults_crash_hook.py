@@ -3,10 +3,9 @@ order, with the transactional id; a hook that returns changes nothing."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
+from compat_tests.polling import wait_for
 from kemu.coordinators.crash_points import CrashPoint
 from kemu.testing import Broker
 from kemu.txn.state import TxnState
@@ -45,10 +44,8 @@ def test_the_hook_sees_each_point_in_order(partitions: int, points: list[CrashPo
             coordinator.end_txn("tx", init.producer_id, init.producer_epoch, commit=True)
 
         broker.call(run)
-        deadline = time.monotonic() + 10
-        while broker.call(lambda: broker.coordinators.txn.coordinator.txns["tx"].state) is not TxnState.COMPLETE_COMMIT:
-            assert time.monotonic() < deadline, "the commit did not complete"
-            time.sleep(0.01)
+        wait_for(lambda: broker.call(lambda: broker.coordinators.txn.coordinator.txns["tx"].state)
+                 is TxnState.COMPLETE_COMMIT, what="the commit to complete", timeout=10.0)
         assert [point for point, _, _ in seen] == points
         assert {tid for _, tid, _ in seen} == {"tx"}
         # How many markers were on disk at each point: none, one (of three), all.

@@ -27,7 +27,6 @@ import dataclasses
 import itertools
 import threading
 from collections.abc import Awaitable, Callable, Mapping
-from types import TracebackType
 from typing import Any, TypeVar
 
 import outcome
@@ -45,6 +44,7 @@ from kemu.server.admission import Answer, Dispatch, Refuse, admit
 from kemu.server.dispatch import Reply, dispatch
 from kemu.server.housekeeper import run_housekeeper
 from kemu.wire import codec
+from tests.server.broker_thread import BrokerHarness
 
 T = TypeVar("T")
 
@@ -54,7 +54,7 @@ ADVERTISED_PORT = 9092
 _client_ports = itertools.count(40000)
 
 
-class InProcessBroker:
+class InProcessBroker(BrokerHarness):
     def __init__(self, config: BrokerConfig | None = None, handlers: Mapping[int, Handler] | None = None, *,
                  clock: Clock | None = None, trio_clock: trio.abc.Clock | None = None) -> None:
         """As BrokerThread's (the config's data_dir, or a temporary directory the broker removes on close);
@@ -73,32 +73,6 @@ class InProcessBroker:
         self._nursery: trio.Nursery | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="kemu-inprocess", daemon=True)
-
-    def __enter__(self) -> InProcessBroker:
-        self._thread.start()
-        if not self._ready.wait(timeout=30) or self._error is not None:
-            raise RuntimeError("broker did not start") from self._error
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        try:
-            self.stop()
-        finally:
-            self.broker.close()
-
-    @property
-    def clock(self) -> Clock:
-        return self.broker.clock
-
-    @property
-    def address(self) -> tuple[str, int]:
-        """The address the broker advertises; nothing listens there."""
-        return self.config.host, self.port
-
-    @property
-    def bootstrap(self) -> str:
-        return f"{self.config.host}:{self.port}"
 
     def connect(self, client_id: str | None = "kemu-tests") -> InProcessConnection:
         return InProcessConnection(self, client_id)

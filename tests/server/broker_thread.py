@@ -8,9 +8,10 @@ same surface without the sockets.
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import trio
 import trio.from_thread
@@ -27,7 +28,49 @@ from tests.server.kafka_socket import KafkaSocket
 T = TypeVar("T")
 
 
-class BrokerThread:
+class BrokerHarness(ABC):
+    """What both test harnesses share (this one, on a real socket, and tests/handlers/inprocess.py's, with
+    none): a broker core and its coordinators on a thread of their own, started by `with` and closed after."""
+
+    config: BrokerConfig
+    broker: Broker
+    port: int
+    _thread: threading.Thread
+    _ready: threading.Event
+    _error: BaseException | None
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        if not self._ready.wait(timeout=30) or self._error is not None:
+            raise RuntimeError("broker did not start") from self._error
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        try:
+            self.stop()
+        finally:
+            self.broker.close()
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Stop the harness's own loop and thread."""
+
+    @property
+    def clock(self) -> Clock:
+        return self.broker.clock
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The address the broker advertises (the in-process harness listens on none)."""
+        return self.config.host, self.port
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.config.host}:{self.port}"
+
+
+class BrokerThread(BrokerHarness):
     def __init__(self, config: BrokerConfig | None = None, handlers: Mapping[int, Handler] | None = None, *,
                  clock: Clock | None = None) -> None:
         self.config = config or BrokerConfig(port=0)
@@ -40,29 +83,6 @@ class BrokerThread:
         self._scope: trio.CancelScope | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="kemu-broker", daemon=True)
-
-    def __enter__(self) -> BrokerThread:
-        self._thread.start()
-        if not self._ready.wait(timeout=30) or self._error is not None:
-            raise RuntimeError("broker did not start") from self._error
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
-        self.broker.close()
-
-    @property
-    def clock(self) -> Clock:
-        return self.broker.clock
-
-    @property
-    def address(self) -> tuple[str, int]:
-        return self.config.host, self.port
-
-    @property
-    def bootstrap(self) -> str:
-        return f"{self.config.host}:{self.port}"
 
     def connect(self, client_id: str | None = "kemu-tests") -> KafkaSocket:
         return KafkaSocket(self.address, client_id)

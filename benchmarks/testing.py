@@ -20,21 +20,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import statistics
-import struct
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
+from kemu.probe import api_versions_round_trip
 from kemu.testing import Broker
-from kemu.wire import codec
-
-API_VERSIONS = 18
-REQUEST = codec.encode_request(API_VERSIONS, 3, 1, {"client_software_name": "bench", "client_software_version": "1"},
-                               client_id="bench")
 
 
 @dataclass(frozen=True)
@@ -59,22 +53,8 @@ def figure(name: str, samples: list[float], goal_ms: float | None = None) -> Fig
 
 
 def api_versions(port: int) -> None:
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
-        conn.sendall(struct.pack(">i", len(REQUEST)) + REQUEST)
-        size = struct.unpack(">i", _exactly(conn, 4))[0]
-        _, body = codec.decode_response(API_VERSIONS, 3, _exactly(conn, size))
-    if body["error_code"] != 0:
-        raise RuntimeError(f"ApiVersions answered error {body['error_code']}")
-
-
-def _exactly(conn: socket.socket, count: int) -> bytes:
-    data = bytearray()
-    while len(data) < count:
-        chunk = conn.recv(count - len(data))
-        if not chunk:
-            raise ConnectionError("connection closed early")
-        data += chunk
-    return bytes(data)
+    # kemu.probe's round trip: a decoded ApiVersions answer, as the image's health check waits for.
+    api_versions_round_trip("127.0.0.1", port, timeout=10)
 
 
 def timed(runs: int, setup: Callable[[], None], action: Callable[[], None]) -> list[float]:

@@ -24,6 +24,11 @@ class ClientInfo:
     port: int
     software_name: str | None = None  # from ApiVersions v3+
     software_version: str | None = None
+    # Who the connection authenticated as, in Kafka's "Type:name" form; a PLAINTEXT connection with no
+    # SASL is Kafka's ANONYMOUS user. The security layer sets these; the authorizer reads them.
+    principal: str = "User:ANONYMOUS"
+    listener_name: str = "PLAINTEXT"
+    security_protocol: str = "PLAINTEXT"
 
 
 @dataclass(slots=True)

@@ -5,7 +5,12 @@ A topic can only grow: the same count is "Topic already has N partition(s).", fe
 currently has N partition(s); M would not be an increase." (both INVALID_PARTITIONS). Manual assignments
 give one replica list per added partition, each as wide as the topic's existing partitions, naming live
 brokers once each (INVALID_REPLICA_ASSIGNMENT). Like the controller's bounded record list, one request
-adds at most 10000 partitions; a topic that would go past that fails with UNKNOWN_SERVER_ERROR.
+adds at most 10000 partitions; a topic that would go past that fails with UNKNOWN_SERVER_ERROR and no
+message (the BoundedListTooLongException is caught per topic as an unexpected error, and ApiError never
+carries a message for UNKNOWN_SERVER_ERROR). A count near 2^31 gets the same answer in Kafka — its placer's
+`new ArrayList<>(count)` fails, an unexpected fault answered as UNKNOWN_SERVER_ERROR — and here it is
+refused before anything is sized by it (released Kafka has no CreatePartitions-specific limit: the
+"Excessively large number of partitions per request." POLICY_VIOLATION is CreateTopics' only).
 """
 
 from __future__ import annotations

@@ -217,7 +217,10 @@ def parse_value(name: str, config_type: str, raw: Any) -> Any:
 
 _RANGES = {"INT": (INT_MIN, INT_MAX), "LONG": (LONG_MIN, LONG_MAX), "SHORT": (SHORT_MIN, SHORT_MAX)}
 _JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
-_JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)")
+_LONG_DIGITS = len(str(LONG_MAX))
+# Linear-time on any input: `[0-9]+\.?[0-9]*` let a long run of digits split n ways before failing, and a
+# client-chosen 20,000-digit value held the broker's thread for seconds.
+_JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|([0-9]+(?:\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)")
 
 
 def _parse_integer(name: str, config_type: str, raw: Any) -> int:
@@ -232,7 +235,11 @@ def _parse_integer(name: str, config_type: str, raw: Any) -> int:
         text = str(raw).strip()
         if not _JAVA_INTEGER.fullmatch(text):
             raise invalid(name, raw, f"Not a number of type {config_type}")
-        value = int(text)
+        digits = text.lstrip("+-").lstrip("0") or "0"
+        if len(digits) > _LONG_DIGITS:
+            # Out of any Java range, and Python's int() refuses (ValueError) past 4300 digits.
+            raise invalid(name, raw, f"Not a number of type {config_type}")
+        value = -int(digits) if text.startswith("-") else int(digits)
     if not low <= value <= high:
         raise invalid(name, raw, f"Not a number of type {config_type}")
     return value

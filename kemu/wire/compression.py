@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import struct
 from enum import IntEnum
+from typing import Any
 
 import cramjam
 
@@ -68,23 +69,62 @@ def compress(codec: CompressionType | int, data: bytes | bytearray | memoryview,
     return bytes(cramjam.zstd.compress(data, level=DEFAULT_ZSTD_LEVEL if level is None else level))
 
 
-def decompress(codec: CompressionType | int, data: bytes | bytearray | memoryview) -> bytes:
+class DecompressedTooLarge(CompressionError):
+    """The payload expands past the caller's limit; decompression stopped there (a decompression bomb)."""
+
+    def __init__(self, codec: CompressionType, limit: int) -> None:
+        super().__init__(f"{codec.name.lower()} payload expands to more than {limit} bytes")
+        self.limit = limit
+
+
+# The first output buffer a bounded decompression tries, as a multiple of the compressed size; it grows
+# fourfold up to the limit, so an honest batch is decompressed once and a bomb costs at most ~1.33x the limit.
+_FIRST_GUESS_RATIO = 8
+_MIN_FIRST_GUESS = 64 * 1024
+_OUTPUT_FULL = ("failed to write whole buffer", "smaller than required")
+
+
+def decompress(codec: CompressionType | int, data: bytes | bytearray | memoryview, limit: int | None = None) -> bytes:
+    """The decompressed bytes. With `limit`, at most that many are ever produced: a payload that expands
+    further raises DecompressedTooLarge without its output being held in memory."""
     try:
         codec = CompressionType(codec)
     except ValueError:
         raise CompressionError(f"Unknown compression type id: {codec}") from None
     try:
         if codec is CompressionType.NONE:
+            if limit is not None and len(data) > limit:
+                raise DecompressedTooLarge(codec, limit)
             return bytes(data)
-        if codec is CompressionType.GZIP:
-            return bytes(cramjam.gzip.decompress(data))
         if codec is CompressionType.SNAPPY:
-            return snappy_decompress(data)
-        if codec is CompressionType.LZ4:
-            return bytes(cramjam.lz4.decompress(data))
-        return bytes(cramjam.zstd.decompress(data))
+            return snappy_decompress(data, limit)
+        module = {CompressionType.GZIP: cramjam.gzip, CompressionType.LZ4: cramjam.lz4,
+                  CompressionType.ZSTD: cramjam.zstd}[codec]
+        if limit is None:
+            return bytes(module.decompress(data))
+        return _bounded(codec, module, data, limit)
     except (cramjam.DecompressionError, ValueError) as exc:
+        if isinstance(exc, CompressionError):
+            raise
         raise CompressionError(f"Failed to decompress {codec.name.lower()} payload: {exc}") from exc
+
+
+def _bounded(codec: CompressionType, module: Any, data: bytes | bytearray | memoryview, limit: int) -> bytes:
+    size = min(limit + 1, max(_MIN_FIRST_GUESS, _FIRST_GUESS_RATIO * len(data)))
+    while True:
+        out = bytearray(size)
+        try:
+            written: int = module.decompress_into(data, out)
+        except cramjam.DecompressionError as exc:
+            if not any(marker in str(exc) for marker in _OUTPUT_FULL):
+                raise
+            written = size
+        if written <= limit and written < size:
+            del out[written:]
+            return bytes(out)
+        if size > limit:
+            raise DecompressedTooLarge(codec, limit)
+        size = min(limit + 1, size * 4)
 
 
 def snappy_xerial_compress(data: bytes | bytearray | memoryview) -> bytes:
@@ -98,11 +138,14 @@ def snappy_xerial_compress(data: bytes | bytearray | memoryview) -> bytes:
     return b"".join(parts)
 
 
-def snappy_decompress(data: bytes | bytearray | memoryview) -> bytes:
-    """Read xerial-framed snappy (Java clients) or a plain raw snappy block (librdkafka and others)."""
+def snappy_decompress(data: bytes | bytearray | memoryview, limit: int | None = None) -> bytes:
+    """Read xerial-framed snappy (Java clients) or a plain raw snappy block (librdkafka and others).
+    A raw block states its decompressed length first: past `limit`, nothing is decompressed."""
     view = memoryview(data)
     if not _starts_with_xerial_header(view, 0):
+        _check_snappy_length(view, limit)
         return bytes(cramjam.snappy.decompress_raw(view))
+    budget = limit
     out: list[bytes] = []
     pos = 0
     end = len(view)
@@ -117,9 +160,22 @@ def snappy_decompress(data: bytes | bytearray | memoryview) -> bytes:
         pos += _I32.size
         if block_len < 0 or pos + block_len > end:
             raise CompressionError(f"xerial snappy block of {block_len} bytes overruns the payload")
-        out.append(bytes(cramjam.snappy.decompress_raw(view[pos : pos + block_len])))
+        block = view[pos : pos + block_len]
+        if budget is not None and limit is not None:
+            budget -= _check_snappy_length(block, budget, limit)
+        out.append(bytes(cramjam.snappy.decompress_raw(block)))
         pos += block_len
     return b"".join(out)
+
+
+def _check_snappy_length(block: memoryview, budget: int | None, limit: int | None = None) -> int:
+    """The block's stated decompressed length, refused past what is left of the limit."""
+    if budget is None:
+        return 0
+    length: int = cramjam.snappy.decompress_raw_len(block)
+    if length > budget:
+        raise DecompressedTooLarge(CompressionType.SNAPPY, budget if limit is None else limit)
+    return length
 
 
 def _starts_with_xerial_header(view: memoryview, pos: int) -> bool:

@@ -7,6 +7,7 @@ so every message structure is a plain construct tree.
 
 from __future__ import annotations
 
+import io
 import struct
 import uuid
 from typing import Any
@@ -196,6 +197,7 @@ class KArray(_Sized):
         if count < 0:
             self._null(path)
             return None
+        _check_count(count, stream, path)
         element = self.element
         return [element._parsereport(stream, context, path) for _ in range(count)]
 
@@ -210,6 +212,21 @@ class KArray(_Sized):
         for item in obj:
             element._build(item, stream, context, path)
         return obj
+
+
+def _check_count(count: int, stream: Any, path: str) -> None:
+    """Kafka's generated readers refuse an array longer than the bytes left (every element takes at least
+    one), before building any of it: the count is the client's, up to 2^31 - 1 (compact: 2^64)."""
+    remaining = _remaining(stream)
+    if remaining is not None and count > remaining:
+        raise ConstructError(f"Tried to allocate a collection of size {count}, but there are only {remaining} "
+                             "bytes remaining.", path=path)
+
+
+def _remaining(stream: Any) -> int | None:
+    if isinstance(stream, io.BytesIO):
+        return len(stream.getbuffer()) - stream.tell()
+    return None
 
 
 class Uuid(Construct):

@@ -31,7 +31,7 @@ from enum import IntEnum
 from typing import NamedTuple
 
 from kemu.wire.checksum import crc32c
-from kemu.wire.compression import CompressionError, CompressionType, compress, decompress
+from kemu.wire.compression import CompressionError, CompressionType, DecompressedTooLarge, compress, decompress
 from kemu.wire.errors import CodedError, ErrorCode
 
 MAGIC_V2 = 2
@@ -117,6 +117,20 @@ class RecordDecompressionError(RecordsError):
     # Kafka wraps a codec failure in a plain KafkaException, which reaches the client as
     # UNKNOWN_SERVER_ERROR; only a stream that ends early becomes INVALID_RECORD.
     code = ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+class DecompressedBatchTooLargeError(RecordsError):
+    """A compressed batch whose records expand past `MAX_DECOMPRESSED_BATCH_BYTES`: refused as too large
+    (a producer splits a batch it is told is too large) before the expansion is held in memory."""
+
+    code = ErrorCode.MESSAGE_TOO_LARGE
+
+
+MAX_DECOMPRESSED_BATCH_BYTES = 104_857_600
+"""The most record bytes one batch may expand to: Kafka's default `socket.request.max.bytes`, the largest
+request a broker reads, so an uncompressed batch could never be larger. Kafka streams a compressed batch
+record by record instead; kemu decodes it whole, and without this bound a few kilobytes of zstd could
+make it allocate gigabytes."""
 
 
 class BatchHeader(NamedTuple):
@@ -255,13 +269,15 @@ class RecordBatch:
         return len(self.data) >= HEADER_SIZE and self.header.crc == self.computed_crc()
 
     def records_payload(self) -> bytes:
-        """The record bytes after decompression (a copy)."""
+        """The record bytes after decompression (a copy), at most MAX_DECOMPRESSED_BATCH_BYTES of them."""
         compression = self.header.compression
         payload = self.data[HEADER_SIZE:]
         if compression == CompressionType.NONE:
             return bytes(payload)
         try:
-            return decompress(compression, payload)
+            return decompress(compression, payload, MAX_DECOMPRESSED_BATCH_BYTES)
+        except DecompressedTooLarge as exc:
+            raise DecompressedBatchTooLargeError(f"Record batch is too large once decompressed: {exc}") from exc
         except CompressionError as exc:
             raise RecordDecompressionError(f"Failed to decompress record stream: {exc}") from exc
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kemu.admin.topics import assignment_problem, striped
+from kemu.admin.topics import assignment_problem, unreachable_factor
 from kemu.broker.broker import Broker
 from kemu.broker.partition import Partition
 from kemu.broker.topics import Topic
@@ -94,8 +94,10 @@ def _plan(broker: Broker, request: NewPartitions, budget: int) -> tuple[Topic, l
     live = broker.live_broker_ids()
     factor = topic.replication_factor
     if request.assignments is None:
+        if factor > len(live):
+            raise _Refused(ErrorCode.INVALID_REPLICATION_FACTOR, unreachable_factor(factor, len(live)))
         _check_budget(additional, budget)
-        return topic, [striped(live, index, factor) for index in range(current, request.count)]
+        return topic, [broker.place(index, factor) for index in range(current, request.count)]
     if additional != len(request.assignments):
         raise _Refused(
             ErrorCode.INVALID_REPLICA_ASSIGNMENT,

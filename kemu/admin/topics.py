@@ -169,10 +169,8 @@ def _layout(broker: Broker, topic: NewTopic) -> dict[int, list[int]] | CreateOut
     factor = (broker.config.default_replication_factor if topic.replication_factor == -1
               else topic.replication_factor)
     if factor > len(live):
-        return fail(ErrorCode.INVALID_REPLICATION_FACTOR,
-                    f"Unable to replicate the partition {factor} time(s): The target replication factor of "
-                    f"{factor} cannot be reached because only {len(live)} broker(s) are registered.")
-    return {index: striped(live, index, factor) for index in range(partitions)}
+        return fail(ErrorCode.INVALID_REPLICATION_FACTOR, unreachable_factor(factor, len(live)))
+    return {index: broker.place(index, factor) for index in range(partitions)}
 
 
 def assignment_problem(brokers: list[int], live: list[int], width: int | None) -> str | None:
@@ -192,10 +190,11 @@ def assignment_problem(brokers: list[int], live: list[int], width: int | None) -
     return None
 
 
-def striped(live: list[int], index: int, factor: int) -> list[int]:
-    """Leaders rotate over the brokers, followers follow in order, as Kafka's striped placer spreads them."""
-    ordered = sorted(live)
-    return [ordered[(index + i) % len(ordered)] for i in range(factor)]
+def unreachable_factor(factor: int, live: int) -> str:
+    """The StripedReplicaPlacer's message for more replicas than live brokers."""
+    return (f"Unable to replicate the partition {factor} time(s): The target replication factor of "
+            f"{factor} cannot be reached because only {live} broker(s) are registered.")
+
 
 
 def delete_topics(broker: Broker, names: Sequence[str], by_state: Sequence[tuple[str | None, uuid.UUID]],

@@ -5,11 +5,14 @@ from __future__ import annotations
 import shutil
 import tempfile
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from kemu.broker.broker_configs import ConfigLayers, DynamicBrokerConfigs, static_values
+from kemu.broker.cluster import Cluster, Node, eligible_leader, leave, rejoin
 from kemu.broker.config import BrokerConfig
+from kemu.broker.errors import ApiError
 from kemu.broker.fetch_sessions import FetchSessionCache
 from kemu.broker.housekeeping import Housekeeping
 from kemu.broker.ids import new_cluster_id
@@ -18,6 +21,7 @@ from kemu.broker.storage import Storage
 from kemu.broker.topic_configs import log_defaults
 from kemu.broker.topics import Topic, TopicRegistry
 from kemu.clock import Clock
+from kemu.wire.errors import ErrorCode
 
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 
@@ -36,7 +40,8 @@ class Broker:
         self.clock = clock
         self.cluster_id = cluster_id or config.cluster_id or new_cluster_id()
         self.topics = TopicRegistry()
-        self.bound_port: int | None = None  # set by the server once its listener is bound
+        racks = config.racks or (config.rack,) * config.brokers
+        self.cluster = Cluster(config.node_id, config.brokers, racks)
         # The machine's name, which a broker listening on a wildcard address advertises (as Kafka does with
         # an empty listener host); the server looks it up when it binds, so the core does no name lookups.
         self.hostname: str | None = None
@@ -46,7 +51,7 @@ class Broker:
         self.dynamic_configs = DynamicBrokerConfigs(self.data_dir, config.node_id)
         self.storage = Storage(self.data_dir, clock)
         self.apply_log_defaults()
-        self.storage.load(self.topics, config.node_id)
+        self.storage.load(self.topics, list(self.cluster.nodes))
         # KIP-227 incremental fetch sessions live as long as the broker, across connections.
         self.fetch_sessions = FetchSessionCache()
         self.housekeeping = Housekeeping(clock)
@@ -76,20 +81,87 @@ class Broker:
         # quorum); with one broker that is this one.
         return self.config.node_id
 
-    def advertised_endpoint(self) -> tuple[str, int]:
+    @property
+    def bound_port(self) -> int | None:
+        """The first node's bound port (where a one-broker kemu listens); None before the server binds."""
+        return self.cluster.node(self.node_id).port
+
+    @bound_port.setter
+    def bound_port(self, port: int | None) -> None:
+        self.cluster.node(self.node_id).port = port
+
+    def listen_port(self, node_id: int) -> int:
+        """Where node `node_id` should listen: its bound port once it has one (a restart comes back there),
+        else the configured port plus its place among the nodes, or an ephemeral one."""
+        node = self.cluster.node(node_id)
+        if node.port:
+            return node.port
+        return self.config.port + (node_id - self.node_id) if self.config.port else 0
+
+    def advertised_endpoint(self, node_id: int | None = None) -> tuple[str, int]:
+        node = self.cluster.node(self.node_id if node_id is None else node_id)
         host = self.config.advertised_host
         if host is None:
             wildcard = self.config.host in _WILDCARDS
             host = (self.hostname or self.config.host) if wildcard else self.config.host
-        port = self.config.advertised_port or self.bound_port or self.config.port
-        return host, port
+        advertised = self.config.advertised_port
+        if advertised:
+            return host, advertised + (node.node_id - self.node_id)
+        return host, node.port or self.listen_port(node.node_id)
 
     def brokers(self) -> list[BrokerNode]:
-        host, port = self.advertised_endpoint()
-        return [BrokerNode(self.config.node_id, host, port, self.config.rack)]
+        """The live brokers, as Metadata and DescribeCluster list them."""
+        return [self._broker_node(n) for n in self.cluster if n.alive]
+
+    def broker_node(self, node_id: int) -> BrokerNode | None:
+        found = self.cluster.nodes.get(node_id)
+        return None if found is None or not found.alive else self._broker_node(found)
+
+    def _broker_node(self, node: Node) -> BrokerNode:
+        host, port = self.advertised_endpoint(node.node_id)
+        return BrokerNode(node.node_id, host, port, node.rack)
 
     def live_broker_ids(self) -> list[int]:
-        return [node.node_id for node in self.brokers()]
+        return self.cluster.live_ids()
+
+    def place(self, index: int, factor: int) -> list[int]:
+        return self.cluster.place(index, factor)
+
+    # ---- nodes going away and coming back, leaders moving -------------------------------------------------
+    def stop_node(self, node_id: int) -> None:
+        """Node `node_id` is gone: its leaderships move to live ISR replicas (or to nobody), the ISRs shrink.
+        The server closes its listener and connections."""
+        node = self.cluster.node(node_id)
+        if not node.alive:
+            return
+        if len(self.cluster.live_ids()) == 1:
+            raise ApiError(ErrorCode.INVALID_REQUEST, "The last live broker cannot be stopped.")
+        node.alive = False
+        self._each_partition(lambda p: leave(p, node_id, self.cluster))
+
+    def start_node(self, node_id: int) -> None:
+        node = self.cluster.node(node_id)
+        if node.alive:
+            return
+        node.alive = True
+        self._each_partition(lambda p: rejoin(p, node_id, self.cluster))
+
+    def elect_leader(self, partition: Partition, node_id: int) -> None:
+        """Move `partition`'s leadership to `node_id` (a live ISR replica), with the next leader epoch."""
+        problem = eligible_leader(partition, node_id, self.cluster)
+        if problem is not None:
+            raise ApiError(ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, problem)
+        if partition.leader_id != node_id:
+            partition.elect(node_id)
+            self.storage.save(self.topics)
+
+    def _each_partition(self, change: Callable[[Partition], bool]) -> None:
+        changed = False
+        for topic in self.topics:
+            for partition in topic.partitions:
+                changed = change(partition) or changed
+        if changed:
+            self.storage.save(self.topics)
 
 
     def add_topic(self, topic: Topic) -> None:

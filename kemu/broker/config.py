@@ -13,6 +13,11 @@ class BrokerConfig:
     advertised_host: str | None = None  # advertised.listeners host; None = the bind host
     advertised_port: int | None = None  # None = the bound port
     rack: str | None = None  # broker.rack
+    # The cluster one process emulates (kemu's own, no Kafka name): this many brokers, ids node_id upwards,
+    # each with its own listener (the first on `port`, the next ones on the ports after it, or ephemeral
+    # ones with port 0) and rack (racks[i], else `rack`).
+    brokers: int = 1
+    racks: tuple[str | None, ...] = ()
     data_dir: str | None = None  # log.dirs; None = a temporary directory for the process's life
     cluster_id: str | None = None  # None = the data dir's meta.properties, or a fresh id
     auto_create_topics_enable: bool = True  # auto.create.topics.enable

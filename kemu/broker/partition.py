@@ -19,6 +19,8 @@ from kemu.txn.partition import AbortedTxn, TransactionalPartition
 from kemu.txn.producer_state import ProducerStateManager
 from kemu.wire.records import BatchHeader
 
+NO_LEADER = -1  # Kafka's LeaderAndIsr.NO_LEADER: every replica that could lead is offline
+
 
 class Partition:
     def __init__(self, *, topic: str, index: int, replicas: list[int], isr: list[int] | None = None,
@@ -39,12 +41,20 @@ class Partition:
 
     # ---- persisted fields: saved and loaded here only ------------------------------------------------------
     def saved(self) -> dict[str, Any]:
-        return {"index": self.index, "replicas": self.replicas, "leader_epoch": self.leader_epoch}
+        return {"index": self.index, "replicas": self.replicas, "leader": self.leader_id,
+                "leader_epoch": self.leader_epoch}
 
     @classmethod
-    def from_saved(cls, topic: str, saved: dict[str, Any], node_id: int) -> Partition:
-        # One broker leads everything; a node id changed between runs takes over the replicas.
-        return cls(topic=topic, index=saved["index"], replicas=[node_id], leader_id=node_id,
+    def from_saved(cls, topic: str, saved: dict[str, Any], node_ids: list[int]) -> Partition:
+        """The partition as saved, all its replicas live again (a restarted process restarts every node);
+        replicas on nodes this process no longer has (its node ids or broker count changed) fall to the
+        first node, which then leads."""
+        replicas = [r for r in saved["replicas"] if r in node_ids]
+        if not replicas:
+            replicas = [node_ids[0]]
+        leader = saved.get("leader", replicas[0])
+        return cls(topic=topic, index=saved["index"], replicas=replicas,
+                   leader_id=leader if leader in replicas else replicas[0],
                    leader_epoch=saved.get("leader_epoch", 0))
 
     # ---- opening and closing -----------------------------------------------------------------------------
@@ -88,6 +98,16 @@ class Partition:
         self._leader_epoch = epoch
         if self._txn is not None:
             self._txn.log.leader_epoch = epoch
+
+    def elect(self, leader_id: int) -> None:
+        """A new leader (or NO_LEADER) with the next leader epoch, which starts at the log end, as
+        Partition.makeLeader records it."""
+        self.leader_id = leader_id
+        epoch = self.leader_epoch + 1
+        self.leader_epoch = epoch
+        if self._txn is not None:
+            log = self._txn.log
+            log.epoch_cache.assign(epoch, log.log_end_offset)
 
     # ---- offsets -------------------------------------------------------------------------------------------
     @property

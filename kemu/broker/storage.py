@@ -74,13 +74,13 @@ class Storage:
         tmp.write_text(json.dumps(doc, indent=1, sort_keys=True))
         os.replace(tmp, self._path)
 
-    def load(self, registry: TopicRegistry, node_id: int) -> None:
+    def load(self, registry: TopicRegistry, node_ids: list[int]) -> None:
         """Register every saved topic and recover its partition logs."""
         if not self._path.exists():
             return
         doc = json.loads(self._path.read_text())
         for entry in doc.get("topics", []):
-            partitions = [Partition.from_saved(entry["name"], p, node_id) for p in entry["partitions"]]
+            partitions = [Partition.from_saved(entry["name"], p, node_ids) for p in entry["partitions"]]
             topic = Topic(entry["name"], uuid.UUID(entry["id"]), partitions, dict(entry.get("configs", {})))
             registry.add(topic)
             self.open_topic(topic)

@@ -41,6 +41,13 @@ class RequestContext:
     # broker. A handler about to wait (a long-polling Fetch, a JoinGroup) calls `detach()` so the
     # connection's next request may start; the responses still leave in request order.
     _on_detach: Callable[[], None] = field(default=lambda: None, repr=False)
+    # The node of the cluster the request was sent to (None: the first, the one broker of a one-broker kemu);
+    # it answers for the partitions it leads and the coordinators it hosts.
+    node: int | None = None
+
+    @property
+    def node_id(self) -> int:
+        return self.broker.node_id if self.node is None else self.node
 
     @property
     def clock(self) -> Clock:

@@ -44,8 +44,10 @@ class _Slot:
 
 class Connection:
     def __init__(self, stream: trio.SocketStream, broker: Broker, coordinators: Coordinators,
-                 handlers: Mapping[int, Handler], hooks: RequestHooks | None = None) -> None:
+                 handlers: Mapping[int, Handler], hooks: RequestHooks | None = None,
+                 node_id: int | None = None) -> None:
         self.stream = stream
+        self.node_id = broker.node_id if node_id is None else node_id  # the cluster node it connected to
         self.hooks = hooks
         self.broker = broker
         self.coordinators = coordinators
@@ -124,7 +126,8 @@ class Connection:
         request = job.request
         try:
             await after.wait()
-            ctx = RequestContext(self.broker, self.coordinators, self.client, request.header.client_id, turn.set)
+            ctx = RequestContext(self.broker, self.coordinators, self.client, request.header.client_id, turn.set,
+                                 node=self.node_id)
             reply = await dispatch(job.handler, request, ctx, self.name, self.hooks)
             slot.payload, slot.close = reply.payload, reply.close
         finally:

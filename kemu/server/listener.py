@@ -19,6 +19,7 @@ from kemu.handlers import Handler, all_handlers
 from kemu.server.connection import Connection
 from kemu.server.hooks import RequestHooks
 from kemu.server.housekeeper import run_housekeeper
+from kemu.server.nodes import NodeListeners
 
 log = logging.getLogger("kemu.server")
 
@@ -37,20 +38,25 @@ class ServedCore:
         self.broker = broker
         self.coordinators = Coordinators(broker) if coordinators is None else coordinators
         self._generation = _Generation()
+        self.nodes = NodeListeners()
 
     def swap(self, broker: Broker, coordinators: Coordinators | None = None) -> trio.Event:
         """Serve `broker` from now on. The connections of the core it replaces are closed (a client of that
         core must not reach this one); the event is set once they have all ended, after which nothing of
         the server touches the old core any more."""
         old = self.broker
-        # The new core listens where the old one did, so it must advertise the same endpoint.
-        broker.bound_port, broker.hostname = old.bound_port, old.hostname
+        # The new core listens where the old one did, so it must advertise the same endpoints.
+        broker.hostname = old.hostname
+        for node in broker.cluster:
+            if node.node_id in old.cluster.nodes:
+                node.port = old.cluster.nodes[node.node_id].port
         self.broker = broker
         self.coordinators = Coordinators(broker) if coordinators is None else coordinators
         retired, self._generation = self._generation, _Generation()
         retired.close()
         # The housekeeper waits on the old core's waker: wake it, and it finds the new core.
         old.housekeeping.wake()
+        self.nodes.restart_stopped(broker.cluster.nodes)  # the new core's nodes are all up
         return retired.ended
 
 
@@ -94,32 +100,42 @@ async def serve(
     listens). `hooks` may intervene in and observe every request (kemu.server.hooks)."""
     table = all_handlers() if handlers is None else handlers
     served = broker if isinstance(broker, ServedCore) else ServedCore(broker, coordinators)
-    listeners = await open_listeners(host, port)
-    bound = listeners[0].socket.getsockname()[1]
-    served.broker.bound_port = bound
-    served.broker.hostname = socket.gethostname()
+    core = served.broker
+    # Every node of the cluster gets its listener; the first one's is `port`, the bootstrap address.
+    bound: list[tuple[int, list[trio.SocketListener]]] = []
+    try:
+        for node in core.cluster:
+            node_port = port if node.node_id == core.node_id else core.listen_port(node.node_id)
+            listeners = await open_listeners(host, node_port)
+            node.port = listeners[0].socket.getsockname()[1]
+            bound.append((node.node_id, listeners))
+    except BaseException:
+        for _, listeners in bound:
+            for listener in listeners:
+                listener.socket.close()
+        raise
+    core.hostname = socket.gethostname()
 
-    async def connection(stream: trio.SocketStream) -> None:
+    async def connection(node_id: int, stream: trio.SocketStream) -> None:
         generation, core, coordinated = served._generation, served.broker, served.coordinators
         with trio.CancelScope() as scope:
             generation.scopes.add(scope)
             try:
-                await Connection(stream, core, coordinated, table, hooks).run()
+                await Connection(stream, core, coordinated, table, hooks, node_id).run()
             except Exception:
                 # No input may take the broker down: a connection's failure ends that connection only.
                 log.exception("connection failed")
             finally:
                 generation.leave(scope)
 
-    try:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(run_housekeeper, lambda: served.broker)
-            await nursery.start(trio.serve_listeners, connection, listeners)
-            log.info("listening on %s port %d", host, bound)
-            task_status.started(bound)
-    finally:
-        for listener in listeners:
-            listener.socket.close()
+    async with trio.open_nursery() as nursery:
+        served.nodes.bind(nursery, connection)
+        await nursery.start(run_housekeeper, lambda: served.broker)
+        for node_id, listeners in bound:
+            served.nodes.serve(node_id, listeners)
+        first_port = bound[0][1][0].socket.getsockname()[1]
+        log.info("listening on %s port %d", host, first_port)
+        task_status.started(first_port)
 
 
 async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:

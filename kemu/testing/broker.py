@@ -26,7 +26,7 @@ import shutil
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,12 +37,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import trio
 import trio.lowlevel
 
-from kemu.admin.topics import NewTopic, create_topics
+from kemu.admin.topics import NewTopic, create_topics, ensure_internal_topic
 from kemu.broker import meta_properties
 from kemu.broker.broker import Broker as CoreBroker
 from kemu.broker.broker_configs import apply_properties
+from kemu.broker.cluster import UnknownNode
 from kemu.broker.config import BrokerConfig
+from kemu.broker.errors import ApiError
 from kemu.broker.partition import Partition
+from kemu.broker.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from kemu.coordinators import Coordinators
 from kemu.coordinators.crash_points import CrashPoint
 from kemu.handlers import Handler
@@ -98,7 +101,9 @@ class Broker:
 
     def __init__(self, *, config: Mapping[str, str] | None = None, virtual_clock: bool = False,
                  data_dir: str | Path | None = None, host: str = "127.0.0.1", port: int = 0,
-                 node_id: int = 1) -> None:
+                 node_id: int = 1, brokers: int = 1, racks: Sequence[str | None] = ()) -> None:
+        if brokers < 1:
+            raise ValueError("brokers must be at least 1")
         self.clock = TestClock(frozen=virtual_clock)
         self.clock.settle = self._settle
         self._virtual_clock = virtual_clock
@@ -106,6 +111,13 @@ class Broker:
         self._host = host
         self._port = port
         self._node_id = node_id
+        self._brokers = brokers
+        self._racks = tuple(racks)
+        # A cluster's internal topics are replicated as a Kafka cluster of that size has them (3, its
+        # default, or every broker when there are fewer), so their coordinators can move.
+        for name in ("offsets.topic.replication.factor", "transaction.state.log.replication.factor"):
+            if brokers > 1:
+                self._settings.setdefault(name, str(min(3, brokers)))
         # Refuse a bad setting here, in the test's thread, with Kafka's message (and before making a directory).
         apply_properties(BrokerConfig(), self._settings)
         self._own_dir = data_dir is None
@@ -123,6 +135,7 @@ class Broker:
         self.faults = Faults()
         self.transcript = Transcript(topic_names=self._topic_name)
         self._crashed = False
+        self._crash: BrokerCrashed | None = None
         self.hooks.intercept(self._intercept)
         self.hooks.observe(self.transcript.observe)
         # One checker for the handle's life too: a violation seen before a restart is still reported after.
@@ -172,7 +185,8 @@ class Broker:
                 ready.set()
 
     def _config(self, data_dir: Path) -> BrokerConfig:
-        config = BrokerConfig(node_id=self._node_id, host=self._host, port=self._port, data_dir=str(data_dir))
+        config = BrokerConfig(node_id=self._node_id, host=self._host, port=self._port, data_dir=str(data_dir),
+                              brokers=self._brokers, racks=self._racks)
         apply_properties(config, self._settings)
         return config
 
@@ -311,9 +325,10 @@ class Broker:
         log.warning("crash point %s reached for transactional id %r: stopping the broker dead", point.value,
                     transactional_id)
         self._crashed = True
+        self._crash = BrokerCrashed(point, transactional_id)
         if self._scope is not None:
             self._scope.cancel()
-        raise BrokerCrashed(point, transactional_id)
+        raise self._crash
 
     def _topic_name(self, topic_id: uuid.UUID) -> str | None:
         found = self.core.topics.by_id(topic_id)
@@ -326,8 +341,69 @@ class Broker:
 
     @property
     def bootstrap_servers(self) -> str:
+        """Where clients start: the first broker, then the others of a cluster (a client tries them in turn)."""
         host = f"[{self._host}]" if ":" in self._host else self._host
-        return f"{host}:{self.port}"
+        ports = [self.port] + [node.port or 0 for node in self.core.cluster if node.node_id != self._node_id]
+        return ",".join(f"{host}:{port}" for port in ports)
+
+    # ---- a cluster's brokers going away and coming back, leaders moving ----------------------------------
+    def stop_broker(self, node_id: int) -> None:
+        """Stop one broker of the cluster: its listener closes and its connections are cut, its leaderships
+        and coordinators move to live in-sync replicas with bumped leader epochs, the ISRs shrink."""
+        def stop() -> None:
+            assert self._served is not None
+            self.core.stop_node(node_id)
+            self._served.nodes.stop(node_id)
+
+        self._checked(stop)
+
+    def start_broker(self, node_id: int) -> None:
+        """Start a stopped broker again on its port: it rejoins the ISRs (leadership stays where it moved)."""
+        def start() -> None:
+            assert self._served is not None
+            self.core.start_node(node_id)
+            self._served.nodes.start(node_id)
+
+        self._checked(start)
+
+    def move_leader(self, topic: str, partition: int, node_id: int) -> None:
+        """Make `node_id` (a live in-sync replica) the partition's leader, with the next leader epoch."""
+        self._checked(lambda: self.core.elect_leader(self._partition_any(topic, partition), node_id))
+
+    def move_coordinator(self, kind: str, key: str, node_id: int) -> None:
+        """Move the coordinator of a group (`kind` "group") or a transactional id ("transaction") to
+        `node_id`: the leadership of its internal-topic partition moves, as a coordinator does in Kafka."""
+        self._checked(lambda: self.core.elect_leader(self._coordinator_partition(kind, key), node_id))
+
+    def coordinator(self, kind: str, key: str) -> int:
+        """The node that coordinates the group or transactional id `key` (its internal partition's leader)."""
+        return self.call(lambda: self._coordinator_partition(kind, key).leader_id)
+
+    def _coordinator_partition(self, kind: str, key: str) -> Partition:
+        if kind == "group":
+            self.coordinators.groups.ensure_offsets_topic()
+            return self._partition_any(GROUP_METADATA_TOPIC, self.coordinators.groups.partition_of(key))
+        if kind == "transaction":
+            ensure_internal_topic(self.core, TRANSACTION_STATE_TOPIC)
+            return self._partition_any(TRANSACTION_STATE_TOPIC, self.coordinators.txn.partition_of(key))
+        raise ValueError(f"kind is 'group' or 'transaction', not {kind!r}")
+
+    def leader(self, topic: str, partition: int) -> int:
+        return self.call(lambda: self._partition_any(topic, partition).leader_id)
+
+    def _checked(self, fn: Callable[[], None]) -> None:
+        try:
+            self.call(fn)
+        except ApiError as exc:
+            raise BrokerError(exc.code, exc.message) from None
+        except UnknownNode as exc:
+            raise BrokerError(ErrorCode.BROKER_NOT_AVAILABLE, str(exc)) from None
+
+    def _partition_any(self, topic: str, index: int) -> Partition:
+        found = self.core.topics.get(topic)
+        if found is None or not 0 <= index < len(found.partitions):
+            raise BrokerError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no partition {topic}-{index}")
+        return found.partitions[index]
 
     # ---- the core, on its own thread ----------------------------------------------------------------------
     def call(self, fn: Callable[..., T], *args: Any) -> T:
@@ -365,16 +441,22 @@ class Broker:
         return self.call(lambda: inspect(self.core, self.coordinators))
 
     def advance(self, seconds: float) -> None:
-        """Move the broker's clock and fire, before returning, everything that fell due (`clock.advance`)."""
+        """Move the broker's clock and fire, before returning, everything that fell due (`clock.advance`).
+        Raises BrokerCrashed when what fell due ran into a crash point."""
+        crashed_before = self._crashed
         self.clock.advance(seconds)
+        # The housekeeper may have fired it first, woken by the clock, rather than this call's settling.
+        if self._crashed and not crashed_before and self._crash is not None:
+            raise self._crash
 
     def _settle(self) -> None:
         if self._token is not None and not self._crashed:
             self.call(self.core.housekeeping.run_due)
 
     # ---- arranging and asserting ----------------------------------------------------------------------------
-    def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, str] | None = None) -> None:
-        wanted = NewTopic(name, partitions, 1, configs=list((config or {}).items()))
+    def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, str] | None = None, *,
+                     replication_factor: int = 1) -> None:
+        wanted = NewTopic(name, partitions, replication_factor, configs=list((config or {}).items()))
         [outcome] = self.call(lambda: create_topics(self.core, [wanted]))
         if outcome.error is not ErrorCode.NONE:
             raise BrokerError(outcome.error, outcome.message)

@@ -26,8 +26,8 @@ from kemu.clock import VirtualClock
 from kemu.log.config import TOPIC_CONFIGS
 
 # BrokerConfig fields that are not Kafka settings of their own (listeners, log.dirs are built from them).
-NOT_KAFKA_SETTINGS = {"host", "port", "advertised_host", "advertised_port", "rack", "data_dir", "cluster_id",
-                      "properties"}
+NOT_KAFKA_SETTINGS = {"host", "port", "advertised_host", "advertised_port", "rack", "brokers", "racks", "data_dir",
+                      "cluster_id", "properties"}
 
 
 @pytest.fixture

@@ -77,5 +77,13 @@ def test_one_leader_epoch_stamped_into_appends(partition: Partition) -> None:
 
 def test_saved_fields_load_back(partition: Partition) -> None:
     partition.leader_epoch = 9
-    loaded = Partition.from_saved("t", partition.saved(), node_id=5)
+    loaded = Partition.from_saved("t", partition.saved(), node_ids=[5])
     assert (loaded.index, loaded.leader_epoch, loaded.replicas, loaded.isr, loaded.leader_id) == (0, 9, [5], [5], 5)
+
+
+def test_saved_replicas_and_leader_load_back_when_their_nodes_exist() -> None:
+    saved = Partition(topic="t", index=2, replicas=[2, 3, 1], leader_id=3, leader_epoch=4).saved()
+    loaded = Partition.from_saved("t", saved, node_ids=[1, 2, 3])
+    assert (loaded.replicas, loaded.isr, loaded.leader_id, loaded.leader_epoch) == ([2, 3, 1], [2, 3, 1], 3, 4)
+    shrunk = Partition.from_saved("t", saved, node_ids=[1])
+    assert (shrunk.replicas, shrunk.leader_id) == ([1], 1)

@@ -74,8 +74,9 @@ class InProcessBroker(BrokerHarness):
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="kemu-inprocess", daemon=True)
 
-    def connect(self, client_id: str | None = "kemu-tests") -> InProcessConnection:
-        return InProcessConnection(self, client_id)
+    def connect(self, client_id: str | None = "kemu-tests", node: int | None = None) -> InProcessConnection:
+        """A connection to the cluster node `node` (default: the first, the one broker of a one-broker kemu)."""
+        return InProcessConnection(self, client_id, node)
 
     def call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run `fn(*args)` on the broker's Trio loop and return its result."""
@@ -156,9 +157,10 @@ class _Slot:
 class InProcessConnection:
     """One client connection to an `InProcessBroker`; blocking, like KafkaSocket."""
 
-    def __init__(self, owner: InProcessBroker, client_id: str | None = "kemu-tests") -> None:
+    def __init__(self, owner: InProcessBroker, client_id: str | None = "kemu-tests", node: int | None = None) -> None:
         self.owner = owner
         self.client_id = client_id
+        self.node = node
         self.client = ClientInfo("127.0.0.1", next(_client_ports))
         self.name = f"{self.client.host}:{self.client.port} (in-process)"
         self._next_correlation = 1
@@ -275,7 +277,7 @@ class InProcessConnection:
             if after is not None:
                 await after.wait()
             ctx = RequestContext(self.owner.broker, self.owner.coordinators, self.client, request.header.client_id,
-                                 turn.set)
+                                 turn.set, node=self.node)
             try:
                 reply = await dispatch(job.handler, request, ctx, self.name)
             except Exception as exc:

@@ -38,7 +38,7 @@ class Dispatch:
     request: Request
 
 
-def admit(frame: bytes, handlers: Mapping[int, Handler]) -> Refuse | Answer | Dispatch:
+def admit(frame: bytes | memoryview, handlers: Mapping[int, Handler]) -> Refuse | Answer | Dispatch:
     try:
         key, version, correlation_id = codec.peek_header(frame)
     except DecodeError as exc:

@@ -21,16 +21,18 @@ from kemu.server.hooks import Exchange, Intervention, RequestHooks
 from kemu.wire import codec
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+from kemu.wire.primitives import Buffer
 
 log = logging.getLogger("kemu.server")
 
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """What to send for one request: `payload` (a response without its size prefix; None: nothing), and
-    whether to close the connection once it (and everything before it) has been sent."""
+    """What to send for one request: `payload` (a response without its size prefix, as buffers to send one
+    after the other; None: nothing), and whether to close the connection once it (and everything before
+    it) has been sent."""
 
-    payload: bytes | None
+    payload: list[Buffer] | None
     close: bool = False
     # The response body the broker produced (what hooks observe): what `payload` encodes, or what a fault
     # kept from the client. None when there is none.
@@ -99,7 +101,7 @@ def _encoded(handler: Handler, request: Request, body: dict[str, Any] | None, cl
     if body is None:
         return Reply(None, close)
     try:
-        payload = codec.encode_response(handler.api, request.version, request.header.correlation_id, body)
+        payload = codec.encode_response_parts(handler.api, request.version, request.header.correlation_id, body)
     except Exception:
         log.exception("closing connection from %s: cannot encode %s v%d response", peer, handler.api.name,
                       request.version)

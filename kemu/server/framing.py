@@ -1,15 +1,25 @@
 """Kafka's framing: each request is a 4-byte big-endian size followed by that many bytes.
 
-Sans-IO: bytes go in with `feed`, whole frames come out of `next_frame`. A size beyond
-`socket.request.max.bytes` (or negative) is refused as soon as the 4 size bytes are in, before any of
-the body is read, as Kafka's `NetworkReceive` does.
+Sans-IO and copy-free: the socket receives straight into the buffer (`writable()` then `advance(n)`, or
+`feed` for a stream that can only hand out bytes), and `next_frame` hands out each whole frame as a
+`memoryview` of that buffer — nothing of the unread rest is moved per frame. A frame's view (and the record
+batches decoded as views of it) may outlive the next receive, so the buffer is only rewound in place while
+no view of it is alive; otherwise the unread tail moves to a fresh buffer and the old one lives on for
+whoever still holds a view. A frame bigger than the buffer gets a buffer of its own size, which the socket
+then fills directly. A size beyond `socket.request.max.bytes` (or negative) is refused as soon as the 4
+size bytes are in, before any of the body is read, as Kafka's `NetworkReceive` does.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 
 _SIZE = struct.Struct(">i")
+SIZE_BYTES = _SIZE.size
+CHUNK_BYTES = 65536
+
+Buffer = bytes | bytearray | memoryview
 
 
 class FrameError(Exception):
@@ -17,36 +27,90 @@ class FrameError(Exception):
 
 
 class FrameBuffer:
-    def __init__(self, max_size: int) -> None:
+    def __init__(self, max_size: int, chunk_size: int = CHUNK_BYTES) -> None:
         self.max_size = max_size
-        self._buffer = bytearray()
-        self._pending: int | None = None  # size of the frame being read, once its prefix is in
+        self.chunk_size = chunk_size
+        self._buffer = bytearray(chunk_size)
+        self._start = 0  # the first unread byte
+        self._end = 0  # one past the last received byte
+        self._pending = -1  # body size of the frame at `_start`, once its prefix is in and checked
 
-    def feed(self, data: bytes) -> None:
-        self._buffer += data
+    def writable(self) -> memoryview:
+        """Where the next received bytes go (never empty); say how many arrived with `advance`."""
+        needed = SIZE_BYTES + self._pending if self._pending >= 0 else SIZE_BYTES
+        if self._end == len(self._buffer) or len(self._buffer) - self._start < needed:
+            self._make_room(max(needed, self._frame_size(), self._end - self._start + 1))
+        return memoryview(self._buffer)[self._end:]
 
-    def next_frame(self) -> bytes | None:
+    def _frame_size(self) -> int:
+        """The whole size of the frame at `_start` once its prefix is in (0 before, or if it is invalid:
+        `next_frame` refuses that)."""
+        if self._end - self._start < SIZE_BYTES:
+            return 0
+        (size,) = _SIZE.unpack_from(self._buffer, self._start)
+        return SIZE_BYTES + size if 0 <= size <= self.max_size else 0
+
+    def advance(self, count: int) -> None:
+        self._end += count
+
+    def feed(self, data: Buffer) -> None:
+        """Copy `data` in: for streams that receive into bytes of their own (TLS), and for tests."""
+        with memoryview(data) as view:
+            view = view.cast("B")
+            while view:
+                with self.writable() as target:
+                    count = min(len(target), len(view))
+                    target[:count] = view[:count]
+                self.advance(count)
+                view = view[count:]
+
+    def next_frame(self) -> memoryview | None:
         """The next complete frame, or None until more bytes arrive."""
-        if self._pending is None:
-            if len(self._buffer) < _SIZE.size:
+        available = self._end - self._start
+        if self._pending < 0:
+            if available < SIZE_BYTES:
                 return None
-            (size,) = _SIZE.unpack_from(self._buffer)
+            (size,) = _SIZE.unpack_from(self._buffer, self._start)
             if size < 0 or size > self.max_size:
                 raise FrameError(f"invalid request size {size} (socket.request.max.bytes is {self.max_size})")
-            del self._buffer[:_SIZE.size]
             self._pending = size
-        if len(self._buffer) < self._pending:
+        if available < SIZE_BYTES + self._pending:
             return None
-        with memoryview(self._buffer) as view:  # one copy, not a bytearray slice and then bytes of it
-            frame = bytes(view[:self._pending])
-        del self._buffer[:self._pending]
-        self._pending = None
-        return frame
+        begin = self._start + SIZE_BYTES
+        self._start = begin + self._pending
+        self._pending = -1
+        return memoryview(self._buffer)[begin:self._start]
+
+    def _make_room(self, needed: int) -> None:
+        unread = self._end - self._start
+        if len(self._buffer) >= needed and not _exported(self._buffer):
+            # No frame handed out before is still alive: rewind in place.
+            self._buffer[:unread] = self._buffer[self._start:self._end]
+        else:
+            fresh = bytearray(max(self.chunk_size, needed))
+            fresh[:unread] = memoryview(self._buffer)[self._start:self._end]
+            self._buffer = fresh
+        self._start, self._end = 0, unread
 
     @staticmethod
-    def frame(payload: bytes) -> bytes:
+    def frame(payload: Buffer) -> bytes:
         return _SIZE.pack(len(payload)) + payload
 
     @staticmethod
-    def size_prefix(payload: bytes) -> bytes:
-        return _SIZE.pack(len(payload))
+    def size_prefix(payload: Buffer | int) -> bytes:
+        return _SIZE.pack(payload if isinstance(payload, int) else len(payload))
+
+
+def frame_buffers(payload: Sequence[Buffer]) -> list[Buffer]:
+    """A response in pieces (kemu.wire.codec.Encoded), with its size prefix in front."""
+    return [_SIZE.pack(sum(len(part) for part in payload)), *payload]
+
+
+def _exported(buffer: bytearray) -> bool:
+    """Whether a view of `buffer` is alive: a bytearray refuses to resize while one is."""
+    try:
+        buffer.append(0)
+    except BufferError:
+        return True
+    del buffer[-1]
+    return False

@@ -15,6 +15,7 @@ from construct import ConstructError
 
 from kemu.wire.apis import get_api
 from kemu.wire.headers import REQUEST_HEADERS, RESPONSE_HEADERS, RequestHeader
+from kemu.wire.primitives import Buffer, FrameStream, SpliceStream
 from kemu.wire.schema import Api
 from kemu.wire.structs import message_struct
 
@@ -70,14 +71,15 @@ def peek_header(frame: bytes | memoryview) -> tuple[int, int, int]:
 
 def decode_request(frame: bytes | memoryview, *, allow_trailing: bool = False) -> Request:
     """`allow_trailing` ignores bytes after the body, as Kafka's broker does (it never checks, and
-    librdkafka's all-topics Metadata v12 request carries three stray bytes)."""
+    librdkafka's all-topics Metadata v12 request carries three stray bytes). Record batches (Produce's
+    `records`) come out as views of `frame`, not copies."""
     key, version, correlation_id = peek_header(frame)
     api = get_api(key)
     if api is None:
         raise UnknownApi(key, version, correlation_id)
     if version not in api.versions:
         raise UnsupportedVersion(api, version, correlation_id)
-    stream = io.BytesIO(frame)
+    stream = FrameStream(frame)
     try:
         raw = REQUEST_HEADERS[request_header_version(api, version)]._parsereport(stream, {}, "(header)")
         body = message_struct(api, version, "request")._parsereport(stream, {}, f"({api.name} v{version})")
@@ -90,11 +92,17 @@ def decode_request(frame: bytes | memoryview, *, allow_trailing: bool = False) -
 
 
 def encode_response(api: Api, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:
-    stream = io.BytesIO()
+    return b"".join(encode_response_parts(api, version, correlation_id, body))
+
+
+def encode_response_parts(api: Api, version: int, correlation_id: int, body: dict[str, Any]) -> list[Buffer]:
+    """The response as buffers to send one after the other: record batches handed over as views (Fetch's
+    segment bytes) stay where they lie, between the encoded pieces around them."""
+    stream = SpliceStream()
     RESPONSE_HEADERS[response_header_version(api, version)]._build(
         {"correlation_id": correlation_id}, stream, {}, "(header)")
     message_struct(api, version, "response")._build(body, stream, {}, f"({api.name} v{version})")
-    return stream.getvalue()
+    return stream.parts()
 
 
 def encode_request(

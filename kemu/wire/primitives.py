@@ -23,6 +23,7 @@ from construct import (
     Int32ub,
     Int64sb,
     SizeofError,
+    StreamError,
     stream_read,
     stream_write,
 )
@@ -30,6 +31,55 @@ from construct import (
 _i16 = struct.Struct(">h")
 _i32 = struct.Struct(">i")
 _MAX_VARINT_BYTES = 10
+# Bytes at least this long are spliced into an encoded response as they are rather than copied into it;
+# below it one more entry to send costs more than the copy.
+SPLICE_MIN_BYTES = 2048
+
+Buffer = bytes | bytearray | memoryview
+
+
+class FrameStream(io.BytesIO):
+    """A request frame being decoded: `records` fields are handed out as views of the frame itself."""
+
+    def __init__(self, frame: Buffer) -> None:
+        super().__init__(frame)
+        self.frame = memoryview(frame).cast("B")
+
+    def view(self, length: int, path: str) -> memoryview:
+        start = self.tell()
+        if length > len(self.frame) - start:
+            raise StreamError(f"stream read less than specified amount, expected {length}, found "
+                              f"{len(self.frame) - start}", path=path)
+        self.seek(start + length)
+        return self.frame[start:start + length]
+
+
+class SpliceStream(io.BytesIO):
+    """A response being encoded: big byte strings (a Fetch's record batches) are not copied in but noted
+    with their position, and `parts` hands out the encoded pieces with them in between."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._spliced: list[tuple[int, Buffer]] = []
+
+    def splice(self, data: Buffer) -> None:
+        self._spliced.append((self.tell(), data))
+
+    def parts(self) -> list[Buffer]:
+        encoded = self.getvalue()
+        if not self._spliced:
+            return [encoded]
+        out: list[Buffer] = []
+        whole = memoryview(encoded)
+        at = 0
+        for position, data in self._spliced:
+            if position > at:
+                out.append(whole[at:position])
+            out.append(data)
+            at = position
+        if at < len(encoded):
+            out.append(whole[at:])
+        return out
 
 
 class KafkaEncodeError(ConstructError):
@@ -162,7 +212,7 @@ class KBytes(_Sized):
     def __init__(self, compact: bool, nullable: bool) -> None:
         super().__init__(compact, nullable, wide=True)
 
-    def _parse(self, stream: Any, context: Any, path: str) -> bytes | None:
+    def _parse(self, stream: Any, context: Any, path: str) -> bytes | memoryview | None:
         length = self._read_length(stream, path)
         if length < 0:
             self._null(path)
@@ -176,15 +226,30 @@ class KBytes(_Sized):
                 raise KafkaEncodeError("None for non-nullable bytes", path=path)
             self._write_length(-1, stream, path)
             return obj
-        if isinstance(obj, memoryview):
-            # Fetch hands over views of cached log segment bytes: written as they are, without a copy.
-            view = obj.cast("B") if obj.format != "B" or obj.ndim != 1 else obj
-            self._write_length(view.nbytes, stream, path)
-            stream.write(view)
-            return obj
+        if isinstance(obj, memoryview) and (obj.format != "B" or obj.ndim != 1):
+            obj = obj.cast("B")
         self._write_length(len(obj), stream, path)
-        stream_write(stream, obj, len(obj), path)
+        if len(obj) >= SPLICE_MIN_BYTES and isinstance(stream, SpliceStream) and not isinstance(obj, bytearray):
+            # Fetch hands over log segment bytes (views of the cache, or read from the file): they are sent
+            # from where they lie, never copied into the response.
+            stream.splice(obj)
+        else:
+            stream.write(obj)
         return obj
+
+
+class KRecords(KBytes):
+    """Record batches: as KBytes, but decoded from a request frame as a view of it rather than a copy, so
+    a Produce's batches are copied once, when the log writes them."""
+
+    def _parse(self, stream: Any, context: Any, path: str) -> bytes | memoryview | None:
+        if not isinstance(stream, FrameStream):
+            return super()._parse(stream, context, path)
+        length = self._read_length(stream, path)
+        if length < 0:
+            self._null(path)
+            return None
+        return stream.view(length, path)
 
 
 class KArray(_Sized):

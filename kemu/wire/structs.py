@@ -18,6 +18,7 @@ from kemu.wire.primitives import (
     KafkaEncodeError,
     KArray,
     KBytes,
+    KRecords,
     KString,
     NullableStruct,
     encode_uvarint,
@@ -146,7 +147,9 @@ def _field_construct(field: Field, version: int, flexible: bool, in_tag: bool = 
 def _primitive(type_name: str, flexible: bool, nullable: bool) -> Construct:
     if type_name == "string":
         return KString(compact=flexible, nullable=nullable)
-    if type_name in ("bytes", "records"):
+    if type_name == "records":
+        return KRecords(compact=flexible, nullable=nullable)
+    if type_name == "bytes":
         return KBytes(compact=flexible, nullable=nullable)
     return FIXED[type_name]
 

@@ -284,7 +284,8 @@ class InProcessConnection:
                 # On the server this ends the connection (the listener logs it); here the test hears why.
                 self._failure = exc
                 reply = Reply(None, close=True)
-            slot.payload, slot.close = reply.payload, reply.close
+            slot.payload = None if reply.payload is None else b"".join(reply.payload)
+            slot.close = reply.close
             if reply.close:
                 self._closing = True
         finally:

@@ -4,7 +4,7 @@ import struct
 
 import pytest
 
-from kemu.server.framing import FrameBuffer, FrameError
+from kemu.server.framing import FrameBuffer, FrameError, frame_buffers
 
 
 def test_frames_split_and_joined_arbitrarily() -> None:
@@ -38,3 +38,46 @@ def test_negative_size_refused() -> None:
     buffer.feed(struct.pack(">i", -1))
     with pytest.raises(FrameError):
         buffer.next_frame()
+
+
+def test_frames_stay_intact_while_later_bytes_arrive() -> None:
+    # Views handed out must not see the buffer rewound under them (the produce path keeps them).
+    buffer = FrameBuffer(1 << 20, chunk_size=16)
+    kept = []
+    for i in range(20):
+        buffer.feed(FrameBuffer.frame(bytes([i]) * 10))
+        while (frame := buffer.next_frame()) is not None:
+            kept.append(frame)
+    assert [bytes(frame) for frame in kept] == [bytes([i]) * 10 for i in range(20)]
+
+
+def test_buffer_is_reused_once_no_frame_is_held() -> None:
+    buffer = FrameBuffer(1 << 20, chunk_size=64)
+    buffer.feed(FrameBuffer.frame(b"a" * 50))
+    frame = buffer.next_frame()
+    assert frame is not None
+    first = buffer.writable().obj
+    frame.release()
+    buffer.feed(FrameBuffer.frame(b"b" * 50))
+    assert buffer.writable().obj is first
+    assert buffer.next_frame() == b"b" * 50
+
+
+def test_frame_bigger_than_the_chunk_is_received_into_its_own_buffer() -> None:
+    buffer = FrameBuffer(1 << 20, chunk_size=64)
+    payload = bytes(range(256)) * 40
+    data = FrameBuffer.frame(payload)
+    buffer.feed(data[:100])
+    assert buffer.next_frame() is None
+    target = buffer.writable()
+    assert len(target) >= len(data) - 100  # the socket can put the whole rest straight into place
+    target[:len(data) - 100] = data[100:]
+    buffer.advance(len(data) - 100)
+    assert buffer.next_frame() == payload
+
+
+def test_frame_buffers_prefix_the_total_size() -> None:
+    pieces = [b"head", memoryview(b"x" * 5000), b"tail"]
+    framed = frame_buffers(pieces)
+    assert b"".join(framed) == FrameBuffer.frame(b"".join(pieces))
+    assert framed[2] is pieces[1]

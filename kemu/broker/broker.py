@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kemu.broker.broker_configs import ConfigLayers, DynamicBrokerConfigs, static_values
+from kemu.broker.broker_configs import ConfigLayers, DynamicBrokerConfigs, default_listeners, static_values
 from kemu.broker.cluster import Cluster, Node, eligible_leader, leave, rejoin
 from kemu.broker.config import BrokerConfig
 from kemu.broker.errors import ApiError
@@ -21,6 +21,9 @@ from kemu.broker.storage import Storage
 from kemu.broker.topic_configs import log_defaults
 from kemu.broker.topics import Topic, TopicRegistry
 from kemu.clock import Clock
+from kemu.security.listeners import Endpoint
+from kemu.security.scram import ScramCredentialStore, parse_add_scram
+from kemu.security.settings import SecuritySettings, security_settings
 from kemu.wire.errors import ErrorCode
 
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
@@ -42,6 +45,10 @@ class Broker:
         self.topics = TopicRegistry()
         racks = config.racks or (config.rack,) * config.brokers
         self.cluster = Cluster(config.node_id, config.brokers, racks)
+        # Every listener with what it demands of a client (TLS, SASL); the server binds them all, on every
+        # node. A node's first listener's port is the node's own (Node.port); the others' are kept here.
+        self.security: SecuritySettings = security_settings(config.properties, default_listeners(config))
+        self.bound_ports: dict[tuple[int, str], int] = {}  # (node id, listener name) -> bound port
         # The machine's name, which a broker listening on a wildcard address advertises (as Kafka does with
         # an empty listener host); the server looks it up when it binds, so the core does no name lookups.
         self.hostname: str | None = None
@@ -50,6 +57,9 @@ class Broker:
         self.data_dir = Path(config.data_dir or self._temporary_dir or ".")
         self.dynamic_configs = DynamicBrokerConfigs(self.data_dir, config.node_id)
         self.storage = Storage(self.data_dir, clock)
+        self.scram_credentials = ScramCredentialStore(self.data_dir)
+        for user, mechanism, credential in parse_add_scram(config.properties.get("kemu.scram.credentials", "")):
+            self.scram_credentials.put(user, mechanism, credential)
         self.apply_log_defaults()
         self.storage.load(self.topics, list(self.cluster.nodes))
         # KIP-227 incremental fetch sessions live as long as the broker, across connections.
@@ -90,35 +100,54 @@ class Broker:
     def bound_port(self, port: int | None) -> None:
         self.cluster.node(self.node_id).port = port
 
-    def listen_port(self, node_id: int) -> int:
-        """Where node `node_id` should listen: its bound port once it has one (a restart comes back there),
-        else the configured port plus its place among the nodes, or an ephemeral one."""
+    def listener(self, name: str | None = None) -> Endpoint:
+        """The listener of that name; the first (where a client without a name is taken) otherwise."""
+        listeners = self.security.listeners.listeners
+        return next((e for e in listeners if e.name == name), listeners[0])
+
+    def listen_port(self, node_id: int, listener: str | None = None) -> int:
+        """Where node `node_id` should listen on `listener` (default the first): its bound port once it has
+        one (a restart comes back there), else the configured port plus its place among the nodes, or an
+        ephemeral one."""
+        endpoint = self.listener(listener)
         node = self.cluster.node(node_id)
-        if node.port:
-            return node.port
-        return self.config.port + (node_id - self.node_id) if self.config.port else 0
+        first = endpoint == self.listener()
+        bound = node.port if first else self.bound_ports.get((node_id, endpoint.name))
+        if bound:
+            return bound
+        return endpoint.port + (node_id - self.node_id) if endpoint.port else 0
 
-    def advertised_endpoint(self, node_id: int | None = None) -> tuple[str, int]:
+    def advertised_endpoint(self, node_id: int | None = None, listener: str | None = None) -> tuple[str, int]:
+        """Where clients of `listener` (default the first) are told to reach node `node_id`: the listener's
+        entry in advertised.listeners, else its own address (the machine's name for a wildcard) and bound
+        port. kemu's --advertised-host/--advertised-port stand for the first listener's entry."""
         node = self.cluster.node(self.node_id if node_id is None else node_id)
-        host = self.config.advertised_host
-        if host is None:
-            wildcard = self.config.host in _WILDCARDS
-            host = (self.hostname or self.config.host) if wildcard else self.config.host
-        advertised = self.config.advertised_port
-        if advertised:
-            return host, advertised + (node.node_id - self.node_id)
-        return host, node.port or self.listen_port(node.node_id)
+        endpoint = self.listener(listener)
+        offset = node.node_id - self.node_id
+        host: str | None = None
+        port = 0
+        advertised = (self.security.listeners.advertised_for(endpoint.name)
+                      if "advertised.listeners" in self.config.properties else None)
+        if advertised is not None:
+            host, port = advertised.host, advertised.port + offset if advertised.port else 0
+        elif endpoint == self.listener():
+            host = self.config.advertised_host
+            port = self.config.advertised_port + offset if self.config.advertised_port else 0
+        if not host:
+            host = (self.hostname or endpoint.host) if endpoint.host in _WILDCARDS else endpoint.host
+        return host, port or self.listen_port(node.node_id, endpoint.name)
 
-    def brokers(self) -> list[BrokerNode]:
-        """The live brokers, as Metadata and DescribeCluster list them."""
-        return [self._broker_node(n) for n in self.cluster if n.alive]
+    def brokers(self, listener: str | None = None) -> list[BrokerNode]:
+        """The live brokers, as Metadata and DescribeCluster list them to clients of `listener` (Kafka
+        answers each listener's clients with that listener's endpoints)."""
+        return [self._broker_node(n, listener) for n in self.cluster if n.alive]
 
-    def broker_node(self, node_id: int) -> BrokerNode | None:
+    def broker_node(self, node_id: int, listener: str | None = None) -> BrokerNode | None:
         found = self.cluster.nodes.get(node_id)
-        return None if found is None or not found.alive else self._broker_node(found)
+        return None if found is None or not found.alive else self._broker_node(found, listener)
 
-    def _broker_node(self, node: Node) -> BrokerNode:
-        host, port = self.advertised_endpoint(node.node_id)
+    def _broker_node(self, node: Node, listener: str | None = None) -> BrokerNode:
+        host, port = self.advertised_endpoint(node.node_id, listener)
         return BrokerNode(node.node_id, host, port, node.rack)
 
     def live_broker_ids(self) -> list[int]:

@@ -35,6 +35,9 @@ from kemu.log.config import (
     format_value,
     parse_value,
 )
+from kemu.security.errors import SecurityConfigError
+from kemu.security.scram import parse_add_scram
+from kemu.security.settings import SECURITY_CONFIGS, is_security_config, security_settings
 
 DYNAMIC_CONFIGS_FILE = "kemu-broker-configs.json"
 _FORMAT_VERSION = 1
@@ -243,8 +246,13 @@ def _log_keys() -> Iterator[BrokerConfigKey]:
                 raise RuntimeError(f"no broker definition for {synonym.name}")
 
 
+def _security_keys() -> Iterator[BrokerConfigKey]:
+    for name, kind, default, doc in SECURITY_CONFIGS:
+        yield BrokerConfigKey(name, kind, default, doc=doc)
+
+
 BROKER_CONFIGS: dict[str, BrokerConfigKey] = {
-    key.name: key for key in sorted((*_server_keys(), *_log_keys()), key=lambda k: k.name)
+    key.name: key for key in sorted((*_server_keys(), *_log_keys(), *_security_keys()), key=lambda k: k.name)
 }
 """Every broker config kemu describes, by name."""
 
@@ -407,6 +415,9 @@ def apply_properties(config: BrokerConfig, properties: Mapping[str, str]) -> lis
     unknown = []
     for name, raw in properties.items():
         key = BROKER_CONFIGS.get(name)
+        if key is None and is_security_config(name):
+            config.properties[name] = raw  # a listener's own setting (listener.name.<listener>.<setting>)
+            continue
         if key is None:
             unknown.append(name)
             continue
@@ -416,4 +427,20 @@ def apply_properties(config: BrokerConfig, properties: Mapping[str, str]) -> lis
             setattr(config, attribute, value)
         else:
             config.properties[name] = raw
+    check_security(config)
     return unknown
+
+
+def default_listeners(config: BrokerConfig) -> str:
+    """The one PLAINTEXT listener of kemu's --host and --port, when `listeners` is not set."""
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    return f"PLAINTEXT://{host}:{config.port}"
+
+
+def check_security(config: BrokerConfig) -> None:
+    """Kafka's start-up checks of the listeners and their security settings, as InvalidConfigError."""
+    try:
+        security_settings(config.properties, default_listeners(config))
+        parse_add_scram(config.properties.get("kemu.scram.credentials", ""))
+    except SecurityConfigError as exc:
+        raise InvalidConfigError(str(exc)) from None

@@ -84,7 +84,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
 
     return {
         "brokers": [{"node_id": node.node_id, "host": node.host, "port": node.port, "rack": node.rack}
-                    for node in broker.brokers()],
+                    for node in broker.brokers(ctx.client.listener_name)],
         "cluster_id": broker.cluster_id,
         "controller_id": broker.controller_id,
         "topics": topics,

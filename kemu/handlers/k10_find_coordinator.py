@@ -68,7 +68,7 @@ def coordinator_for(ctx: RequestContext, key_type: int, key: str,
     if not created or topic is None or not topic.partitions:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, _NO_NODE
     partition = topic.partitions[partition_for(key, len(topic.partitions))]
-    for node in broker.brokers():
+    for node in broker.brokers(ctx.client.listener_name):
         if node.node_id == partition.leader_id:
             return ErrorCode.NONE, (node.node_id, node.host, node.port)
     return ErrorCode.COORDINATOR_NOT_AVAILABLE, _NO_NODE

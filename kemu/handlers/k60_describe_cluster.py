@@ -32,7 +32,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         "cluster_id": broker.cluster_id,
         "controller_id": broker.controller_id,
         "brokers": [{"broker_id": n.node_id, "host": n.host, "port": n.port, "rack": n.rack}
-                    for n in broker.brokers()],
+                    for n in broker.brokers(ctx.client.listener_name)],
         "cluster_authorized_operations": (CLUSTER_OPERATIONS if body["include_cluster_authorized_operations"]
                                           else NOT_REQUESTED),
     }

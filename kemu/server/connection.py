@@ -20,7 +20,9 @@ from kemu.broker.broker import Broker
 from kemu.coordinators import Coordinators
 from kemu.handlers import Handler
 from kemu.handlers.context import ClientInfo, RequestContext
+from kemu.security.settings import ListenerSecurity
 from kemu.server.admission import Answer, Dispatch, Refuse, admit
+from kemu.server.authenticator import SaslAuthenticator
 from kemu.server.dispatch import dispatch
 from kemu.server.framing import FrameBuffer, FrameError, frame_buffers
 from kemu.server.hooks import RequestHooks
@@ -45,18 +47,28 @@ class _Slot:
 
 
 class Connection:
-    def __init__(self, stream: trio.SocketStream, broker: Broker, coordinators: Coordinators,
+    def __init__(self, stream: trio.abc.Stream, broker: Broker, coordinators: Coordinators,
                  handlers: Mapping[int, Handler], hooks: RequestHooks | None = None,
-                 node_id: int | None = None) -> None:
+                 node_id: int | None = None, *, security: ListenerSecurity | None = None,
+                 peer: tuple[str, int] | None = None, principal: str | None = None) -> None:
         self.stream = stream
         self.node_id = broker.node_id if node_id is None else node_id  # the cluster node it connected to
         self.hooks = hooks
         self.broker = broker
         self.coordinators = coordinators
         self.handlers = handlers
-        host, port = _peer(stream)
+        host, port = peer if peer is not None else peer_of(stream)
         self.client = ClientInfo(host, port)
         self.name = f"{host}:{port}"
+        self.authenticator: SaslAuthenticator | None = None
+        if security is not None:
+            self.client.listener_name = security.endpoint.name
+            self.client.security_protocol = security.endpoint.protocol
+            if security.endpoint.uses_sasl:
+                self.authenticator = SaslAuthenticator(security, handlers, broker.clock.now_ms,
+                                                       broker.scram_credentials.get, self.name)
+        if principal is not None:
+            self.client.principal = principal
 
     async def run(self) -> None:
         async with self.stream:
@@ -70,13 +82,17 @@ class Connection:
     async def _read(self, nursery: trio.Nursery, slots: trio.MemorySendChannel[_Slot]) -> bool:
         """Admit frames until the client leaves (False) or a frame forces a close (True)."""
         frames = FrameBuffer(self.broker.config.socket_request_max_bytes)
+        authenticator = self.authenticator
+        if authenticator is not None:
+            # Kafka's sasl.server.max.receive.size bounds what an unauthenticated client may send.
+            frames.max_size = min(frames.max_size, authenticator.security.max_receive_size)
         previous_turn = trio.Event()
         previous_turn.set()
         while True:
             try:
                 frame = frames.next_frame()
             except FrameError as exc:
-                return await self._refuse(slots, str(exc))
+                return await self._refuse(slots, str(exc) + _tls_hint(exc.size))
             if frame is None:
                 try:
                     received = await _receive(self.stream, frames)
@@ -85,6 +101,20 @@ class Connection:
                 if not received:
                     return False
                 continue
+            if authenticator is not None:
+                step = authenticator.receive(frame)
+                if authenticator.authenticated and authenticator.principal is not None:
+                    self.client.principal = authenticator.principal
+                    frames.max_size = self.broker.config.socket_request_max_bytes
+                if not step.dispatch:
+                    if step.close:
+                        log.warning("closing connection from %s: %s", self.name, step.reason)
+                    slot = _Slot(payload=None if step.payload is None else [step.payload], close=step.close)
+                    slot.done.set()
+                    await slots.send(slot)
+                    if step.close:
+                        return True
+                    continue
             decision = admit(frame, self.handlers)
             if isinstance(decision, Refuse):
                 return await self._refuse(slots, decision.reason)
@@ -160,9 +190,18 @@ async def _send(stream: trio.abc.Stream, buffers: list[Buffer]) -> None:
             views[first] = views[first][sent:]
 
 
-def _peer(stream: trio.SocketStream) -> tuple[str, int]:
+def _tls_hint(size: int) -> str:
+    # A TLS record starts 0x16 0x03, read as a size: a client configured for SSL on a listener that is not.
+    if size >> 16 == 0x1603:
+        return " (the client began a TLS handshake: is it configured for SSL on a PLAINTEXT listener?)"
+    return ""
+
+
+def peer_of(stream: trio.abc.Stream) -> tuple[str, int]:
+    while isinstance(stream, trio.SSLStream):
+        stream = stream.transport_stream
     try:
-        address = stream.socket.getpeername()
+        address = stream.socket.getpeername()  # type: ignore[attr-defined]
         return str(address[0]), int(address[1])
-    except OSError:
+    except (OSError, AttributeError):
         return "?", 0

@@ -25,6 +25,10 @@ Buffer = bytes | bytearray | memoryview
 class FrameError(Exception):
     """The size prefix is not one a Kafka broker would accept; the connection must be closed."""
 
+    def __init__(self, message: str, size: int) -> None:
+        super().__init__(message)
+        self.size = size
+
 
 class FrameBuffer:
     def __init__(self, max_size: int, chunk_size: int = CHUNK_BYTES) -> None:
@@ -72,7 +76,7 @@ class FrameBuffer:
                 return None
             (size,) = _SIZE.unpack_from(self._buffer, self._start)
             if size < 0 or size > self.max_size:
-                raise FrameError(f"invalid request size {size} (socket.request.max.bytes is {self.max_size})")
+                raise FrameError(f"invalid request size {size} (socket.request.max.bytes is {self.max_size})", size)
             self._pending = size
         if available < SIZE_BYTES + self._pending:
             return None

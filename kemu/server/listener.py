@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import logging
 import socket
+import ssl
 from collections.abc import Mapping
 
 import trio
@@ -16,10 +17,13 @@ import trio
 from kemu.broker.broker import Broker
 from kemu.coordinators import Coordinators
 from kemu.handlers import Handler, all_handlers
-from kemu.server.connection import Connection
+from kemu.security.principal import NoMatchingRule
+from kemu.security.settings import ListenerSecurity
+from kemu.server.connection import Connection, peer_of
 from kemu.server.hooks import RequestHooks
 from kemu.server.housekeeper import run_housekeeper
 from kemu.server.nodes import NodeListeners
+from kemu.server.tls import certificate_principal, server_context
 
 log = logging.getLogger("kemu.server")
 
@@ -50,6 +54,7 @@ class ServedCore:
         for node in broker.cluster:
             if node.node_id in old.cluster.nodes:
                 node.port = old.cluster.nodes[node.node_id].port
+        broker.bound_ports = dict(old.bound_ports)
         self.broker = broker
         self.coordinators = Coordinators(broker) if coordinators is None else coordinators
         retired, self._generation = self._generation, _Generation()
@@ -91,27 +96,50 @@ async def serve(
     coordinators: Coordinators | None = None,
     handlers: Mapping[int, Handler] | None = None,
     hooks: RequestHooks | None = None,
+    listener_ports: Mapping[str, int] | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve the Kafka protocol on host:port until cancelled; reports the bound port once listening.
+    """Serve the Kafka protocol on every listener of the broker's config until cancelled; reports the first
+    listener's bound port once all listen.
 
-    `broker` is a core, or a `ServedCore` whose core the caller may swap while this serves. `coordinators`
-    are the broker's (made here when not given: a broker restarted on its data recovers them before it
-    listens). `hooks` may intervene in and observe every request (kemu.server.hooks)."""
+    Without a `listeners` setting the broker has one PLAINTEXT listener, on host:port. With one, each
+    listener binds its own address; `listener_ports` (by listener name) overrides their ports, so a
+    restarted broker comes back where its clients knew it. `broker` is a core, or a `ServedCore` whose
+    core the caller may swap while this serves. `coordinators` are the broker's (made here when not given:
+    a broker restarted on its data recovers them before it listens). `hooks` may intervene in and observe
+    every request (kemu.server.hooks)."""
     table = all_handlers() if handlers is None else handlers
     served = broker if isinstance(broker, ServedCore) else ServedCore(broker, coordinators)
     core = served.broker
-    # Every node of the cluster gets its listener; the first one's is `port`, the bootstrap address.
+    configured = "listeners" in core.config.properties
+    securities = [core.security.by_listener[e.name] for e in core.security.listeners.listeners]
+    contexts = {sec.endpoint.name: server_context(sec.tls) if sec.tls is not None else None for sec in securities}
+    # Every node of the cluster gets every listener; the first node's first is `port`, the bootstrap address.
+    # A connection finds its listener by the port it arrived on.
+    by_port: dict[int, ListenerSecurity] = {}
     bound: list[tuple[int, list[trio.SocketListener]]] = []
     try:
         for node in core.cluster:
-            node_port = port if node.node_id == core.node_id else core.listen_port(node.node_id)
-            listeners = await open_listeners(host, node_port)
-            node.port = listeners[0].socket.getsockname()[1]
-            bound.append((node.node_id, listeners))
+            sockets: list[trio.SocketListener] = []
+            bound.append((node.node_id, sockets))
+            for index, security in enumerate(securities):
+                endpoint = security.endpoint
+                if not configured:
+                    where = (host, port if node.node_id == core.node_id else core.listen_port(node.node_id))
+                elif node.node_id == core.node_id and endpoint.name in (listener_ports or {}):
+                    where = (endpoint.host, (listener_ports or {})[endpoint.name])
+                else:
+                    where = (endpoint.host, core.listen_port(node.node_id, endpoint.name))
+                opened = await open_listeners(*where)
+                sockets.extend(opened)
+                bound_port = opened[0].socket.getsockname()[1]
+                by_port[bound_port] = security
+                if index == 0:
+                    node.port = bound_port
+                core.bound_ports[(node.node_id, endpoint.name)] = bound_port
     except BaseException:
-        for _, listeners in bound:
-            for listener in listeners:
+        for _, sockets in bound:
+            for listener in sockets:
                 listener.socket.close()
         raise
     core.hostname = socket.gethostname()
@@ -121,7 +149,14 @@ async def serve(
         with trio.CancelScope() as scope:
             generation.scopes.add(scope)
             try:
-                await Connection(stream, core, coordinated, table, hooks, node_id).run()
+                peer = peer_of(stream)
+                security = by_port[stream.socket.getsockname()[1]]
+                context = contexts[security.endpoint.name]
+                secured = await _secure(stream, security, context, peer)
+                if secured is not None:
+                    transport, principal = secured
+                    await Connection(transport, core, coordinated, table, hooks, node_id, security=security,
+                                     peer=peer, principal=principal).run()
             except Exception:
                 # No input may take the broker down: a connection's failure ends that connection only.
                 log.exception("connection failed")
@@ -131,11 +166,40 @@ async def serve(
     async with trio.open_nursery() as nursery:
         served.nodes.bind(nursery, connection)
         await nursery.start(run_housekeeper, lambda: served.broker)
-        for node_id, listeners in bound:
-            served.nodes.serve(node_id, listeners)
-        first_port = bound[0][1][0].socket.getsockname()[1]
-        log.info("listening on %s port %d", host, first_port)
-        task_status.started(first_port)
+        for node_id, sockets in bound:
+            served.nodes.serve(node_id, sockets)
+        for security in securities:
+            endpoint = security.endpoint
+            log.info("listening on %s port %d (listener %s, %s)", endpoint.host if configured else host,
+                     core.bound_ports[(core.node_id, endpoint.name)], endpoint.name, endpoint.protocol)
+        task_status.started(core.bound_ports[(core.node_id, securities[0].endpoint.name)])
+
+
+async def _secure(stream: trio.SocketStream, security: ListenerSecurity, context: ssl.SSLContext | None,
+                  peer: tuple[str, int]) -> tuple[trio.abc.Stream, str | None] | None:
+    """The connection's transport once its TLS handshake (if any) is done, with the principal its client
+    certificate names on an SSL listener; None when the handshake failed (the connection is closed)."""
+    if context is None:
+        return stream, None
+    name = f"{peer[0]}:{peer[1]}"
+    tls = trio.SSLStream(stream, context, server_side=True)
+    try:
+        await tls.do_handshake()
+    except (trio.BrokenResourceError, trio.ClosedResourceError) as failed:
+        # e.g. a PLAINTEXT client on a TLS port, or a client certificate the trust store refuses
+        log.warning("closing connection from %s: TLS handshake failed on listener %s (%s): %s", name,
+                    security.endpoint.name, security.endpoint.protocol, failed.__cause__ or failed)
+        await trio.aclose_forcefully(stream)
+        return None
+    if security.endpoint.protocol != "SSL":
+        return tls, None
+    try:
+        principal = certificate_principal(tls.getpeercert(), security.principal_mapper)
+    except NoMatchingRule as exc:
+        log.warning("closing connection from %s: %s (ssl.principal.mapping.rules)", name, exc)
+        await trio.aclose_forcefully(tls)
+        return None
+    return tls, principal
 
 
 async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:

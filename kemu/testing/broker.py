@@ -110,6 +110,7 @@ class Broker:
         self._settings = dict(config or {})
         self._host = host
         self._port = port
+        self._listener_ports: dict[str, int] = {}  # each listener's bound port, kept across restarts
         self._node_id = node_id
         self._brokers = brokers
         self._racks = tuple(racks)
@@ -169,8 +170,10 @@ class Broker:
         self._thread.start()
         if not ready.wait(_START_TIMEOUT_S) or self._token is None:
             raise RuntimeError("the kemu broker did not start") from self._error
-        # A restart comes back on the same port, so clients that knew the broker find it again.
+        # A restart comes back on the same ports, so clients that knew the broker find it again.
         self._port = self.port
+        self._listener_ports = {name: port for (node, name), port in self.core.bound_ports.items()
+                                if node == self._node_id}
 
     async def _main(self, ready: threading.Event) -> None:
         self._token = trio.lowlevel.current_trio_token()
@@ -181,7 +184,8 @@ class Broker:
                 served = self._served
                 assert served is not None
                 await nursery.start(lambda task_status: serve(
-                    served, self._host, self._port, hooks=self.hooks, task_status=task_status))
+                    served, self._host, self._port, hooks=self.hooks, listener_ports=self._listener_ports,
+                    task_status=task_status))
                 ready.set()
 
     def _config(self, data_dir: Path) -> BrokerConfig:
@@ -341,7 +345,10 @@ class Broker:
 
     @property
     def bootstrap_servers(self) -> str:
-        """Where clients start: the first broker, then the others of a cluster (a client tries them in turn)."""
+        """Where clients start: the first broker, then the others of a cluster (a client tries them in turn);
+        with `listeners` set, the first listener's address of each."""
+        if "listeners" in self.core.config.properties:
+            return ",".join(self.bootstrap(node_id=node.node_id) for node in self.core.cluster)
         host = f"[{self._host}]" if ":" in self._host else self._host
         ports = [self.port] + [node.port or 0 for node in self.core.cluster if node.node_id != self._node_id]
         return ",".join(f"{host}:{port}" for port in ports)
@@ -404,6 +411,12 @@ class Broker:
         if found is None or not 0 <= index < len(found.partitions):
             raise BrokerError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no partition {topic}-{index}")
         return found.partitions[index]
+
+    def bootstrap(self, listener: str | None = None, *, node_id: int | None = None) -> str:
+        """host:port a client of `listener` (by name, e.g. "SASL_SSL"; default the first) connects to, on
+        the first broker or on `node_id`."""
+        host, port = self.core.advertised_endpoint(node_id, None if listener is None else listener.upper())
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
     # ---- the core, on its own thread ----------------------------------------------------------------------
     def call(self, fn: Callable[..., T], *args: Any) -> T:

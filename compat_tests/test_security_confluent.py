@@ -1,0 +1,105 @@
+"""confluent-kafka (librdkafka) against kemu's TLS and SASL listeners: SCRAM-SHA-512, SCRAM-SHA-256, PLAIN and
+OAUTHBEARER over SASL_SSL, mTLS with the certificate's subject as the principal, a wrong password seen as
+librdkafka's authentication error with Kafka's message, and Metadata answering each listener's clients with
+that listener's address."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka.admin import AdminClient
+
+from compat_tests.polling import wait_for
+from compat_tests.security_support import USERS, SecuredBroker, secured  # noqa: F401
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _sasl_ssl(secured: SecuredBroker, mechanism: str, password: str = USERS["alice"]) -> dict[str, Any]:  # noqa: F811
+    settings: dict[str, Any] = {"bootstrap.servers": secured.bootstrap("SASL_SSL"), "security.protocol": "SASL_SSL",
+                                "ssl.ca.location": str(secured.certs.ca_file), "sasl.mechanism": mechanism}
+    if mechanism == "OAUTHBEARER":
+        settings |= {"enable.sasl.oauthbearer.unsecure.jwt": True, "sasl.oauthbearer.config": "principal=alice"}
+    else:
+        settings |= {"sasl.username": "alice", "sasl.password": password}
+    return settings
+
+
+def _round_trip(settings: dict[str, Any], topic: str) -> list[bytes]:
+    producer = Producer(settings)
+    producer.produce(topic, b"secret record")
+    assert producer.flush(30) == 0
+    consumer = Consumer({**settings, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    try:
+        got: list[bytes] = []
+
+        def consumed() -> list[bytes]:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                got.append(message.value())
+            return got
+
+        return wait_for(consumed, what=f"the record back over {settings['security.protocol']}", timeout=60)
+    finally:
+        consumer.close()
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN", "OAUTHBEARER"])
+def test_produce_and_consume_over_sasl_ssl(secured: SecuredBroker, mechanism: str, topic_name: str) -> None:  # noqa: F811
+    assert _round_trip(_sasl_ssl(secured, mechanism), topic_name) == [b"secret record"]
+    assert "User:alice" in secured.seen("SASL_SSL")
+
+
+def test_scram_over_sasl_plaintext(secured: SecuredBroker, topic_name: str) -> None:  # noqa: F811
+    settings = {"bootstrap.servers": secured.bootstrap("SASL_PLAINTEXT"), "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "alice", "sasl.password": USERS["alice"]}
+    assert _round_trip(settings, topic_name) == [b"secret record"]
+
+
+def test_mtls_principal_is_the_certificate_subject(secured: SecuredBroker, topic_name: str) -> None:  # noqa: F811
+    client = secured.certs.client
+    settings = {"bootstrap.servers": secured.bootstrap("SSL"), "security.protocol": "SSL",
+                "ssl.ca.location": str(secured.certs.ca_file), "ssl.certificate.location": str(client.certificate_file),
+                "ssl.key.location": str(client.key_file)}
+    assert _round_trip(settings, topic_name) == [b"secret record"]
+    assert secured.seen("SSL") == {"User:CN=client,OU=test,O=kemu"}
+
+
+def test_mtls_without_a_client_certificate_is_refused(secured: SecuredBroker) -> None:  # noqa: F811
+    errors: list[KafkaError] = []
+    producer = Producer({"bootstrap.servers": secured.bootstrap("SSL"), "security.protocol": "SSL",
+                         "ssl.ca.location": str(secured.certs.ca_file), "error_cb": errors.append})
+    wait_for(lambda: producer.poll(0.2) is not None and errors, what="librdkafka's TLS failure")
+    assert any(e.code() in (KafkaError._SSL, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN) for e in errors)
+
+
+def test_wrong_password_is_kafkas_authentication_error(secured: SecuredBroker) -> None:  # noqa: F811
+    errors: list[KafkaError] = []
+    producer = Producer({**_sasl_ssl(secured, "SCRAM-SHA-512", password="wrong"), "error_cb": errors.append})
+
+    def failed() -> KafkaError | None:
+        producer.poll(0.2)
+        return next((e for e in errors if e.code() == KafkaError._AUTHENTICATION), None)
+
+    error = wait_for(failed, what="librdkafka's SASL authentication error")
+    assert ("Authentication failed during authentication due to invalid credentials with SASL mechanism "
+            "SCRAM-SHA-512") in error.str()
+    plain_errors: list[KafkaError] = []
+    plain = Producer({**_sasl_ssl(secured, "PLAIN", password="wrong"), "error_cb": plain_errors.append})
+    wait_for(lambda: plain.poll(0.2) is not None and any(
+        "Authentication failed: Invalid username or password" in e.str() for e in plain_errors),
+        what="PLAIN's failure message")
+
+
+def test_metadata_advertises_the_listener_the_client_came_in_on(secured: SecuredBroker) -> None:  # noqa: F811
+    for listener, settings in [
+        ("PLAINTEXT", {"bootstrap.servers": secured.bootstrap("PLAINTEXT")}),
+        ("SASL_SSL", _sasl_ssl(secured, "SCRAM-SHA-512")),
+    ]:
+        metadata = AdminClient(settings).list_topics(timeout=30)
+        brokers = [f"{b.host}:{b.port}" for b in metadata.brokers.values()]
+        assert brokers == [secured.bootstrap(listener)]
+    assert secured.bootstrap("PLAINTEXT") != secured.bootstrap("SASL_SSL")

@@ -1,0 +1,157 @@
+"""The SASL mechanisms' server side, against Kafka's messages: PLAIN, SCRAM-SHA-256/512, OAUTHBEARER."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from kemu.security.errors import SaslAuthenticationError, SaslMechanismError
+from kemu.security.mechanisms import (
+    InvalidToken,
+    OAuthBearerServer,
+    PlainServer,
+    ScramServer,
+    UnsecuredValidatorOptions,
+    validate_unsecured_jwt,
+)
+from kemu.security.scram import ScramCredential, credential_from_password
+from tests.security.scram_client import ScramClient
+
+NOW_MS = 1_700_000_000_000
+
+
+def test_plain_accepts_the_configured_user() -> None:
+    server = PlainServer({"alice": "alice-secret"})
+    assert server.evaluate(b"\0alice\0alice-secret") == b""
+    assert server.complete and server.principal == "User:alice"
+
+
+@pytest.mark.parametrize(("token", "message"), [
+    (b"\0alice\0wrong", "Authentication failed: Invalid username or password"),
+    (b"\0nobody\0alice-secret", "Authentication failed: Invalid username or password"),
+    (b"\0\0alice-secret", "Authentication failed: username not specified"),
+    (b"\0alice\0", "Authentication failed: password not specified"),
+    (b"bob\0alice\0alice-secret",
+     "Authentication failed: Client requested an authorization id that is different from username"),
+])
+def test_plain_refuses_with_kafkas_messages(token: bytes, message: str) -> None:
+    with pytest.raises(SaslAuthenticationError, match=f"^{message}$"):
+        PlainServer({"alice": "alice-secret"}).evaluate(token)
+
+
+def test_plain_garbage_is_a_mechanism_failure() -> None:
+    with pytest.raises(SaslMechanismError, match="expected 3 tokens, got 1"):
+        PlainServer({"alice": "alice-secret"}).evaluate(b"\xff\xfe garbage")
+
+
+def _store(mechanism: str, password: str = "pencil", iterations: int = 4096) -> dict[tuple[str, str], ScramCredential]:
+    return {("user", mechanism): credential_from_password(mechanism, password, iterations)}
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_scram_exchange_proves_both_sides(mechanism: str) -> None:
+    credentials = _store(mechanism)
+    server = ScramServer(mechanism, lambda user, mech: credentials.get((user, mech)))
+    client = ScramClient(mechanism, "user", "pencil")
+    server_first = server.evaluate(client.first())
+    assert server_first.startswith(f"r={client.nonce}".encode()) and b",i=4096" in server_first
+    assert not server.complete
+    server_final = server.evaluate(client.final(server_first))
+    assert server.complete and server.principal == "User:user"
+    assert client.verify(server_final)
+
+
+def test_scram_wrong_password_is_invalid_client_credentials() -> None:
+    credentials = _store("SCRAM-SHA-256")
+    server = ScramServer("SCRAM-SHA-256", lambda user, mech: credentials.get((user, mech)))
+    client = ScramClient("SCRAM-SHA-256", "user", "not-pencil")
+    server_first = server.evaluate(client.first())
+    with pytest.raises(SaslMechanismError, match="^Invalid client credentials$"):
+        server.evaluate(client.final(server_first))
+    assert not server.complete
+
+
+def test_scram_unknown_user_and_other_mechanism_are_invalid_user_credentials() -> None:
+    credentials = _store("SCRAM-SHA-256")
+    server = ScramServer("SCRAM-SHA-512", lambda user, mech: credentials.get((user, mech)))
+    with pytest.raises(SaslAuthenticationError, match="^Authentication failed: Invalid user credentials$"):
+        server.evaluate(ScramClient("SCRAM-SHA-512", "user", "pencil").first())
+
+
+def test_scram_refuses_a_changed_nonce_and_garbage() -> None:
+    credentials = _store("SCRAM-SHA-256")
+    server = ScramServer("SCRAM-SHA-256", lambda user, mech: credentials.get((user, mech)))
+    client = ScramClient("SCRAM-SHA-256", "user", "pencil")
+    server_first = server.evaluate(client.first())
+    with pytest.raises(SaslMechanismError, match="Invalid client nonce in the final client message."):
+        server.evaluate(client.final(server_first, nonce="someone-elses-nonce"))
+    with pytest.raises(SaslMechanismError, match="Invalid SCRAM client first message format"):
+        ScramServer("SCRAM-SHA-256", lambda user, mech: None).evaluate(b"y,,n=user,r=abc")
+
+
+def test_scram_other_authorization_id_is_refused() -> None:
+    credentials = _store("SCRAM-SHA-256")
+    server = ScramServer("SCRAM-SHA-256", lambda user, mech: credentials.get((user, mech)))
+    with pytest.raises(SaslAuthenticationError, match="authorization id that is different from username"):
+        server.evaluate(b"n,a=admin,n=user,r=abc")
+
+
+def _jwt(claims: dict[str, object], header: dict[str, object] | None = None, signature: str = "") -> str:
+    def part(value: dict[str, object]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+    return f"{part(header or {'alg': 'none'})}.{part(claims)}.{signature}"
+
+
+def _first(token: str, authzid: str = "") -> bytes:
+    return f"n,{'a=' + authzid if authzid else ''},\x01auth=Bearer {token}\x01\x01".encode()
+
+
+def test_unsecured_jwt_accepted_with_its_lifetime() -> None:
+    server = OAuthBearerServer(UnsecuredValidatorOptions(), lambda: NOW_MS)
+    token = _jwt({"sub": "bob", "exp": NOW_MS / 1000 + 60, "iat": NOW_MS / 1000 - 1, "scope": "a b"})
+    assert server.evaluate(_first(token)) == b""
+    assert server.principal == "User:bob" and server.credential_expiry_ms == NOW_MS + 60_000
+
+
+@pytest.mark.parametrize(("claims", "header", "signature", "reason"), [
+    ({"sub": "bob", "exp": NOW_MS / 1000 - 1}, None, "",
+     f"The indicated time ({NOW_MS} ms) minus allowable clock skew (0 ms) was on or after the Expiration Time"),
+    ({"sub": "bob"}, None, "", "No expiration time in JWT"),
+    ({"exp": NOW_MS / 1000 + 60}, None, "", "No principal name in JWT claim: sub"),
+    ({"sub": "bob", "exp": NOW_MS / 1000 + 60}, {"alg": "HS256"}, "",
+     "Unsecured JWS must have 'none' for an algorithm"),
+    ({"sub": "bob", "exp": NOW_MS / 1000 + 60}, None, "c2ln", "Unsecured JWS must not contain a digital signature"),
+    ({"sub": "bob", "exp": NOW_MS / 1000 + 60, "iat": NOW_MS / 1000 + 30}, None, "", "The Issued At value"),
+])
+def test_unsecured_jwt_refusals(claims: dict[str, object], header: dict[str, object] | None, signature: str,
+                                reason: str) -> None:
+    with pytest.raises(InvalidToken, match=reason.replace("(", r"\(").replace(")", r"\)")):
+        validate_unsecured_jwt(_jwt(claims, header, signature), UnsecuredValidatorOptions(), NOW_MS)
+
+
+def test_required_scope_and_the_error_challenge_then_failure() -> None:
+    options = UnsecuredValidatorOptions(required_scope=("kafka",))
+    server = OAuthBearerServer(options, lambda: NOW_MS)
+    challenge = server.evaluate(_first(_jwt({"sub": "bob", "exp": NOW_MS / 1000 + 60, "scope": ["other"]})))
+    assert json.loads(challenge) == {"status": "insufficient_scope", "scope": "kafka"}
+    assert not server.complete and "missing a required scope (kafka)" in str(server.rejection)
+    with pytest.raises(SaslAuthenticationError, match='"status":"insufficient_scope"'):
+        server.evaluate(b"\x01")
+
+
+def test_expired_token_gets_invalid_token_then_fails() -> None:
+    server = OAuthBearerServer(UnsecuredValidatorOptions(), lambda: NOW_MS)
+    challenge = server.evaluate(_first(_jwt({"sub": "bob", "exp": NOW_MS / 1000 - 5})))
+    assert json.loads(challenge) == {"status": "invalid_token"}
+    with pytest.raises(SaslAuthenticationError):
+        server.evaluate(b"\x01")
+
+
+def test_oauthbearer_garbage_and_a_foreign_authzid() -> None:
+    with pytest.raises(SaslMechanismError):
+        OAuthBearerServer(UnsecuredValidatorOptions(), lambda: NOW_MS).evaluate(b"\x00\x01garbage")
+    token = _jwt({"sub": "bob", "exp": NOW_MS / 1000 + 60})
+    with pytest.raises(SaslAuthenticationError, match=r"authorization id \(admin\) that is different"):
+        OAuthBearerServer(UnsecuredValidatorOptions(), lambda: NOW_MS).evaluate(_first(token, "admin"))

@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -67,11 +68,19 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def kemu_environment() -> dict[str, str]:
+    """What kemu's process runs with besides the caller's environment: compiled bytecode kept between starts,
+    as an installed package has it (pip compiles on install), even where PYTHONDONTWRITEBYTECODE is set —
+    else every start compiles kemu from source — in a cache of its own, so no source tree gets written."""
+    return {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "",
+            "PYTHONPYCACHEPREFIX": os.path.join(tempfile.gettempdir(), "kemu-bench-pycache")}
+
+
 def kemu_definition() -> BrokerDefinition:
     def plan() -> LaunchPlan:
         # As a user runs it (and as benchmarks/startup.py does): default log level, a temporary data dir.
         command = [sys.executable, "-m", "kemu", "serve", "--host", "127.0.0.1", "--port", "0"]
-        return LaunchPlan(command=command, ready_line=KEMU_READY, env={"PYTHONUNBUFFERED": "1"})
+        return LaunchPlan(command=command, ready_line=KEMU_READY, env=kemu_environment())
 
     return BrokerDefinition(key="kemu", label="kemu", plan=plan)
 

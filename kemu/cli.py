@@ -108,7 +108,7 @@ async def _serve(args: argparse.Namespace, data_dir: str, overrides: dict[str, s
     options = ServeOptions(host=args.host, port=args.port, data_dir=data_dir, settings=overrides,
                            advertised_host=args.advertised_host, advertised_port=args.advertised_port,
                            node_id=args.node_id, control_port=args.control_port,
-                           temporary_data_dir=args.data_dir is None)
+                           temporary_data_dir=args.data_dir is None, transcript_file=args.transcript is not None)
     if args.transcript is None:
         await serve_until_signalled(options)
         return

@@ -7,7 +7,11 @@ compute this themselves, but an operator comparing kemu's `__transaction_state` 
 
 from __future__ import annotations
 
+from functools import lru_cache
 
+
+# A coordinator looks its ids up on every request; a client keeps using the same few.
+@lru_cache(maxsize=4096)
 def java_string_hash(text: str) -> int:
     """Java's String.hashCode: over UTF-16 code units, in signed 32-bit arithmetic."""
     h = 0

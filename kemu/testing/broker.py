@@ -97,11 +97,14 @@ class Record:
 
 class Broker:
     """One in-process broker. `config` takes Kafka broker settings by their names (`{"num.partitions":
-    "3"}`); `virtual_clock=True` starts `clock` frozen, so only `clock.advance()` moves broker time."""
+    "3"}`); `virtual_clock=True` starts `clock` frozen, so only `clock.advance()` moves broker time.
+    `observe=False` leaves the transcript and the exactly-once checker unfed: for `kemu serve` with neither
+    a control endpoint nor a transcript file, where nothing could read them and every request would pay."""
 
     def __init__(self, *, config: Mapping[str, str] | None = None, virtual_clock: bool = False,
                  data_dir: str | Path | None = None, host: str = "127.0.0.1", port: int = 0,
-                 node_id: int = 1, brokers: int = 1, racks: Sequence[str | None] = ()) -> None:
+                 node_id: int = 1, brokers: int = 1, racks: Sequence[str | None] = (),
+                 observe: bool = True) -> None:
         if brokers < 1:
             raise ValueError("brokers must be at least 1")
         self.clock = TestClock(frozen=virtual_clock)
@@ -138,10 +141,11 @@ class Broker:
         self._crashed = False
         self._crash: BrokerCrashed | None = None
         self.hooks.intercept(self._intercept)
-        self.hooks.observe(self.transcript.observe)
         # One checker for the handle's life too: a violation seen before a restart is still reported after.
         self.checker = ExactlyOnceChecker()
-        self.hooks.observe(self.checker.observe)
+        if observe:
+            self.hooks.observe(self.transcript.observe)
+            self.hooks.observe(self.checker.observe)
         self.core: CoreBroker
         self._coordinators: Coordinators
         self._start()

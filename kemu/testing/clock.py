@@ -35,17 +35,20 @@ class TestClock:
         self.settle: Callable[[], None] | None = None
 
     # ---- kemu.clock.Clock ------------------------------------------------------------------------------
+    # Readings take no lock: the core reads the clock many times per request, and a reading racing a change
+    # sees the state before it or after it (one attribute read each; the writers set the offsets before
+    # they clear `_frozen_at`), which is all a lock would give it.
     def now_ms(self) -> int:
-        with self._lock:
-            if self._frozen_at is not None:
-                return self._frozen_at[0]
-            return time.time_ns() // 1_000_000 + self._wall_offset
+        frozen = self._frozen_at
+        if frozen is not None:
+            return frozen[0]
+        return time.time_ns() // 1_000_000 + self._wall_offset
 
     def monotonic_ms(self) -> int:
-        with self._lock:
-            if self._frozen_at is not None:
-                return self._frozen_at[1]
-            return time.monotonic_ns() // 1_000_000 + self._mono_offset
+        frozen = self._frozen_at
+        if frozen is not None:
+            return frozen[1]
+        return time.monotonic_ns() // 1_000_000 + self._mono_offset
 
     # ---- what a test does --------------------------------------------------------------------------------
     @property

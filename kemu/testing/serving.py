@@ -71,6 +71,12 @@ class ServeOptions:
     node_id: int = 1
     control_port: int | None = None
     temporary_data_dir: bool = False  # said in the start-up log line
+    transcript_file: bool = False  # a transcript file is written (it reads the handle's transcript)
+
+    @property
+    def observed(self) -> bool:
+        """Whether anything can read the transcript or the checker: the control endpoint or the file."""
+        return self.control_port is not None or self.transcript_file
 
 
 def start_broker(options: ServeOptions,
@@ -79,7 +85,8 @@ def start_broker(options: ServeOptions,
     try:
         return ServedBroker(config=options.settings, data_dir=options.data_dir, host=options.host,
                             port=options.port, node_id=options.node_id, advertised_host=options.advertised_host,
-                            advertised_port=options.advertised_port, on_failure=on_failure)
+                            advertised_port=options.advertised_port, on_failure=on_failure,
+                            observe=options.observed)
     except RuntimeError as failed:
         cannot_listen = _os_error_in(failed.__cause__)
         if cannot_listen is not None:
@@ -102,8 +109,6 @@ async def serve_until_signalled(options: ServeOptions, *,
                                 on_ready: Callable[[ServedBroker], None] | None = None) -> None:
     """Run the broker (and the control endpoint) until SIGINT or SIGTERM; print the banner lines once both
     accept connections. A failure of the broker thread ends this with that failure."""
-    from kemu.testing.control import serve_control
-
     failed: list[BaseException] = []
     stopped = trio.Event()
     token = trio.lowlevel.current_trio_token()
@@ -125,6 +130,8 @@ async def serve_until_signalled(options: ServeOptions, *,
                      " (temporary)" if options.temporary_data_dir else "", broker.core.cluster_id, options.node_id)
             control: tuple[str, int] | None = None
             if options.control_port is not None:
+                from kemu.testing.control import serve_control  # its HTTP server only loads when asked for
+
                 bound = await nursery.start(serve_control, broker, options.host, options.control_port)
                 control = (options.host, bound)
             print(f"kemu serving on {broker.bootstrap_servers}", flush=True)

@@ -305,3 +305,18 @@ def test_a_taken_port_is_an_os_error(tmp_path: pytest.TempPathFactory) -> None:
     with Broker() as taken:
         with pytest.raises(OSError):
             start_broker(ServeOptions(host="127.0.0.1", port=taken.port, data_dir=str(tmp_path)))
+
+
+@pytest.mark.parametrize(("control_port", "transcript_file", "observed"),
+                         [(None, False, False), (0, False, True), (None, True, True)])
+def test_served_broker_feeds_the_transcript_only_when_something_can_read_it(
+        tmp_path: pytest.TempPathFactory, control_port: int | None, transcript_file: bool, observed: bool) -> None:
+    options = ServeOptions(host="127.0.0.1", port=0, data_dir=str(tmp_path), control_port=control_port,
+                           transcript_file=transcript_file)
+    assert options.observed is observed
+    broker = start_broker(options)
+    try:
+        _advertised(broker)
+        assert (len(broker.transcript) > 0) is observed
+    finally:
+        broker.close()

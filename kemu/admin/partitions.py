@@ -15,6 +15,7 @@ refused before anything is sized by it (released Kafka has no CreatePartitions-s
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -53,7 +54,8 @@ def create_partitions(
 ) -> list[PartitionsOutcome]:
     """Duplicate names first (INVALID_REQUEST, as ControllerApis answers them), then each topic in turn."""
     names = [r.name for r in requested]
-    duplicates = list(dict.fromkeys(name for name in names if names.count(name) > 1))
+    counts = Counter(names)  # not names.count per name: quadratic in a client's 10^6-topic request
+    duplicates = {name: None for name, seen in counts.items() if seen > 1}  # ordered, and O(1) `in`
     outcomes = [PartitionsOutcome(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name.") for name in duplicates]
     budget = MAX_RECORDS_PER_USER_OP
     changed = False

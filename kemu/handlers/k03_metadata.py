@@ -17,7 +17,7 @@ import uuid
 from typing import Any
 
 from kemu.admin.acl import CLUSTER_OPERATIONS, NOT_REQUESTED, TOPIC_OPERATIONS
-from kemu.admin.topics import auto_create_topic
+from kemu.admin.topics import auto_create_topics
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import invalid_name_reason, is_internal
 from kemu.broker.topics import Topic
@@ -64,6 +64,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
 
     present: list[dict[str, Any]] = []
     missing: list[dict[str, Any]] = []
+    to_create: list[str] = []
     for name in names:
         topic = broker.topics.get(name) if name is not None else None
         if topic is not None:
@@ -71,9 +72,12 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         elif name is None or invalid_name_reason(name) is not None:
             missing.append(_missing(name, ErrorCode.INVALID_TOPIC_EXCEPTION))
         elif may_create:
-            missing.append(_missing(name, auto_create_topic(broker, name)))
+            to_create.append(name)
         else:
             missing.append(_missing(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+    if to_create:
+        created = auto_create_topics(broker, to_create)
+        missing.extend(_missing(name, created[name]) for name in to_create)
     topics = present + missing
     if body["include_topic_authorized_operations"]:
         for entry in topics:

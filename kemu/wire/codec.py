@@ -15,7 +15,7 @@ from construct import ConstructError
 
 from kemu.wire.apis import get_api
 from kemu.wire.headers import REQUEST_HEADERS, RESPONSE_HEADERS, RequestHeader
-from kemu.wire.primitives import Buffer, FrameStream, SpliceStream
+from kemu.wire.primitives import Buffer, FrameStream, SpliceStream, element_budget
 from kemu.wire.schema import Api
 from kemu.wire.structs import message_struct
 
@@ -81,8 +81,9 @@ def decode_request(frame: bytes | memoryview, *, allow_trailing: bool = False) -
         raise UnsupportedVersion(api, version, correlation_id)
     stream = FrameStream(frame)
     try:
-        raw = REQUEST_HEADERS[request_header_version(api, version)]._parsereport(stream, {}, "(header)")
-        body = message_struct(api, version, "request")._parsereport(stream, {}, f"({api.name} v{version})")
+        with element_budget():
+            raw = REQUEST_HEADERS[request_header_version(api, version)]._parsereport(stream, {}, "(header)")
+            body = message_struct(api, version, "request")._parsereport(stream, {}, f"({api.name} v{version})")
     except (ConstructError, UnicodeDecodeError, ValueError) as exc:
         raise DecodeError(f"malformed {api.name} v{version} request: {exc}") from exc
     if stream.tell() != len(frame) and not allow_trailing:

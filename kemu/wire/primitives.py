@@ -10,6 +10,9 @@ from __future__ import annotations
 import io
 import struct
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from construct import (
@@ -263,6 +266,7 @@ class KArray(_Sized):
             self._null(path)
             return None
         _check_count(count, stream, path)
+        _spend(count, path)
         element = self.element
         return [element._parsereport(stream, context, path) for _ in range(count)]
 
@@ -288,7 +292,37 @@ def _check_count(count: int, stream: Any, path: str) -> None:
                              "bytes remaining.", path=path)
 
 
+MAX_DECODED_ELEMENTS = 200_000
+"""The most array elements one request may hold, nested arrays included. Each element costs the decoder a
+dict or an object of a hundred bytes or more and ~10 us of the broker's only thread, against as little as
+one byte of the frame: without a bound, one 100 MiB frame of one-byte elements is gigabytes and minutes.
+No Kafka client sends that many (Kafka itself takes at most 10,000 partitions per CreateTopics)."""
+
+_budget: ContextVar[int | None] = ContextVar("element_budget", default=None)
+
+
+@contextmanager
+def element_budget(limit: int = MAX_DECODED_ELEMENTS) -> Iterator[None]:
+    """Decode within `limit` array elements (arrays decoded outside any budget are unbounded)."""
+    token = _budget.set(limit)
+    try:
+        yield
+    finally:
+        _budget.reset(token)
+
+
+def _spend(count: int, path: str) -> None:
+    left = _budget.get()
+    if left is None:
+        return
+    if count > left:
+        raise ConstructError(f"more than {MAX_DECODED_ELEMENTS} array elements in one request", path=path)
+    _budget.set(left - count)
+
+
 def _remaining(stream: Any) -> int | None:
+    if isinstance(stream, FrameStream):
+        return len(stream.frame) - stream.tell()
     if isinstance(stream, io.BytesIO):
         return len(stream.getbuffer()) - stream.tell()
     return None

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from kemu.admin.topics import ZERO_UUID
 from kemu.wire import records
 from kemu.wire.compression import CompressionType
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import NewRecord, build_batch
 from tests.handlers.config_wire import CREATE_TOPICS, create_topic
 from tests.handlers.data_plane import produce
-from tests.handlers.harness import Connection
+from tests.handlers.harness import Broker, Connection
 from tests.handlers.test_k37_create_partitions import grow, metadata_partitions
 
 
@@ -76,3 +77,25 @@ def test_a_six_thousand_digit_broker_id_is_not_an_integer(conn: Connection) -> N
     assert (result["error_code"], result["error_message"]) == (
         ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
     still_serving(conn)
+
+
+def test_metadata_auto_creating_more_than_ten_thousand_partitions_creates_none(conn: Connection,
+                                                                              broker: Broker) -> None:
+    # Kafka sends one request's missing topics to the controller as one CreateTopics: past 10,000 partitions
+    # it is a POLICY_VIOLATION (logged), and Metadata still answers LEADER_NOT_AVAILABLE for each.
+    body = {"topics": [{"name": f"auto-{i}", "topic_id": ZERO_UUID} for i in range(10_001)],
+            "allow_auto_topic_creation": True, "include_topic_authorized_operations": False}
+    topics = conn.request(3, 12, body)["topics"]
+    assert {t["error_code"] for t in topics} == {ErrorCode.LEADER_NOT_AVAILABLE} and len(topics) == 10_001
+    assert not [topic for topic in broker.broker.topics if topic.name.startswith("auto-")]
+    still_serving(conn)
+
+
+def test_twenty_thousand_duplicate_names_are_answered_in_one_pass(conn: Connection) -> None:
+    # The duplicate check was names.count(name) per name: quadratic in a client's topic count.
+    body = {"topics": [{"name": f"d{i // 2}", "num_partitions": 1, "replication_factor": 1, "assignments": [],
+                        "configs": []} for i in range(20_000)], "timeout_ms": 5000, "validate_only": True}
+    results = conn.request(CREATE_TOPICS, 7, body)["topics"]
+    assert len(results) == 10_000
+    assert {(r["error_code"], r["error_message"]) for r in results} == {
+        (ErrorCode.INVALID_REQUEST, "Duplicate topic name.")}

@@ -16,6 +16,7 @@ import pytest
 from kemu.wire import codec, records
 from kemu.wire.compression import XERIAL_MAGIC, CompressionType, DecompressedTooLarge, compress, decompress
 from kemu.wire.errors import ErrorCode
+from kemu.wire.primitives import MAX_DECODED_ELEMENTS
 from kemu.wire.records import DecompressedBatchTooLargeError, NewRecord, RecordBatch, build_batch
 
 MIB = 1024 * 1024
@@ -119,3 +120,25 @@ def test_an_honest_compressed_batch_under_the_limit_decodes(small_limit: int) ->
     values = [b"v%d" % i * 1000 for i in range(100)]
     batch = RecordBatch(build_batch([NewRecord(v) for v in values], compression=CompressionType.ZSTD))
     assert [r.value for r in batch.records()] == values
+
+
+def test_more_elements_than_the_decoders_budget_are_refused_before_they_are_built() -> None:
+    # 300,000 two-byte elements: 600 KB of frame, but some 60 MB of dicts had they been decoded.
+    count = MAX_DECODED_ELEMENTS + 100_000
+    frame = metadata_v1_with_topic_count(count, bytes(2 * count))
+    codec.decode_request(metadata_v1_with_topic_count(1, b"\x00\x01t"))  # schemas built outside the trace
+    outcome, peak = peak_of(lambda: codec.decode_request(frame))
+    assert isinstance(outcome, codec.DecodeError)
+    assert f"more than {MAX_DECODED_ELEMENTS} array elements in one request" in str(outcome)
+    assert peak < 2 * len(frame)
+
+
+def test_the_budget_counts_nested_arrays_and_allows_what_fits() -> None:
+    # Produce v3: topics, each with a partitions array; 400 x 400 = 160,400 elements fit the budget.
+    topics = [{"name": f"t{i}", "partition_data": [{"index": p, "records": None} for p in range(400)]}
+              for i in range(400)]
+    body = {"transactional_id": None, "acks": 1, "timeout_ms": 1, "topic_data": topics}
+    assert len(codec.decode_request(codec.encode_request(0, 3, 1, body)).body["topic_data"]) == 400
+    body["topic_data"] = topics + topics[:200]  # 200 more topics of 400 partitions: past the budget
+    with pytest.raises(codec.DecodeError, match="array elements in one request"):
+        codec.decode_request(codec.encode_request(0, 3, 1, body))

@@ -176,6 +176,8 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
     yield BrokerConfigKey("log.dirs", "STRING", None, doc="The directories the log data is kept in.")
     yield BrokerConfigKey("log.retention.check.interval.ms", "LONG", "300000", at_least(1),
                           doc="How often the log cleaner checks for segments to delete.")
+    yield BrokerConfigKey("max.request.partition.size.limit", "INT", "2000", at_least(1),
+                          doc="The most partitions one DescribeTopicPartitions answer may describe.")
     yield BrokerConfigKey("node.id", "INT", "-1", doc="The node id of this server.")
     yield BrokerConfigKey("num.partitions", "INT", "1", at_least(1),
                           doc="The partition count of topics created without one.")

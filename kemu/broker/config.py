@@ -25,6 +25,7 @@ class BrokerConfig:
     default_replication_factor: int = 1  # default.replication.factor
     delete_topic_enable: bool = True  # delete.topic.enable
     socket_request_max_bytes: int = 104857600  # socket.request.max.bytes
+    max_request_partition_size_limit: int = 2000  # max.request.partition.size.limit (DescribeTopicPartitions)
     log_retention_check_interval_ms: int = 300000  # log.retention.check.interval.ms
     # Kafka defaults these replication factors to 3; a one-broker cluster could then never create its
     # internal topics, so kemu starts from what every single-node Kafka setup configures: 1.

@@ -1,0 +1,107 @@
+"""DescribeTopicPartitions (key 75), version 0 (KIP-966), as Kafka's DescribeTopicPartitionsRequestHandler
+and KRaftMetadataCache.getTopicMetadataForDescribeTopicResponse serve it.
+
+An empty topic list means every topic. Only topics whose name sorts at or after the cursor's topic are
+considered (Java's String order), and a named list must hold the cursor's topic, else the whole request is
+INVALID_REQUEST. They are answered in name order; the cursor's topic starts at the cursor's partition, every
+other at partition 0. The budget is the smaller of `response_partition_limit` and the broker's
+`max.request.partition.size.limit` (2000): a topic that does not fit whole ends the answer with the next
+cursor at its first partition left out, and a topic reached with the budget spent is the next cursor at
+partition 0. Named topics that do not exist are UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for an
+illegal name); asked for all topics, there are none such. Like Kafka, a budget below zero answers nothing.
+
+Every topic carries its authorized operations (the request has no flag for it); with no authorizer that is
+every topic operation, for the missing topics too. ELR lists are empty: kemu does not elect from them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from kemu.admin.acl import TOPIC_OPERATIONS
+from kemu.broker.errors import ApiError
+from kemu.broker.topic_names import invalid_name_reason, is_internal
+from kemu.broker.topics import Topic
+from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import each, error_responder
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 75
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def java_order(name: str) -> bytes:
+    """The sort key of Java's String.compareTo, which compares UTF-16 code units (Python compares code
+    points: the two differ above U+FFFF)."""
+    return name.encode("utf-16-be", "surrogatepass")
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    broker, body = ctx.broker, request.body
+    cursor: dict[str, Any] | None = body["cursor"]
+    cursor_topic = "" if cursor is None else cursor["topic_name"]
+    after = java_order(cursor_topic)
+    fetch_all = not body["topics"]
+    candidates = [t.name for t in broker.topics] if fetch_all else [t["name"] for t in body["topics"]]
+    names = {name for name in candidates if java_order(name) >= after}
+    if not fetch_all and cursor is not None and cursor_topic not in names:
+        raise ApiError(ErrorCode.INVALID_REQUEST,
+                       f"DescribeTopicPartitionsRequest topic list should contain the cursor topic: {cursor_topic}")
+
+    limit = min(broker.config.max_request_partition_size_limit, body["response_partition_limit"])
+    topics: list[dict[str, Any]] = []
+    next_cursor: dict[str, Any] | None = None
+    for name in sorted(names, key=java_order):
+        if limit == 0:
+            next_cursor = {"topic_name": name, "partition_index": 0}
+            break
+        if limit < 0:
+            continue
+        topic = broker.topics.get(name)
+        if topic is None:
+            if not fetch_all:
+                topics.append(_missing(name))
+            continue
+        first = cursor["partition_index"] if cursor is not None and name == cursor_topic else 0
+        partitions, next_index = _page(topic, first, limit)
+        topics.append(_described(topic, partitions))
+        if next_index is not None:
+            next_cursor = {"topic_name": name, "partition_index": next_index}
+            break
+        limit -= len(partitions)
+    for entry in topics:
+        entry["topic_authorized_operations"] = TOPIC_OPERATIONS
+    return {"topics": topics, "next_cursor": next_cursor}
+
+
+def _page(topic: Topic, first: int, budget: int) -> tuple[list[dict[str, Any]], int | None]:
+    """The partitions from `first` that fit in `budget`, and the first one left out (None: none was).
+    A start before 0 or past the end is taken as given, as Kafka's range over the partition map does."""
+    count = len(topic.partitions)
+    upper = min(count, first + budget)
+    partitions = [
+        {"error_code": 0, "partition_index": p.index, "leader_id": p.leader_id, "leader_epoch": p.leader_epoch,
+         "replica_nodes": list(p.replicas), "isr_nodes": list(p.isr), "eligible_leader_replicas": [],
+         "last_known_elr": [], "offline_replicas": list(p.offline_replicas)}
+        for p in topic.partitions[max(first, 0):upper]
+    ]
+    return partitions, (upper if upper < count else None)
+
+
+def _described(topic: Topic, partitions: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"error_code": 0, "name": topic.name, "topic_id": topic.topic_id, "is_internal": topic.is_internal,
+            "partitions": partitions}
+
+
+def _missing(name: str) -> dict[str, Any]:
+    code = ErrorCode.INVALID_TOPIC_EXCEPTION if invalid_name_reason(name) is not None \
+        else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return {"error_code": int(code), "name": name, "topic_id": ZERO_UUID, "is_internal": is_internal(name),
+            "partitions": []}
+
+
+# Kafka's DescribeTopicPartitionsRequest.getErrorResponse: the error on every requested topic.
+error_response = error_responder(KEY, topics=each("topics", name="name"))

@@ -14,6 +14,7 @@ from compat_tests.test_transactions_support import (
     PARTITIONS,
     READ_COMMITTED,
     create_topics,
+    feed,
     read_until_end,
     records,
     unique,
@@ -43,11 +44,7 @@ def test_consume_transform_produce_exactly_once(kemu_server: KemuServeProcess, k
     source, sink, group = unique("js-ctp-in"), unique("js-ctp-out"), unique("js-ctp-group")
     create_topics(bootstrap, [source, sink])
     per_partition = 8
-    feeder = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
-    for p in range(PARTITIONS):
-        for n in range(per_partition):
-            feeder.produce(source, value=f"v{p}-{n}".encode(), partition=p)
-    assert feeder.flush(15) == 0
+    feed(bootstrap, source, per_partition)
     total = PARTITIONS * per_partition
     result = kafkajs.run(SCRIPT, bootstrap, "consume-transform-produce", source, sink, group,
                          unique("js-ctp"), str(total), timeout=90)

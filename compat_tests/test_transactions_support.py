@@ -63,6 +63,16 @@ def create_topics(bootstrap: str, names: Iterable[str], partitions: int = PARTIT
         futures[name].result(timeout=15)
 
 
+def feed(bootstrap: str, topic: str, per_partition: int, partitions: int = PARTITIONS) -> list[Record]:
+    """Plain records "v<partition>-<n>", `per_partition` on each partition, delivered; returns them sorted."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    for p in range(partitions):
+        for n in range(per_partition):
+            producer.produce(topic, value=f"v{p}-{n}".encode(), partition=p)
+    assert producer.flush(15) == 0, "records not delivered"
+    return sorted((topic, p, f"v{p}-{n}") for p in range(partitions) for n in range(per_partition))
+
+
 def write_end_records(bootstrap: str, topics: Iterable[str], partitions: int = PARTITIONS) -> None:
     """One plain END record per partition, after everything else the test wrote."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})

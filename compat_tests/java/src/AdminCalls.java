@@ -1,0 +1,165 @@
+// The admin calls Spark's Kafka source makes (KafkaOffsetReaderAdmin), for compat_tests/java.
+//
+//   AdminCalls <bootstrap> describe-topics <partitionSizeLimitPerResponse> <topic>...
+//       describeTopics by name (the client pages through DescribeTopicPartitions, asking for at most that
+//       many partitions per answer, when the broker offers it); reports each topic's description, or the
+//       exception its future failed with, and the topic ids' own describeTopics by id.
+//   AdminCalls <bootstrap> cluster
+//       describeCluster: the cluster id, the controller and the nodes.
+//   AdminCalls <bootstrap> list-offsets <topic> <partitions> <timestamp>...
+//       listOffsets for every partition by OffsetSpec: earliest, latest (read_uncommitted and
+//       read_committed, as Spark asks with kafka.isolation.level), maxTimestamp and forTimestamp(each).
+//   AdminCalls <bootstrap> delete-records <topic> <partition> <timestamp> <beforeOffset>...
+//       deleteRecords before each offset in turn; reports, for each, the low watermark (or the exception)
+//       and what listOffsets earliest and forTimestamp(<timestamp>) answer afterwards.
+//
+// Prints one JSON line: {"ok": <result>} or {"error": {"class", "message", "cause"}}.
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicCollection;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.Uuid;
+
+public final class AdminCalls {
+    private AdminCalls() {}
+
+    public static void main(String[] argv) {
+        Map<String, Common.Operation> operations = new LinkedHashMap<>();
+        operations.put("describe-topics", AdminCalls::describeTopics);
+        operations.put("cluster", AdminCalls::cluster);
+        operations.put("list-offsets", AdminCalls::listOffsets);
+        operations.put("delete-records", AdminCalls::deleteRecords);
+        Common.main("AdminCalls", argv, operations);
+    }
+
+    static Object describeTopics(String bootstrap, List<String> args) throws Exception {
+        Common.need(args, 2, "<partitionSizeLimitPerResponse> <topic>...");
+        DescribeTopicsOptions options = new DescribeTopicsOptions()
+            .partitionSizeLimitPerResponse(Integer.parseInt(args.get(0)));
+        List<String> names = args.subList(1, args.size());
+        Map<String, Object> byName = new LinkedHashMap<>();
+        Map<String, Object> byId = new LinkedHashMap<>();
+        try (Admin admin = Common.admin(bootstrap)) {
+            List<Uuid> ids = new ArrayList<>();
+            for (Map.Entry<String, KafkaFuture<TopicDescription>> entry
+                    : admin.describeTopics(TopicCollection.ofTopicNames(names), options).topicNameValues().entrySet()) {
+                try {
+                    TopicDescription description = entry.getValue().get();
+                    byName.put(entry.getKey(), topic(description));
+                    ids.add(description.topicId());
+                } catch (Exception e) {
+                    byName.put(entry.getKey(), Common.obj("error", Common.unwrap(e).getClass().getName()));
+                }
+            }
+            if (!ids.isEmpty()) {
+                admin.describeTopics(TopicCollection.ofTopicIds(ids)).allTopicIds().get()
+                    .forEach((id, description) -> byId.put(id.toString(), description.name()));
+            }
+        }
+        return Common.obj("byName", byName, "byId", byId);
+    }
+
+    private static Map<String, Object> topic(TopicDescription description) {
+        List<Object> partitions = new ArrayList<>();
+        for (TopicPartitionInfo info : description.partitions()) {
+            partitions.add(Common.obj("partition", info.partition(),
+                "leader", info.leader() == null ? null : info.leader().id(),
+                "replicas", ids(info.replicas()), "isr", ids(info.isr())));
+        }
+        return Common.obj("name", description.name(), "id", description.topicId().toString(),
+            "internal", description.isInternal(), "partitions", partitions);
+    }
+
+    private static List<Integer> ids(List<Node> nodes) {
+        List<Integer> ids = new ArrayList<>();
+        for (Node node : nodes) ids.add(node.id());
+        return ids;
+    }
+
+    static Object cluster(String bootstrap, List<String> args) throws Exception {
+        try (Admin admin = Common.admin(bootstrap)) {
+            DescribeClusterResult cluster = admin.describeCluster();
+            List<Object> nodes = new ArrayList<>();
+            for (Node node : cluster.nodes().get()) {
+                nodes.add(Common.obj("id", node.id(), "host", node.host(), "port", node.port()));
+            }
+            return Common.obj("clusterId", cluster.clusterId().get(), "controller", cluster.controller().get().id(),
+                "nodes", nodes);
+        }
+    }
+
+    static Object listOffsets(String bootstrap, List<String> args) throws Exception {
+        Common.need(args, 2, "<topic> <partitions> <timestamp>...");
+        List<TopicPartition> all = Common.partitions(args.get(0), Integer.parseInt(args.get(1)));
+        Map<String, OffsetSpec> specs = new LinkedHashMap<>();
+        specs.put("earliest", OffsetSpec.earliest());
+        specs.put("latest", OffsetSpec.latest());
+        specs.put("maxTimestamp", OffsetSpec.maxTimestamp());
+        for (String timestamp : args.subList(2, args.size())) {
+            specs.put("forTimestamp:" + timestamp, OffsetSpec.forTimestamp(Long.parseLong(timestamp)));
+        }
+        Map<String, Map<String, Object>> result = new LinkedHashMap<>();
+        try (Admin admin = Common.admin(bootstrap)) {
+            for (TopicPartition tp : all) result.put(String.valueOf(tp.partition()), new LinkedHashMap<>());
+            for (Map.Entry<String, OffsetSpec> spec : specs.entrySet()) {
+                put(result, spec.getKey(), ask(admin, all, spec.getValue(), IsolationLevel.READ_UNCOMMITTED));
+            }
+            put(result, "latest:read_committed", ask(admin, all, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED));
+        }
+        return result;
+    }
+
+    private static Map<TopicPartition, ListOffsetsResultInfo> ask(Admin admin, List<TopicPartition> partitions,
+                                                                  OffsetSpec spec, IsolationLevel isolation)
+            throws Exception {
+        Map<TopicPartition, OffsetSpec> request = new LinkedHashMap<>();
+        for (TopicPartition tp : partitions) request.put(tp, spec);
+        return admin.listOffsets(request, new ListOffsetsOptions(isolation)).all().get();
+    }
+
+    private static void put(Map<String, Map<String, Object>> result, String spec,
+                            Map<TopicPartition, ListOffsetsResultInfo> answers) {
+        answers.forEach((tp, info) -> result.get(String.valueOf(tp.partition())).put(spec, Common.obj(
+            "offset", info.offset(), "timestamp", info.timestamp(), "leaderEpoch", info.leaderEpoch().orElse(null))));
+    }
+
+    static Object deleteRecords(String bootstrap, List<String> args) throws Exception {
+        Common.need(args, 4, "<topic> <partition> <timestamp> <beforeOffset>...");
+        TopicPartition tp = new TopicPartition(args.get(0), Integer.parseInt(args.get(1)));
+        OffsetSpec timestamp = OffsetSpec.forTimestamp(Long.parseLong(args.get(2)));
+        List<Object> steps = new ArrayList<>();
+        try (Admin admin = Common.admin(bootstrap)) {
+            for (String before : args.subList(3, args.size())) {
+                Map<String, Object> step = new LinkedHashMap<>();
+                try {
+                    step.put("lowWatermark", admin.deleteRecords(Map.of(tp,
+                        RecordsToDelete.beforeOffset(Long.parseLong(before)))).lowWatermarks().get(tp).get()
+                        .lowWatermark());
+                } catch (Exception e) {
+                    step.put("error", Common.unwrap(e).getClass().getName());
+                }
+                step.put("earliest", ask(admin, List.of(tp), OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED)
+                    .get(tp).offset());
+                ListOffsetsResultInfo found = ask(admin, List.of(tp), timestamp, IsolationLevel.READ_UNCOMMITTED).get(tp);
+                step.put("forTimestamp", Common.obj("offset", found.offset(), "timestamp", found.timestamp()));
+                steps.add(step);
+            }
+        }
+        return steps;
+    }
+}

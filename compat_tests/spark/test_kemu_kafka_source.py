@@ -89,3 +89,18 @@ def test_a_stream_keeps_per_partition_offsets_and_honours_max_offsets_per_trigge
         assert set(end) == {data.name} and set(end[data.name]) == {"0", "1"}
         taken = sum(end[data.name][p] - start.get(data.name, {}).get(p, 0) for p in ("0", "1"))
         assert taken <= 16
+
+
+def test_a_batch_write_takes_spark_kafka_sink_columns(kemu_spark: SparkSession, kemu_server: KemuServeProcess) -> None:
+    bootstrap = kemu_server.bootstrap
+    topic = f"spark-batch-write-{uuid.uuid4().hex[:8]}"
+    create_topics(bootstrap, topic)
+    frame = kemu_spark.createDataFrame(
+        [("k1", b"v1", 1, [("trace", b"t-1")]), (None, b"v2", 0, [])],
+        "key string, value binary, partition int, headers array<struct<key: string, value: binary>>")
+    # A Python data source is written in append (or overwrite) mode only; either way records are appended.
+    frame.write.format("kemu-kafka").mode("append").options(**spark_kafka_options(bootstrap)).option("topic", topic) \
+        .save()
+    back = _read(kemu_spark, bootstrap, subscribe=topic, includeHeaders="true").collect()
+    assert sorted((r.partition, r.key, bytes(r.value), [(h.key, h.value) for h in r.headers]) for r in back) == [
+        (0, None, b"v2", []), (1, b"k1", b"v1", [("trace", b"t-1")])]

@@ -1,7 +1,7 @@
 """The Java admin's calls that Spark's Kafka source makes (kafka-clients 3.9.1, src/AdminCalls.java) against
-`kemu serve`: describeTopics paged through DescribeTopicPartitions (key 75; the transcript shows each page),
-describeCluster, listOffsets by OffsetSpec (earliest, latest under both isolation levels, maxTimestamp,
-forTimestamp) and deleteRecords."""
+`kemu serve`: describeTopics paged through DescribeTopicPartitions (key 75; the transcript shows each page)
+and describeCluster, both with the authorized operations a broker without an authorizer grants; listOffsets
+by OffsetSpec (earliest, latest under both isolation levels, maxTimestamp, forTimestamp) and deleteRecords."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ PROGRAM = "AdminCalls"
 DESCRIBE_TOPIC_PARTITIONS = 75
 UNKNOWN_TOPIC = "org.apache.kafka.common.errors.UnknownTopicOrPartitionException"
 OFFSET_OUT_OF_RANGE = "org.apache.kafka.common.errors.OffsetOutOfRangeException"
+# What a broker without an authorizer grants on a topic: every operation a topic supports.
+ALL_TOPIC_OPERATIONS = ["ALTER", "ALTER_CONFIGS", "CREATE", "DELETE", "DESCRIBE", "DESCRIBE_CONFIGS", "READ", "WRITE"]
 
 
 def pages_naming(server: JavaKemu, topics: set[str]) -> list[dict[str, Any]]:
@@ -53,6 +55,7 @@ def test_describe_topics_pages_through_describe_topic_partitions(java_kemu: Java
     for name, partitions in sizes.items():
         topic = described[name]
         assert (topic["name"], topic["internal"]) == (name, False)
+        assert topic["authorizedOperations"] == ALL_TOPIC_OPERATIONS
         assert topic["partitions"] == [{"partition": p, "leader": 1, "replicas": [1], "isr": [1]}
                                        for p in range(partitions)]
     # The ids DescribeTopicPartitions gave are the topics' ids: describing by id (Metadata) finds them.
@@ -68,11 +71,13 @@ def test_describe_topics_pages_through_describe_topic_partitions(java_kemu: Java
                                       + [(missing, None)])
 
 
-def test_describe_cluster(java_kemu: JavaKemu, java: JavaClient) -> None:
+def test_describe_cluster_with_its_authorized_operations(java_kemu: JavaKemu, java: JavaClient) -> None:
     result = java.run(PROGRAM, java_kemu.bootstrap, "cluster")
     cluster_id = AdminClient({"bootstrap.servers": java_kemu.bootstrap}).list_topics(timeout=10).cluster_id
     assert result == {"clusterId": cluster_id, "controller": 1,
-                      "nodes": [{"id": 1, "host": java_kemu.host, "port": java_kemu.port}]}
+                      "nodes": [{"id": 1, "host": java_kemu.host, "port": java_kemu.port}],
+                      "authorizedOperations": ["ALTER", "ALTER_CONFIGS", "CLUSTER_ACTION", "CREATE", "DESCRIBE",
+                                               "DESCRIBE_CONFIGS", "IDEMPOTENT_WRITE"]}
 
 
 def test_list_offsets_by_spec_and_timestamp(java_kemu: JavaKemu, java: JavaClient) -> None:

@@ -2,10 +2,11 @@
 //
 //   AdminCalls <bootstrap> describe-topics <partitionSizeLimitPerResponse> <topic>...
 //       describeTopics by name (the client pages through DescribeTopicPartitions, asking for at most that
-//       many partitions per answer, when the broker offers it); reports each topic's description, or the
-//       exception its future failed with, and the topic ids' own describeTopics by id.
+//       many partitions per answer, when the broker offers it, and for the authorized operations); reports
+//       each topic's description, or the exception its future failed with, and the topic ids' own
+//       describeTopics by id.
 //   AdminCalls <bootstrap> cluster
-//       describeCluster: the cluster id, the controller and the nodes.
+//       describeCluster: the cluster id, the controller, the nodes and the authorized operations.
 //   AdminCalls <bootstrap> list-offsets <topic> <partitions> <timestamp>...
 //       listOffsets for every partition by OffsetSpec: earliest, latest (read_uncommitted and
 //       read_committed, as Spark asks with kafka.isolation.level), maxTimestamp and forTimestamp(each).
@@ -16,10 +17,13 @@
 // Prints one JSON line: {"ok": <result>} or {"error": {"class", "message", "cause"}}.
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
@@ -34,6 +38,7 @@ import org.apache.kafka.common.TopicCollection;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
 
 public final class AdminCalls {
     private AdminCalls() {}
@@ -50,7 +55,7 @@ public final class AdminCalls {
     static Object describeTopics(String bootstrap, List<String> args) throws Exception {
         Common.need(args, 2, "<partitionSizeLimitPerResponse> <topic>...");
         DescribeTopicsOptions options = new DescribeTopicsOptions()
-            .partitionSizeLimitPerResponse(Integer.parseInt(args.get(0)));
+            .partitionSizeLimitPerResponse(Integer.parseInt(args.get(0))).includeAuthorizedOperations(true);
         List<String> names = args.subList(1, args.size());
         Map<String, Object> byName = new LinkedHashMap<>();
         Map<String, Object> byId = new LinkedHashMap<>();
@@ -82,7 +87,14 @@ public final class AdminCalls {
                 "replicas", ids(info.replicas()), "isr", ids(info.isr())));
         }
         return Common.obj("name", description.name(), "id", description.topicId().toString(),
-            "internal", description.isInternal(), "partitions", partitions);
+            "internal", description.isInternal(), "partitions", partitions, "authorizedOperations", names(description.authorizedOperations()));
+    }
+
+    private static List<String> names(Set<AclOperation> operations) {
+        List<String> names = new ArrayList<>();
+        for (AclOperation operation : operations) names.add(operation.name());
+        Collections.sort(names);
+        return names;
     }
 
     private static List<Integer> ids(List<Node> nodes) {
@@ -93,13 +105,14 @@ public final class AdminCalls {
 
     static Object cluster(String bootstrap, List<String> args) throws Exception {
         try (Admin admin = Common.admin(bootstrap)) {
-            DescribeClusterResult cluster = admin.describeCluster();
+            DescribeClusterResult cluster = admin.describeCluster(
+                new DescribeClusterOptions().includeAuthorizedOperations(true));
             List<Object> nodes = new ArrayList<>();
             for (Node node : cluster.nodes().get()) {
                 nodes.add(Common.obj("id", node.id(), "host", node.host(), "port", node.port()));
             }
             return Common.obj("clusterId", cluster.clusterId().get(), "controller", cluster.controller().get().id(),
-                "nodes", nodes);
+                "nodes", nodes, "authorizedOperations", names(cluster.authorizedOperations().get()));
         }
     }
 

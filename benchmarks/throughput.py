@@ -29,10 +29,12 @@ class Workload:
     records: int
     partitions: int
     repeat: int = 1  # each repeat writes a topic of its own
+    idempotent: bool = False  # enable.idempotence: producer ids and sequences on every batch
 
     @property
     def topic(self) -> str:
-        return f"bench-{self.record_size}b-{self.records}r-{self.partitions}p-{self.repeat}"
+        kind = "-idem" if self.idempotent else ""
+        return f"bench-{self.record_size}b-{self.records}r-{self.partitions}p{kind}-{self.repeat}"
 
     def records_on(self, partition: int) -> int:
         whole, extra = divmod(self.records, self.partitions)
@@ -111,10 +113,11 @@ class _DeliveryTally:
         return None
 
 
-def producer_config(bootstrap: str, timeout: float) -> dict[str, Any]:
+def producer_config(bootstrap: str, timeout: float, *, idempotent: bool = False) -> dict[str, Any]:
     # Stock settings except the local queue, which must hold the whole run (no BufferError back-off
     # in the timed loop), and the delivery timeout, which bounds a broker that never answers.
     return {
+        "enable.idempotence": idempotent,
         "bootstrap.servers": bootstrap,
         "acks": "all",
         "linger.ms": 5,
@@ -144,7 +147,7 @@ def run_workload(bootstrap: str, workload: Workload, values: list[bytes], timeou
     next one is written. Every broker runs the same rounds; each phase's time is the sum of its rounds.
     """
     deadline = time.perf_counter() + timeout
-    producer = Producer(producer_config(bootstrap, timeout))
+    producer = Producer(producer_config(bootstrap, timeout, idempotent=workload.idempotent))
     producer.list_topics(workload.topic, timeout=min(timeout, 10.0))  # connect before the clock starts
     tally = _DeliveryTally(workload.partitions)
     batches: list[list[Message]] = []

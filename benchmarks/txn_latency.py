@@ -87,6 +87,64 @@ def run_transactions(bootstrap: str, topic: str, count: int, timeout: float) -> 
 _IDLE_S = 1.0
 
 
+@dataclass(frozen=True)
+class BatchedTxnResult:
+    transactions: int
+    seconds: float
+    failure: str | None = None
+    unsupported: str | None = None
+
+    @property
+    def per_second(self) -> float:
+        return self.transactions / self.seconds if self.seconds > 0 else 0.0
+
+
+def run_batched_transactions(bootstrap: str, topic: str, transactions: int, records: int, partitions: int,
+                             timeout: float) -> BatchedTxnResult:
+    """`transactions` transactions of `records` 100 B records each, spread round-robin over `partitions`
+    partitions; checked by a read_committed read of every partition."""
+    host, port = bootstrap.rsplit(":", 1)
+    missing = missing_transaction_apis(host, int(port))
+    if missing:
+        return BatchedTxnResult(0, 0.0, unsupported="the broker offers no " + ", ".join(missing))
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"kemu-bench-{topic}",
+                         "linger.ms": 5, "log_level": 4})
+    try:
+        producer.init_transactions(timeout)
+        started = time.perf_counter()
+        for number in range(transactions):
+            producer.begin_transaction()
+            for index in range(records):
+                sequence = number * records + index
+                producer.produce(topic, sequence.to_bytes(8, "big") + bytes(RECORD_SIZE - 8),
+                                 partition=sequence % partitions)
+            producer.commit_transaction(timeout)
+        seconds = time.perf_counter() - started
+    except KafkaException as error:
+        return BatchedTxnResult(0, 0.0, failure=f"the client failed: {error.args[0] if error.args else error}")
+    total = transactions * records
+    sequences = _read_committed(bootstrap, topic, partitions, total, timeout)
+    if sorted(sequences) != list(range(total)):
+        return BatchedTxnResult(transactions, seconds, failure=(
+            f"read_committed read {len(sequences)} records ({len(set(sequences))} distinct), "
+            f"not the {total} committed"))
+    return BatchedTxnResult(transactions, seconds)
+
+
+def _read_committed(bootstrap: str, topic: str, partitions: int, count: int, timeout: float) -> list[int]:
+    consumer = Consumer(consumer_config(bootstrap, **{"isolation.level": "read_committed"}))
+    sequences: list[int] = []
+    try:
+        consumer.assign([TopicPartition(topic, partition, 0) for partition in range(partitions)])
+        deadline = time.perf_counter() + timeout
+        while len(sequences) < count and time.perf_counter() < deadline:
+            sequences += [int.from_bytes((m.value() or b"")[:8], "big")
+                          for m in consumer.consume(10_000, timeout=0.5) if m.error() is None]
+    finally:
+        consumer.close()
+    return sequences
+
+
 def probe_semantics(bootstrap: str, topic: str, timeout: float) -> str:
     """Commit, abort, commit, then hold a transaction open; describe what read_committed returns."""
     producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"kemu-bench-{topic}",

@@ -6,6 +6,9 @@ from itertools import pairwise
 
 import pytest
 
+from benchmarks.latency import RECORD_SIZE as LATENCY_RECORD_SIZE
+from benchmarks.latency import check_received, parse_value, value_for
+from benchmarks.profiling import format_top, top_entries
 from benchmarks.report import Cell, Column, Row, format_table, to_json
 from benchmarks.run import parse_args, workload_metrics, workloads_for
 from benchmarks.throughput import PhaseResult, Workload, record_values, rounds
@@ -60,8 +63,10 @@ def test_default_arguments() -> None:
     assert args.mode == "throughput"
     assert args.brokers == ["kemu", "tansu", "mock"]
     assert args.partitions == [1, 8]
-    assert [(w.record_size, w.records, w.partitions) for w in workloads_for(args)] == [
-        (100, 200_000, 1), (100, 200_000, 8), (1024, 50_000, 1), (1024, 50_000, 8)]
+    assert [(w.record_size, w.records, w.partitions, w.idempotent) for w in workloads_for(args)] == [
+        (100, 200_000, 1, False), (100, 200_000, 8, False), (1024, 50_000, 1, False), (1024, 50_000, 8, False),
+        (100, 200_000, 1, True)]
+    assert args.profile is None
 
 
 def test_broker_subset_keeps_the_canonical_order_and_counts_are_flags() -> None:
@@ -69,11 +74,13 @@ def test_broker_subset_keeps_the_canonical_order_and_counts_are_flags() -> None:
                        "--partitions", "4", "--mode", "txn", "--json", "out.json"])
     assert args.brokers == ["kemu", "mock"]
     assert args.mode == "txn" and args.json == "out.json"
-    assert [(w.record_size, w.records, w.partitions) for w in workloads_for(args)] == [(100, 10, 4)]
+    assert [(w.record_size, w.records, w.partitions, w.idempotent) for w in workloads_for(args)] == [
+        (100, 10, 4, False), (100, 10, 1, True)]
+    assert parse_args(["--mode", "all", "--profile", "kemu.txt"]).profile == "kemu.txt"
 
 
 @pytest.mark.parametrize("argv", [["--brokers", "kafka"], ["--partitions", "x"], ["--partitions", "0"],
-                                  ["--repeats", "0"], ["--mode", "latency"]])
+                                  ["--repeats", "0"], ["--mode", "soak"], ["--latency-count", "0"]])
 def test_bad_arguments_are_refused(argv: list[str]) -> None:
     with pytest.raises(SystemExit):
         parse_args(argv)
@@ -83,6 +90,9 @@ def test_metric_names_say_size_count_and_partitions() -> None:
     names = workload_metrics(Workload(1024, 50_000, 8))
     assert names["consume MB/s"] == "consume 1 KiB × 50,000, 8 partitions, MB/s"
     assert workload_metrics(Workload(100, 7, 1))["produce msgs/s"] == "produce 100 B × 7, 1 partition, msgs/s"
+    assert workload_metrics(Workload(100, 7, 1, idempotent=True))["produce msgs/s"] == \
+        "produce 100 B × 7, 1 partition, idempotent, msgs/s"
+    assert Workload(100, 7, 1, idempotent=True).topic != Workload(100, 7, 1).topic
 
 
 def test_rounds_cover_every_record_once_and_cap_each_partition() -> None:
@@ -114,3 +124,26 @@ def test_nearest_rank_percentile() -> None:
     assert percentile(samples, 0.99) == 495.0
     assert percentile(samples, 0.5) == 250.0
     assert percentile([7.0], 0.99) == 7.0
+
+
+def test_latency_values_carry_sequence_and_send_time_and_are_checked_in_order() -> None:
+    value = value_for(41, 123_456_789)
+    assert len(value) == LATENCY_RECORD_SIZE
+    assert parse_value(value) == (41, 123_456_789)
+    assert check_received([0, 1, 2], 3) is None
+    assert check_received([0, 2, 1], 3) is not None
+    assert check_received([0, 1, 1, 2], 3) is not None
+
+
+def test_profile_top_entries_rank_self_time_and_count_a_function_once_per_stack() -> None:
+    collapsed = "\n".join([
+        "main (a.py:1);loop (a.py:5);work (b.py:10) 6",
+        "main (a.py:1);loop (a.py:6);work (b.py:12) 2",
+        "main (a.py:1);loop (a.py:5);loop (a.py:9) 2",
+        "not a stack line",
+    ])
+    samples, entries = top_entries(collapsed)
+    assert samples == 10
+    assert [(e.function, e.self_samples, e.total_samples) for e in entries] == [
+        ("work (b.py)", 8, 8), ("loop (a.py)", 2, 10)]
+    assert "| 80.0 | 80.0 | `work (b.py)` |" in format_top("t", collapsed)

@@ -1,15 +1,21 @@
 """confluent-kafka (librdkafka) against kemu's TLS and SASL listeners: SCRAM-SHA-512, SCRAM-SHA-256, PLAIN and
 OAUTHBEARER over SASL_SSL, mTLS with the certificate's subject as the principal, a wrong password seen as
-librdkafka's authentication error with Kafka's message, and Metadata answering each listener's clients with
-that listener's address."""
+librdkafka's authentication error with Kafka's message, Metadata answering each listener's clients with
+that listener's address, and SCRAM users made and removed through the admin API (KIP-554)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka.admin import (
+    AdminClient,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
+)
 
 from compat_tests.polling import wait_for
 from compat_tests.security_support import USERS, SecuredBroker, secured  # noqa: F401
@@ -103,3 +109,29 @@ def test_metadata_advertises_the_listener_the_client_came_in_on(secured: Secured
         brokers = [f"{b.host}:{b.port}" for b in metadata.brokers.values()]
         assert brokers == [secured.bootstrap(listener)]
     assert secured.bootstrap("PLAINTEXT") != secured.bootstrap("SASL_SSL")
+
+
+def test_scram_users_made_and_removed_by_the_admin_api(secured: SecuredBroker) -> None:  # noqa: F811
+    """KIP-554 through librdkafka's admin client: a user made with AlterUserScramCredentials logs in with
+    its password at once; described with its iterations; deleted, it can no longer log in."""
+    admin = AdminClient(_sasl_ssl(secured, "SCRAM-SHA-512"))
+    info = ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192)
+    for future in admin.alter_user_scram_credentials(
+            [UserScramCredentialUpsertion("carol", info, b"carol-secret")]).values():
+        future.result(30)
+    described = admin.describe_user_scram_credentials(["carol"])["carol"].result(30)
+    assert [(i.mechanism, i.iterations) for i in described.scram_credential_infos] == [
+        (ScramMechanism.SCRAM_SHA_512, 8192)]
+    carol = {**_sasl_ssl(secured, "SCRAM-SHA-512"), "sasl.username": "carol", "sasl.password": "carol-secret"}
+    assert AdminClient(carol).list_topics(timeout=30).brokers
+    for future in admin.alter_user_scram_credentials(
+            [UserScramCredentialDeletion("carol", ScramMechanism.SCRAM_SHA_512)]).values():
+        future.result(30)
+    errors: list[KafkaError] = []
+    producer = Producer({**carol, "error_cb": errors.append})
+    wait_for(lambda: producer.poll(0.2) is not None and any(e.code() == KafkaError._AUTHENTICATION for e in errors),
+             what="carol's login refused once her credential is deleted")
+    too_few = admin.alter_user_scram_credentials(
+        [UserScramCredentialUpsertion("dave", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 1024), b"x")])
+    with pytest.raises(KafkaException, match="Too few iterations"):
+        too_few["dave"].result(30)

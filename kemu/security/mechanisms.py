@@ -132,7 +132,9 @@ class ScramServer(SaslServer):
         match = _CLIENT_FINAL.fullmatch(message)
         if match is None:
             raise SaslMechanismError(f"Invalid SCRAM client final message format: {message}")
-        if match.group("nonce") != self._nonce:
+        # Kafka checks only that the nonce ends with the server's (older librdkafka, as in Debian's kcat, sends
+        # the client nonce twice), not RFC 5802's equality.
+        if not match.group("nonce").endswith(self._nonce):
             raise SaslMechanismError("Invalid client nonce in the final client message.")
         assert self._credential is not None
         without_proof = message[:message.rindex(",p=")]

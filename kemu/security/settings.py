@@ -28,6 +28,8 @@ SECURITY_CONFIGS: tuple[tuple[str, str, str | None, str], ...] = (
     ("sasl.mechanism.inter.broker.protocol", "STRING", "GSSAPI", "The SASL mechanism between brokers."),
     ("sasl.jaas.config", "PASSWORD", None, "A JAAS login module configuration."),
     ("sasl.server.max.receive.size", "INT", "524288", "The largest frame accepted before authentication."),
+    ("connection.failed.authentication.delay.ms", "INT", "100",
+     "How long a connection whose authentication failed stays open after the failure is sent (KIP-306)."),
     ("connections.max.reauth.ms", "LONG", "0",
      "The longest a SASL session lasts before the client must re-authenticate (KIP-368); 0: for ever."),
     ("ssl.keystore.type", "STRING", "JKS", "The key store format; kemu reads PEM."),
@@ -77,6 +79,7 @@ class ListenerSecurity:
     reauth_ms: Mapping[str, int] = field(default_factory=dict)  # connections.max.reauth.ms per mechanism
     principal_mapper: PrincipalMapper = field(default_factory=PrincipalMapper)
     max_receive_size: int = 524288
+    failed_authentication_delay_ms: int = 100
 
 
 def is_security_config(name: str) -> bool:
@@ -125,7 +128,8 @@ def listener_security(properties: Mapping[str, str], endpoint: Endpoint) -> List
                 raise SecurityConfigError(f"Invalid unsecuredValidatorAllowableClockSkewMs: {exc}") from None
         reauth[mechanism] = _reauth_ms(properties, name, mechanism)
     receive = int(_get(properties, name, "sasl.server.max.receive.size") or 524288)
-    return ListenerSecurity(endpoint, tls, mechanisms, plain_users, oauth, reauth, mapper, receive)
+    delay = int(_get(properties, name, "connection.failed.authentication.delay.ms") or 100)
+    return ListenerSecurity(endpoint, tls, mechanisms, plain_users, oauth, reauth, mapper, receive, delay)
 
 
 def _mechanism_jaas(properties: Mapping[str, str], listener: str, mechanism: str) -> dict[str, str] | None:

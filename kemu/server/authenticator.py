@@ -44,6 +44,9 @@ class Step:
     close: bool = False
     dispatch: bool = False
     reason: str = ""  # logged when closing
+    # Kafka holds a connection whose authentication failed open a little (connection.failed.authentication.
+    # delay.ms, KIP-306), so the client reads the failure before it sees the connection go.
+    close_delay_ms: int = 0
 
 
 class SaslAuthenticator:
@@ -227,7 +230,8 @@ class SaslAuthenticator:
 
     def _fail(self, reason: str, payload: bytes | None = None) -> Step:
         self.state = "failed"
-        return Step(payload, close=True, reason=f"SASL authentication failed: {reason}")
+        return Step(payload, close=True, reason=f"SASL authentication failed: {reason}",
+                    close_delay_ms=self.security.failed_authentication_delay_ms)
 
     def _invalid(self, reason: str) -> Step:
         self.state = "failed"

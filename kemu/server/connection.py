@@ -44,6 +44,7 @@ class _Slot:
     done: trio.Event = field(default_factory=trio.Event)
     payload: Sequence[Buffer] | None = None
     close: bool = False  # close the connection once everything before has been sent
+    close_delay_s: float = 0.0  # and this long after this slot's payload went out
 
 
 class Connection:
@@ -109,7 +110,8 @@ class Connection:
                 if not step.dispatch:
                     if step.close:
                         log.warning("closing connection from %s: %s", self.name, step.reason)
-                    slot = _Slot(payload=None if step.payload is None else [step.payload], close=step.close)
+                    slot = _Slot(payload=None if step.payload is None else [step.payload], close=step.close,
+                                 close_delay_s=step.close_delay_ms / 1000)
                     slot.done.set()
                     await slots.send(slot)
                     if step.close:
@@ -142,6 +144,8 @@ class Connection:
                 if slot.payload is not None:
                     await _send(self.stream, frame_buffers(slot.payload))
                 if slot.close:
+                    if slot.close_delay_s > 0:
+                        await trio.sleep(slot.close_delay_s)
                     break
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             pass

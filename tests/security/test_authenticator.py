@@ -105,6 +105,8 @@ def test_wrong_password_is_sasl_authentication_failed_and_closes() -> None:
     assert step.close
     assert body["error_code"] == ErrorCode.SASL_AUTHENTICATION_FAILED
     assert body["error_message"] == "Authentication failed: Invalid username or password"
+    # KIP-306: the connection stays open connection.failed.authentication.delay.ms (100) after the failure.
+    assert step.close_delay_ms == 100
 
 
 def test_garbage_scram_token_gets_kafkas_generic_message() -> None:
@@ -127,7 +129,7 @@ def test_unsupported_mechanism_is_answered_then_closed() -> None:
 
 def test_out_of_order_requests_close_the_connection() -> None:
     first = authenticator().receive(request(3, 12, {"topics": None}))
-    assert first.close and first.payload is None
+    assert first.close and first.payload is None and first.close_delay_ms == 0
     assert first.reason.startswith("Invalid request, potential reasons: kafka client configured with the wrong "
                                    "security protocol")
     assert authenticator().receive(b"\x16\x03\x01").close  # not even a request header (a TLS hello)

@@ -91,6 +91,16 @@ def test_scram_refuses_a_changed_nonce_and_garbage() -> None:
         ScramServer("SCRAM-SHA-256", lambda user, mech: None).evaluate(b"y,,n=user,r=abc")
 
 
+def test_scram_accepts_a_final_nonce_ending_with_the_servers_as_kafka_does() -> None:
+    credentials = _store("SCRAM-SHA-256")
+    server = ScramServer("SCRAM-SHA-256", lambda user, mech: credentials.get((user, mech)))
+    client = ScramClient("SCRAM-SHA-256", "user", "pencil")
+    server_first = server.evaluate(client.first())
+    doubled = client.nonce + server_first.decode().split(",")[0][2:]  # older librdkafka's client-final nonce
+    server.evaluate(client.final(server_first, nonce=doubled))
+    assert server.complete
+
+
 def test_scram_other_authorization_id_is_refused() -> None:
     credentials = _store("SCRAM-SHA-256")
     server = ScramServer("SCRAM-SHA-256", lambda user, mech: credentials.get((user, mech)))

@@ -196,6 +196,16 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
     yield BrokerConfigKey("process.roles", "LIST", None, doc="The roles of this server: broker, controller.")
     yield BrokerConfigKey("socket.request.max.bytes", "INT", "104857600", at_least(1),
                           doc="The largest request the broker accepts.")
+    yield BrokerConfigKey("queued.max.requests", "INT", "500", at_least(1),
+                          doc="The requests read and waiting for their turn before connections stop reading.")
+    yield BrokerConfigKey("max.connections", "INT", "2147483647", at_least(0),
+                          doc="The most connections the broker serves; further ones wait to be accepted.")
+    yield BrokerConfigKey("max.connections.per.ip", "INT", "2147483647", at_least(0),
+                          doc="The most connections from one address; a further one is closed.")
+    yield BrokerConfigKey("max.connections.per.ip.overrides", "STRING", "",
+                          doc="Per-address maxima overriding max.connections.per.ip, as host:count,host:count.")
+    yield BrokerConfigKey("connections.max.idle.ms", "LONG", "600000",
+                          doc="How long a connection may be idle before the broker closes it.")
     yield BrokerConfigKey("transaction.state.log.min.isr", "INT", "2", at_least(1),
                           doc="min.insync.replicas of __transaction_state.")
     yield BrokerConfigKey("transaction.state.log.num.partitions", "INT", "50", at_least(1),

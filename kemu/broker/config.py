@@ -26,6 +26,12 @@ class BrokerConfig:
     delete_topic_enable: bool = True  # delete.topic.enable
     socket_request_max_bytes: int = 104857600  # socket.request.max.bytes
     max_request_partition_size_limit: int = 2000  # max.request.partition.size.limit (DescribeTopicPartitions)
+    # The server's resource limits (kemu.server.limits), with Kafka's names and defaults.
+    queued_max_requests: int = 500  # queued.max.requests
+    max_connections: int = 2147483647  # max.connections
+    max_connections_per_ip: int = 2147483647  # max.connections.per.ip
+    max_connections_per_ip_overrides: str = ""  # max.connections.per.ip.overrides
+    connections_max_idle_ms: int = 600000  # connections.max.idle.ms
     log_retention_check_interval_ms: int = 300000  # log.retention.check.interval.ms
     # Kafka defaults these replication factors to 3; a one-broker cluster could then never create its
     # internal topics, so kemu starts from what every single-node Kafka setup configures: 1.

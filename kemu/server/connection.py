@@ -26,6 +26,7 @@ from kemu.server.authenticator import SaslAuthenticator
 from kemu.server.dispatch import dispatch
 from kemu.server.framing import FrameBuffer, FrameError, frame_buffers
 from kemu.server.hooks import RequestHooks
+from kemu.server.limits import ServerLimits
 from kemu.wire.primitives import Buffer
 
 log = logging.getLogger("kemu.server")
@@ -35,6 +36,10 @@ MAX_PENDING = 32
 # A response this small goes out as one joined string; a bigger one as its pieces (one sendmsg).
 _JOIN_BELOW_BYTES = 16 * 1024
 _MAX_IOV = 512  # below every platform's IOV_MAX (1024 on Linux)
+# Finished responses waiting for a slow reader, per connection; beyond it the reader stops admitting requests.
+# Kafka mutes a connection while its one response goes out; kemu reads ahead (MAX_PENDING), so it bounds
+# the bytes that read-ahead can leave buffered instead: one fetch.max.bytes response and some.
+MAX_BUFFERED_RESPONSE_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -51,8 +56,14 @@ class Connection:
     def __init__(self, stream: trio.abc.Stream, broker: Broker, coordinators: Coordinators,
                  handlers: Mapping[int, Handler], hooks: RequestHooks | None = None,
                  node_id: int | None = None, *, security: ListenerSecurity | None = None,
-                 peer: tuple[str, int] | None = None, principal: str | None = None) -> None:
+                 peer: tuple[str, int] | None = None, principal: str | None = None,
+                 limits: ServerLimits | None = None) -> None:
         self.stream = stream
+        self.limits = limits
+        self.buffered = 0  # bytes of finished responses not yet sent
+        self._sent = trio.Event()  # set (and replaced) whenever a response has gone out
+        self._owed = 0  # admitted requests whose response (or close) has not gone out yet
+        self._last_activity = trio.current_time()
         self.node_id = broker.node_id if node_id is None else node_id  # the cluster node it connected to
         self.hooks = hooks
         self.broker = broker
@@ -96,7 +107,7 @@ class Connection:
                 return await self._refuse(slots, str(exc) + _tls_hint(exc.size))
             if frame is None:
                 try:
-                    received = await _receive(self.stream, frames)
+                    received = await self._receive_or_expire(frames)
                 except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                     return False
                 if not received:
@@ -112,26 +123,54 @@ class Connection:
                         log.warning("closing connection from %s: %s", self.name, step.reason)
                     slot = _Slot(payload=None if step.payload is None else [step.payload], close=step.close,
                                  close_delay_s=step.close_delay_ms / 1000)
+                    self._owed += 1
+                    self.buffered += 0 if step.payload is None else len(step.payload)
                     slot.done.set()
                     await slots.send(slot)
                     if step.close:
                         return True
                     continue
+            while self.buffered > MAX_BUFFERED_RESPONSE_BYTES:
+                await self._sent.wait()  # a slow reader: admit nothing more until it has taken some
             decision = admit(frame, self.handlers)
             if isinstance(decision, Refuse):
                 return await self._refuse(slots, decision.reason)
             slot = _Slot()
+            self._owed += 1
             if isinstance(decision, Answer):
                 slot.payload = [decision.payload]
+                self.buffered += len(decision.payload)
                 slot.done.set()
             else:
+                if self.limits is not None:
+                    await self.limits.queue_slots.acquire()  # released when the request's turn comes
                 turn = trio.Event()
                 nursery.start_soon(self._run_request, decision, slot, previous_turn, turn)
                 previous_turn = turn
             await slots.send(slot)
 
+    async def _receive_or_expire(self, frames: FrameBuffer) -> int:
+        """Receive once; 0 also when the connection has been idle for connections.max.idle.ms (nothing
+        received, nothing owed, nothing sent), which closes it as Kafka's Selector does."""
+        if self.limits is None:
+            return await _receive(self.stream, frames)
+        idle_s = self.limits.idle_ms / 1000
+        while True:
+            deadline = self._last_activity + idle_s
+            with trio.move_on_at(deadline):
+                received = await _receive(self.stream, frames)
+                self._last_activity = trio.current_time()
+                return received
+            if self._owed == 0 and trio.current_time() >= self._last_activity + idle_s:
+                log.info("closing connection from %s: idle for %d ms (connections.max.idle.ms)",
+                         self.name, self.limits.idle_ms)
+                return 0
+            if self._owed:
+                self._last_activity = trio.current_time()  # a response is still being worked on
+
     async def _refuse(self, slots: trio.MemorySendChannel[_Slot], reason: str) -> bool:
         log.warning("closing connection from %s: %s", self.name, reason)
+        self._owed += 1
         slot = _Slot(close=True)
         slot.done.set()
         await slots.send(slot)
@@ -143,6 +182,11 @@ class Connection:
                 await slot.done.wait()
                 if slot.payload is not None:
                     await _send(self.stream, frame_buffers(slot.payload))
+                    self.buffered -= sum(len(part) for part in slot.payload)
+                    self._last_activity = trio.current_time()
+                self._owed -= 1
+                self._sent.set()
+                self._sent = trio.Event()
                 if slot.close:
                     if slot.close_delay_s > 0:
                         await trio.sleep(slot.close_delay_s)
@@ -154,11 +198,17 @@ class Connection:
     async def _run_request(self, job: Dispatch, slot: _Slot, after: trio.Event, turn: trio.Event) -> None:
         request = job.request
         try:
-            await after.wait()
+            try:
+                await after.wait()
+            finally:
+                if self.limits is not None:
+                    self.limits.queue_slots.release()  # out of the queue: its turn has come (or never will)
             ctx = RequestContext(self.broker, self.coordinators, self.client, request.header.client_id, turn.set,
                                  node=self.node_id)
             reply = await dispatch(job.handler, request, ctx, self.name, self.hooks)
             slot.payload, slot.close = reply.payload, reply.close
+            if reply.payload is not None:
+                self.buffered += sum(len(part) for part in reply.payload)
         finally:
             slot.done.set()
 

@@ -22,6 +22,7 @@ from kemu.security.settings import ListenerSecurity
 from kemu.server.connection import Connection, peer_of
 from kemu.server.hooks import RequestHooks
 from kemu.server.housekeeper import run_housekeeper
+from kemu.server.limits import ServerLimits
 from kemu.server.nodes import NodeListeners
 from kemu.server.tls import certificate_principal, server_context
 
@@ -144,19 +145,24 @@ async def serve(
         raise
     core.hostname = socket.gethostname()
 
+    limits = ServerLimits.from_config(served.broker.config)
+
     async def connection(node_id: int, stream: trio.SocketStream) -> None:
         generation, core, coordinated = served._generation, served.broker, served.coordinators
         with trio.CancelScope() as scope:
             generation.scopes.add(scope)
             try:
                 peer = peer_of(stream)
-                security = by_port[stream.socket.getsockname()[1]]
-                context = contexts[security.endpoint.name]
-                secured = await _secure(stream, security, context, peer)
-                if secured is not None:
-                    transport, principal = secured
-                    await Connection(transport, core, coordinated, table, hooks, node_id, security=security,
-                                     peer=peer, principal=principal).run()
+                async with limits.connection(stream, peer[0]) as admitted:
+                    if admitted:
+                        security = by_port[stream.socket.getsockname()[1]]
+                        context = contexts[security.endpoint.name]
+                        secured = await _secure(stream, security, context, peer)
+                        if secured is not None:
+                            transport, principal = secured
+                            await Connection(transport, core, coordinated, table, hooks, node_id,
+                                             security=security, peer=peer, principal=principal,
+                                             limits=limits).run()
             except Exception:
                 # No input may take the broker down: a connection's failure ends that connection only.
                 log.exception("connection failed")

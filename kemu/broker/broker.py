@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kemu.authorizer.standard import StandardAuthorizer, build_authorizer
 from kemu.broker.broker_configs import ConfigLayers, DynamicBrokerConfigs, default_listeners, static_values
 from kemu.broker.cluster import Cluster, Node, eligible_leader, leave, rejoin
 from kemu.broker.config import BrokerConfig
@@ -60,6 +61,8 @@ class Broker:
         self.scram_credentials = ScramCredentialStore(self.data_dir)
         for user, mechanism, credential in parse_add_scram(config.properties.get("kemu.scram.credentials", "")):
             self.scram_credentials.put(user, mechanism, credential)
+        # None unless `authorizer.class.name` names one: then every request is checked against the ACLs.
+        self.authorizer: StandardAuthorizer | None = build_authorizer(config.properties, self.data_dir)
         self.apply_log_defaults()
         self.storage.load(self.topics, list(self.cluster.nodes))
         # KIP-227 incremental fetch sessions live as long as the broker, across connections.

@@ -24,6 +24,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
+from kemu.authorizer.standard import AUTHORIZER_CLASSES
 from kemu.broker.config import BrokerConfig
 from kemu.log.config import (
     LONG_MAX,
@@ -33,6 +34,7 @@ from kemu.log.config import (
     Validator,
     at_least,
     format_value,
+    invalid,
     parse_value,
 )
 from kemu.security.errors import SecurityConfigError
@@ -150,8 +152,18 @@ class BrokerConfigKey:
         return value
 
 
+def _known_authorizer(name: str, value: Any) -> None:
+    # Kafka fails to load a class it cannot find; kemu has the two ACL authorizers Kafka ships.
+    if value.strip() and value.strip() not in AUTHORIZER_CLASSES:
+        raise invalid(name, value, f"Class {value} cannot be found")
+
+
 def _server_keys() -> Iterator[BrokerConfigKey]:
     yield BrokerConfigKey("advertised.listeners", "STRING", None, doc="The listeners clients are told to use.")
+    yield BrokerConfigKey("allow.everyone.if.no.acl.found", "BOOLEAN", "false",
+                          doc="Whether a resource no ACL names is open to everyone (with an authorizer).")
+    yield BrokerConfigKey("authorizer.class.name", "STRING", "", _known_authorizer,
+                          doc="The authorizer: StandardAuthorizer or AclAuthorizer turn ACLs on; empty, off.")
     yield BrokerConfigKey("auto.create.topics.enable", "BOOLEAN", "true",
                           doc="Whether a topic asked for in Metadata is created when missing.")
     yield BrokerConfigKey("broker.id", "INT", "-1", doc="The broker's id; in KRaft mode the node.id.")
@@ -194,6 +206,8 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
     yield BrokerConfigKey("offsets.topic.segment.bytes", "INT", "104857600", at_least(1),
                           doc="The segment size of __consumer_offsets.")
     yield BrokerConfigKey("process.roles", "LIST", None, doc="The roles of this server: broker, controller.")
+    yield BrokerConfigKey("super.users", "STRING", None,
+                          doc="Principals the authorizer allows everything, separated by semicolons.")
     yield BrokerConfigKey("socket.request.max.bytes", "INT", "104857600", at_least(1),
                           doc="The largest request the broker accepts.")
     yield BrokerConfigKey("queued.max.requests", "INT", "500", at_least(1),

@@ -8,6 +8,7 @@ from typing import Any
 
 from kemu.groups import GroupCoordinator
 from kemu.groups import RequestContext as CoreContext
+from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
@@ -22,6 +23,7 @@ def answer_in_group(ctx: RequestContext, request: Request, operation: Operation,
                     error_response: ErrorResponse) -> Body:
     """`error_response` for a group this broker does not coordinate (or not yet), else `operation`'s answer."""
     body = request.body
+    authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
     service = ctx.groups
     error = service.coordinator_error(body["group_id"])
     if error is not ErrorCode.NONE:

@@ -5,7 +5,7 @@ unknown ones and merging per-topic results back, and PRODUCER_FENCED for version
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 import trio
@@ -48,13 +48,19 @@ async def wait_for_result(pending: Pending[T], detach: Callable[[], None]) -> T:
     return pending.result()
 
 
-def split_hosted(broker: Broker, topics: list[Body]) -> tuple[list[Body], list[Body]]:
+def split_hosted(broker: Broker, topics: list[Body],
+                 denied: Collection[str] = ()) -> tuple[list[Body], list[Body]]:
     """Split a request's topics (each with `name` and `partitions` of `partition_index`) into those this
     broker hosts and, in response shape, UNKNOWN_TOPIC_OR_PARTITION for the rest — the check Kafka's
-    KafkaApis makes before offsets reach the coordinator."""
+    KafkaApis makes before offsets reach the coordinator — or TOPIC_AUTHORIZATION_FAILED for `denied` ones."""
     known: list[Body] = []
     unknown: list[Body] = []
     for topic in topics:
+        if topic["name"] in denied:
+            unknown.append({"name": topic["name"], "partitions": [
+                {"partition_index": p["partition_index"], "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+                for p in topic["partitions"]]})
+            continue
         found = broker.topics.get(topic["name"])
         hosted = [p for p in topic["partitions"]
                   if found is not None and 0 <= p["partition_index"] < len(found.partitions)]

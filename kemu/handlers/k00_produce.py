@@ -6,8 +6,9 @@ the response; v7 zstd allowed (before it UNSUPPORTED_COMPRESSION_TYPE); v8 recor
 single broker never answers; v11 may answer TRANSACTION_ABORTABLE.
 
 As KafkaApis.handleProduceRequest and ReplicaManager.appendRecords do it: transactional batches without
-a transactional_id fail the whole request (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); per partition, an
-unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION (Produce never creates topics), then
+a transactional_id, or without WRITE on it, fail the whole request (TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+per partition, a topic without WRITE is TOPIC_AUTHORIZATION_FAILED, an unknown topic or partition
+UNKNOWN_TOPIC_OR_PARTITION (Produce never creates topics), then
 `ProduceRequest.validateRecords`, then acks other than -1, 0, 1 (INVALID_REQUIRED_ACKS), internal topics
 (INVALID_TOPIC_EXCEPTION unless the client id is `__admin_client`), acks=-1 with an ISR smaller than
 `min.insync.replicas` (NOT_ENOUGH_REPLICAS), and the append itself: log validation (CORRUPT_MESSAGE,
@@ -28,6 +29,7 @@ from typing import Any
 
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import is_internal
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.versions import NARROWED
 from kemu.log import LogError
@@ -70,7 +72,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
     # Each partition's first batch header, read once: the request-wide checks and KIP-890 use it.
     firsts = {key: _first_header(records) for key, records in entries.items()}
     transactional = [h for h in firsts.values() if h is not None and h.is_transactional]
-    if transactional_id is None and transactional:
+    if transactional and (transactional_id is None
+                          or not authz.allowed(ctx, authz.WRITE, authz.TRANSACTIONAL_ID, transactional_id)):
         raise ApiError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     # ReplicaManager.handleProduceAppend: one request's transactional batches come from one producer.
     if len({(h.producer_id, h.producer_epoch) for h in transactional if h.has_producer_id}) > 1:
@@ -78,11 +81,13 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
                        "Transactional records contained more than one producer ID")
 
     internal_allowed = ctx.client_id == ADMIN_CLIENT_ID
+    writable = authz.allowed_names(ctx, authz.WRITE, authz.TOPIC, (name for name, _ in entries))
     failed = False
     responses: dict[str, list[dict[str, Any]]] = {}
     for (name, index), records in entries.items():
         result = _produce_partition(ctx, request.version, name, index, records, firsts[(name, index)], acks,
-                                    internal_allowed, transactional_id)
+                                    internal_allowed, transactional_id) if name in writable else \
+            _failed(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         failed = failed or result["error_code"] != 0
         responses.setdefault(name, []).append(result)
 

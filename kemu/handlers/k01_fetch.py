@@ -31,6 +31,7 @@ import trio
 from kemu.broker.broker import Broker
 from kemu.broker.fetch_sessions import PartitionFetch, PartitionKey, PartitionResults
 from kemu.broker.partition import Partition
+from kemu.handlers import _authorize as authz
 from kemu.handlers._waiting import LogWatch
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import Fixed, each, error_responder
@@ -89,6 +90,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             erroneous.append((key, _error_partition(index, code)))
         elif not 0 <= index < len(topic.partitions):
             erroneous.append((key, _error_partition(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
+        elif not authz.allowed(ctx, authz.READ, authz.TOPIC, topic.name):
+            erroneous.append((key, _error_partition(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)))
         else:
             targets.append(_Target(key, topic.name, topic.topic_id, index, fetch))
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.handlers.versions import NARROWED
@@ -49,6 +50,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             index = wanted["partition_index"]
             if counts[(name, index)] > 1:
                 partitions.append(_error(index, ErrorCode.INVALID_REQUEST))
+                continue
+            if not authz.allowed(ctx, authz.DESCRIBE, authz.TOPIC, name):
+                partitions.append(_error(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
                 continue
             if topic is None or not 0 <= index < len(topic.partitions) or not topic.partitions[index].is_open:
                 partitions.append(_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))

@@ -2,13 +2,18 @@
 
 v0: an empty topic list means all topics (v1+: null means all, empty means none). v1 adds racks, the
 controller id and is_internal; v2 the cluster id; v3 throttle time; v4 `allow_auto_topic_creation`
-(earlier versions always allow it); v5 offline replicas; v7 leader epochs; v8 authorized operations
-(every operation, as with no authorizer); v9 flexible; v10 topic ids in responses, but requests may not use
-them (nor null names) before v12, where topics can be looked up by id (UNKNOWN_TOPIC_ID if unknown).
+(earlier versions always allow it); v5 offline replicas; v7 leader epochs; v8 authorized operations (what
+the authorizer allows; every operation without one); v9 flexible; v10 topic ids in responses, but requests
+may not use them (nor null names) before v12, where topics can be looked up by id (UNKNOWN_TOPIC_ID if unknown).
 
 A missing topic is auto-created when both `auto.create.topics.enable` and the request allow it; like Kafka,
 that first answer is LEADER_NOT_AVAILABLE and the topic appears in the next one. The controller id is
 this broker (a KRaft broker names a live broker, not the unreachable quorum).
+
+With an authorizer (KafkaApis.handleTopicMetadataRequest): a topic the client may not DESCRIBE is left out
+of an all-topics answer and answered TOPIC_AUTHORIZATION_FAILED when named; auto-creation needs CREATE on
+the cluster or on the topic, else TOPIC_AUTHORIZATION_FAILED; the cluster's authorized operations are 0
+unless it may DESCRIBE the cluster.
 """
 
 from __future__ import annotations
@@ -16,11 +21,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from kemu.admin.acl import CLUSTER_OPERATIONS, NOT_REQUESTED, TOPIC_OPERATIONS
 from kemu.admin.topics import auto_create_topics
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import invalid_name_reason, is_internal
 from kemu.broker.topics import Topic
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -59,6 +64,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         else:
             names = [e["name"] for e in requested]
         names = list(dict.fromkeys(names))
+    describable = authz.allowed_names(ctx, authz.DESCRIBE, authz.TOPIC, (n for n in names if n is not None))
+    if all_topics:  # topics the client may not describe are not there for it
+        names = [name for name in names if name in describable]
     may_create = (broker.config.auto_create_topics_enable and body["allow_auto_topic_creation"]
                   and not all_topics)
 
@@ -67,12 +75,17 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     to_create: list[str] = []
     for name in names:
         topic = broker.topics.get(name) if name is not None else None
-        if topic is not None:
+        if name is not None and name not in describable:
+            missing.append(_missing(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+        elif topic is not None:
             present.append(_topic(topic))
         elif name is None or invalid_name_reason(name) is not None:
             missing.append(_missing(name, ErrorCode.INVALID_TOPIC_EXCEPTION))
         elif may_create:
-            to_create.append(name)
+            if authz.may_create_topic(ctx, name):
+                to_create.append(name)
+            else:
+                missing.append(_missing(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
         else:
             missing.append(_missing(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
     if to_create:
@@ -81,7 +94,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     topics = present + missing
     if body["include_topic_authorized_operations"]:
         for entry in topics:
-            entry["topic_authorized_operations"] = TOPIC_OPERATIONS
+            if entry["error_code"] != ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+                entry["topic_authorized_operations"] = authz.operations(ctx, authz.TOPIC, entry["name"])
     for topic_id in unknown_ids:
         topics.append({"error_code": int(ErrorCode.UNKNOWN_TOPIC_ID), "name": None, "topic_id": topic_id,
                        "partitions": []})
@@ -92,8 +106,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         "cluster_id": broker.cluster_id,
         "controller_id": broker.controller_id,
         "topics": topics,
-        "cluster_authorized_operations": (CLUSTER_OPERATIONS if body["include_cluster_authorized_operations"]
-                                          else NOT_REQUESTED),
+        "cluster_authorized_operations": authz.cluster_operations(ctx, body["include_cluster_authorized_operations"]),
     }
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from kemu.groups.offset_ops import partition_errors
+from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context, merge_topics, split_hosted
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
@@ -29,7 +30,8 @@ KEY = 8
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
-    known, unknown = split_hosted(ctx.broker, body["topics"])
+    authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
+    known, unknown = split_hosted(ctx.broker, body["topics"], authz.denied_topics(ctx, authz.READ, body["topics"]))
     if not known:
         return {"topics": unknown}
     service = ctx.groups

@@ -8,13 +8,16 @@ member's id and epoch (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID).
 
 Offsets of unknown topics are answered like any other (-1), as Kafka does. A group this broker does not
 coordinate gets NOT_COORDINATOR: per group from v8, at the top in v2-7, on every requested partition in
-v0-1 (which have no top-level error), as Kafka's OffsetFetchResponse places it.
+v0-1 (which have no top-level error), as Kafka's OffsetFetchResponse places it; so does
+GROUP_AUTHORIZATION_FAILED for a group the client may not DESCRIBE. Topics it may not DESCRIBE are left out
+of a whole-group answer and answered TOPIC_AUTHORIZATION_FAILED when named.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, Fixed, each, error_responder
@@ -33,19 +36,24 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     if version >= FIRST_MULTI_GROUP_VERSION:
         groups = []
         for group in body["groups"]:
-            error = service.coordinator_error(group["group_id"])
+            error = authz.denied_code(ctx, authz.DESCRIBE, authz.GROUP, group["group_id"])
+            error = service.coordinator_error(group["group_id"]) if error is ErrorCode.NONE else error
             if error is not ErrorCode.NONE:
                 groups.append({"group_id": group["group_id"], "topics": [], "error_code": error})
                 continue
             single = {"groups": [group], "require_stable": body["require_stable"]}
             # run() calls the lambda at once, while `single` is still this group's.
             fetched = service.run(lambda coordinator: coordinator.offset_fetch(single, context))  # noqa: B023
+            for answer in fetched["groups"]:
+                answer["topics"] = authz.hide_topics(ctx, answer["topics"], group["topics"] is None)
             groups.extend(fetched["groups"])
         return {"groups": groups}
+    authz.require(ctx, authz.DESCRIBE, authz.GROUP, body["group_id"])
     error = service.coordinator_error(body["group_id"])
     if error is not ErrorCode.NONE:
         return error_response(request, error, None)
     response = service.run(lambda coordinator: coordinator.offset_fetch(body, context))
+    response["topics"] = authz.hide_topics(ctx, response["topics"], body["topics"] is None)
     if version < FIRST_TOP_LEVEL_ERROR_VERSION and response["error_code"] != ErrorCode.NONE:
         return error_response(request, response["error_code"], None)
     return response

@@ -23,6 +23,7 @@ from typing import Any
 from kemu.admin.topics import ensure_internal_topic
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, Fixed, each, error_responder
 from kemu.hashing import partition_for
@@ -58,6 +59,9 @@ def coordinator_for(ctx: RequestContext, key_type: int, key: str,
     if key_type == SHARE:
         return (ErrorCode.INVALID_REQUEST if version < FIRST_SHARE_VERSION
                 else ErrorCode.COORDINATOR_NOT_AVAILABLE), _NO_NODE
+    denied = authz.denied_code(ctx, authz.DESCRIBE, authz.GROUP if key_type == GROUP else authz.TRANSACTIONAL_ID, key)
+    if denied is not ErrorCode.NONE:
+        return denied, _NO_NODE
     topic_name = GROUP_METADATA_TOPIC if key_type == GROUP else TRANSACTION_STATE_TOPIC
     if key_type == GROUP:
         created = ctx.groups.ensure_offsets_topic()

@@ -8,13 +8,14 @@ protocol name be null; v8 adds a reason; v9 `skip_assignment` for a returning st
 The request waits (detached from the connection's queue) until the group's rebalance completes, the
 member is removed, or a timer fires; the coordinator's timers run on the broker's housekeeping. A group
 whose `__consumer_offsets` partition this broker does not lead (none before the topic exists) gets
-NOT_COORDINATOR. No authorizer: GROUP_AUTHORIZATION_FAILED never happens.
+NOT_COORDINATOR. Without READ on the group: GROUP_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context, wait_for_result
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
@@ -25,6 +26,7 @@ KEY = 11
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body, version = request.body, request.version
+    authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
     service = ctx.groups
     error = service.coordinator_error(body["group_id"])
     if error is not ErrorCode.NONE:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context, wait_for_result
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
@@ -26,6 +27,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body, version = request.body, request.version
     if version >= FIRST_VERSION_WITH_PROTOCOL and (body["protocol_type"] is None or body["protocol_name"] is None):
         return error_response(request, ErrorCode.INCONSISTENT_GROUP_PROTOCOL, None)
+    authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
     service = ctx.groups
     error = service.coordinator_error(body["group_id"])
     if error is not ErrorCode.NONE:

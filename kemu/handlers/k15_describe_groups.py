@@ -1,18 +1,20 @@
 """DescribeGroups (key 15), versions 0-5.
 
-v1 adds throttle time; v3 `include_authorized_operations` (with no authorizer: every group operation);
+v1 adds throttle time; v3 `include_authorized_operations` (what the authorizer allows on the group;
+every group operation without one);
 v4 each member's `group_instance_id`; v5 flexible.
 
 Classic groups only: an unknown group, or a KIP-848 consumer group (ConsumerGroupDescribe describes those),
 is reported Dead with no error, as Kafka does before DescribeGroups v6. Member metadata and assignments are
-shown once the group is Stable. A group this broker does not coordinate gets NOT_COORDINATOR in its entry.
+shown once the group is Stable. A group this broker does not coordinate gets NOT_COORDINATOR in its entry;
+one the client may not DESCRIBE, GROUP_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kemu.admin.acl import GROUP_OPERATIONS, NOT_REQUESTED
+from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, each, error_responder
@@ -30,7 +32,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     with_operations = version >= FIRST_VERSION_WITH_OPERATIONS and body["include_authorized_operations"]
     described = []
     for group_id in body["groups"]:
-        error = service.coordinator_error(group_id) if group_id else ErrorCode.NONE
+        error = authz.denied_code(ctx, authz.DESCRIBE, authz.GROUP, group_id)
+        if error is ErrorCode.NONE and group_id:
+            error = service.coordinator_error(group_id)
         if error is not ErrorCode.NONE:
             described.append(_group_error(group_id, error))
             continue
@@ -39,14 +43,14 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         one = service.run(lambda coordinator: coordinator.describe_groups(single, context))  # noqa: B023
         [group] = one["groups"]
         if with_operations and group["error_code"] == ErrorCode.NONE:
-            group["authorized_operations"] = GROUP_OPERATIONS
+            group["authorized_operations"] = authz.operations(ctx, authz.GROUP, group_id)
         described.append(group)
     return {"groups": described}
 
 
 def _group_error(group_id: str, code: ErrorCode) -> dict[str, Any]:
     return {"error_code": code, "group_id": group_id, "group_state": "", "protocol_type": "", "protocol_data": "",
-            "members": [], "authorized_operations": NOT_REQUESTED}
+            "members": [], "authorized_operations": authz.NOT_REQUESTED}
 
 
 error_response = error_responder(KEY, groups=each("groups", group_id=ITEM))

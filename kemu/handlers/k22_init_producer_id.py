@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from kemu.broker.errors import ApiError
+from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import Fixed, error_responder
@@ -34,6 +35,7 @@ _NO_PRODUCER = (-1, -1)
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
     producer_id, producer_epoch = body["producer_id"], body["producer_epoch"]
+    authz.require_producer_id(ctx, body["transactional_id"])
     if (producer_id == -1) != (producer_epoch == -1):
         raise ApiError(ErrorCode.INVALID_REQUEST)
     result = ctx.txn.coordinator.init_producer_id(body["transactional_id"], body["transaction_timeout_ms"],

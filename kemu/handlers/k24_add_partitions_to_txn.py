@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
 from kemu.txn.state import TopicPartition
@@ -35,9 +36,11 @@ FIRST_BATCHED_VERSION = 4
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body, version = request.body, request.version
     if version < FIRST_BATCHED_VERSION:
+        authz.require(ctx, authz.WRITE, authz.TRANSACTIONAL_ID, body["v3_and_below_transactional_id"])
         result = _one(ctx, version, body["v3_and_below_transactional_id"], body["v3_and_below_producer_id"],
                       body["v3_and_below_producer_epoch"], False, body["v3_and_below_topics"])
         return {"results_by_topic_v3_and_below": result}
+    authz.require_cluster(ctx, authz.CLUSTER_ACTION)  # v4+ is the brokers' own verification
     results = [{"transactional_id": txn["transactional_id"],
                 "topic_results": _one(ctx, version, txn["transactional_id"], txn["producer_id"],
                                       txn["producer_epoch"], txn["verify_only"], txn["topics"])}
@@ -48,11 +51,13 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
 def _one(ctx: RequestContext, version: int, transactional_id: str, producer_id: int, producer_epoch: int,
          verify_only: bool, topics: list[dict[str, Any]]) -> list[dict[str, Any]]:
     partitions = _partitions(topics)
-    missing = [tp for tp in partitions if ctx.broker.partition(*tp) is None]
+    writable = authz.allowed_names(ctx, authz.WRITE, authz.TOPIC, (topic for topic, _ in partitions))
+    missing = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp[0] not in writable else
+               ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for tp in partitions
+               if tp[0] not in writable or ctx.broker.partition(*tp) is None}
     coordinator = ctx.txn.coordinator
     if missing:
-        errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in missing else ErrorCode.OPERATION_NOT_ATTEMPTED
-                  for tp in partitions}
+        errors = {tp: missing.get(tp, ErrorCode.OPERATION_NOT_ATTEMPTED) for tp in partitions}
     elif verify_only:
         errors = coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
     else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC
+from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
@@ -23,6 +24,8 @@ FIRST_FENCED_VERSION = 2
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
+    authz.require(ctx, authz.WRITE, authz.TRANSACTIONAL_ID, body["transactional_id"])
+    authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
     offsets_partition = (GROUP_METADATA_TOPIC, ctx.groups.partition_of(body["group_id"]))
     error = ctx.txn.coordinator.add_partitions(body["transactional_id"], body["producer_id"],
                                                       body["producer_epoch"], [offsets_partition])

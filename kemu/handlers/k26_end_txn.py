@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
@@ -30,6 +31,7 @@ FIRST_FENCED_VERSION = 2
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
+    authz.require(ctx, authz.WRITE, authz.TRANSACTIONAL_ID, body["transactional_id"])
     error = ctx.txn.coordinator.end_txn(body["transactional_id"], body["producer_id"], body["producer_epoch"],
                                                commit=body["committed"])
     return {"error_code": fenced_for_version(error, request.version, FIRST_FENCED_VERSION)}

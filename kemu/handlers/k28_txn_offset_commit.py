@@ -22,6 +22,7 @@ from typing import Any
 
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC
 from kemu.groups.offset_ops import partition_errors
+from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context, merge_topics, split_hosted
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
@@ -34,7 +35,9 @@ FIRST_ABORTABLE_VERSION = 4
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body, version, broker = request.body, request.version, ctx.broker
-    known, unknown = split_hosted(broker, body["topics"])
+    authz.require(ctx, authz.WRITE, authz.TRANSACTIONAL_ID, body["transactional_id"])
+    authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
+    known, unknown = split_hosted(broker, body["topics"], authz.denied_topics(ctx, authz.READ, body["topics"]))
     if not known:
         return {"topics": unknown}
     error = ErrorCode.NONE

@@ -1,15 +1,15 @@
 """DescribeCluster (key 60), versions 0-1 (KIP-700), flexible throughout.
 
 v1 adds the endpoint type (KIP-919): this is a broker endpoint, so asking it for controllers (2) is
-MISMATCHED_ENDPOINT_TYPE, as on Kafka. Cluster authorized operations, when asked for, are every cluster
-operation (no authorizer).
+MISMATCHED_ENDPOINT_TYPE, as on Kafka. Cluster authorized operations, when asked for, are what the
+authorizer allows (0 without DESCRIBE on the cluster; every operation without an authorizer).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kemu.admin.acl import CLUSTER_OPERATIONS, NOT_REQUESTED
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
 from kemu.wire.codec import Request
@@ -33,8 +33,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         "controller_id": broker.controller_id,
         "brokers": [{"broker_id": n.node_id, "host": n.host, "port": n.port, "rack": n.rack}
                     for n in broker.brokers(ctx.client.listener_name)],
-        "cluster_authorized_operations": (CLUSTER_OPERATIONS if body["include_cluster_authorized_operations"]
-                                          else NOT_REQUESTED),
+        "cluster_authorized_operations": authz.cluster_operations(ctx, body["include_cluster_authorized_operations"]),
     }
 
 

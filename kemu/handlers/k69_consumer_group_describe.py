@@ -3,14 +3,15 @@
 Describes consumer groups: state, group and assignment epochs, the assignor, and every member with its
 subscription, current assignment and target assignment (topic ids with names). A classic or unknown group
 is GROUP_ID_NOT_FOUND; "" is INVALID_GROUP_ID; a group this broker does not coordinate NOT_COORDINATOR.
-`include_authorized_operations` reports every group operation (there is no authorizer).
+`include_authorized_operations` reports what the authorizer allows on the group (every group operation
+without one); a group the client may not DESCRIBE is GROUP_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kemu.admin.acl import GROUP_OPERATIONS, NOT_REQUESTED
+from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, each, error_responder
@@ -26,7 +27,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     context = core_context(request.version, ctx.client_id, ctx.client.host)
     described = []
     for group_id in body["group_ids"]:
-        error = service.coordinator_error(group_id) if group_id else ErrorCode.NONE
+        error = authz.denied_code(ctx, authz.DESCRIBE, authz.GROUP, group_id)
+        if error is ErrorCode.NONE and group_id:
+            error = service.coordinator_error(group_id)
         if error is not ErrorCode.NONE:
             described.append(_group_error(group_id, error))
             continue
@@ -35,7 +38,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         one = service.run(lambda coordinator: coordinator.consumer_group_describe(single, context))  # noqa: B023
         [group] = one["groups"]
         if body["include_authorized_operations"] and group["error_code"] == ErrorCode.NONE:
-            group["authorized_operations"] = GROUP_OPERATIONS
+            group["authorized_operations"] = authz.operations(ctx, authz.GROUP, group_id)
         described.append(group)
     return {"groups": described}
 
@@ -43,7 +46,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
 def _group_error(group_id: str, code: ErrorCode) -> dict[str, Any]:
     return {"error_code": code, "error_message": code.message, "group_id": group_id, "group_state": "",
             "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
-            "authorized_operations": NOT_REQUESTED}
+            "authorized_operations": authz.NOT_REQUESTED}
 
 
 _every_group = error_responder(KEY, groups=each("group_ids", group_id=ITEM))

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from kemu.admin.acl import GROUP_OPERATIONS, NOT_REQUESTED
 from kemu.admin.topics import NewTopic, create_topics
+from kemu.authorizer.acls import ResourceType, all_operations
+from kemu.handlers._authorize import NOT_REQUESTED
 from tests.handlers.group_wire import (
     DELETE,
     DESCRIBE,
@@ -55,7 +56,7 @@ def test_describe_every_version(conn: Connection, version: int) -> None:
     assert (member["member_id"], member["client_id"], member["client_host"]) == (
         joined["member_id"], "kemu-tests", "/127.0.0.1")
     assert (member["member_metadata"], member["member_assignment"]) == (b"meta", b"assigned")
-    assert stable["authorized_operations"] == (GROUP_OPERATIONS if version >= 3 else NOT_REQUESTED)
+    assert stable["authorized_operations"] == (all_operations(ResourceType.GROUP) if version >= 3 else NOT_REQUESTED)
     assert (unknown["error_code"], unknown["group_state"], unknown["members"]) == (0, "Dead", [])
     assert empty["error_code"] == INVALID_GROUP_ID
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from kemu.admin.acl import GROUP_OPERATIONS
 from kemu.admin.topics import NewTopic, create_topics
+from kemu.authorizer.acls import ResourceType, all_operations
 from tests.handlers.group_wire import CG_DESCRIBE, CG_HEARTBEAT, LIST, find_coordinator, group_config
 from tests.handlers.harness import Broker, Connection, MakeBroker
 
@@ -82,7 +82,7 @@ def test_two_members_share_the_partitions_after_revocation(broker: Broker, conn:
     [described] = conn.request(CG_DESCRIBE, 0, {"group_ids": ["g"], "include_authorized_operations": True})["groups"]
     assert (described["error_code"], described["group_state"], described["group_epoch"]) == (0, "Stable", 2)
     assert described["assignor_name"] == "uniform"
-    assert described["authorized_operations"] == GROUP_OPERATIONS
+    assert described["authorized_operations"] == all_operations(ResourceType.GROUP)
     members = {m["member_id"]: m for m in described["members"]}
     assert set(members) == {"member-a", "member-b"}
     assert members["member-a"]["subscribed_topic_names"] == ["t"]

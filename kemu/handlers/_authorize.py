@@ -1,0 +1,143 @@
+"""The one place handlers ask the authorizer (Kafka's AuthHelper): with the connection's principal and
+address, about one resource or a set of names. Without an authorizer everything is allowed, and the
+authorized-operations bitfields list every operation of the resource type."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from kemu.authorizer.acls import (
+    CLUSTER_NAME,
+    AclFilter,
+    AclOperation,
+    ResourceType,
+    all_operations,
+    operation,
+    pattern_type,
+    permission_type,
+    resource_type,
+)
+from kemu.broker.errors import ApiError
+from kemu.handlers.context import RequestContext
+from kemu.wire.errors import ErrorCode
+
+NOT_REQUESTED = -2147483648  # Integer.MIN_VALUE: the client did not ask for authorized operations
+
+READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE = (AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE,
+                                                AclOperation.DELETE, AclOperation.ALTER, AclOperation.DESCRIBE)
+CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS = (AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS,
+                                                   AclOperation.ALTER_CONFIGS)
+TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID = (ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER,
+                                           ResourceType.TRANSACTIONAL_ID)
+
+DENIED = {
+    ResourceType.TOPIC: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+    ResourceType.GROUP: ErrorCode.GROUP_AUTHORIZATION_FAILED,
+    ResourceType.CLUSTER: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+    ResourceType.TRANSACTIONAL_ID: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    ResourceType.DELEGATION_TOKEN: ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED,
+}
+
+
+def allowed(ctx: RequestContext, op: AclOperation, resource: ResourceType, name: str = CLUSTER_NAME) -> bool:
+    authorizer = ctx.broker.authorizer
+    if authorizer is None:
+        return True
+    return authorizer.authorize(ctx.client.principal, ctx.client.host, op, resource, name)
+
+
+def allowed_names(ctx: RequestContext, op: AclOperation, resource: ResourceType, names: Iterable[str]) -> set[str]:
+    """AuthHelper.filterByAuthorized: the names `op` is allowed on."""
+    return {name for name in set(names) if allowed(ctx, op, resource, name)}
+
+
+def denied_code(ctx: RequestContext, op: AclOperation, resource: ResourceType,
+                name: str = CLUSTER_NAME) -> ErrorCode:
+    """NONE when allowed, else the resource type's *_AUTHORIZATION_FAILED."""
+    return ErrorCode.NONE if allowed(ctx, op, resource, name) else DENIED[resource]
+
+
+def require(ctx: RequestContext, op: AclOperation, resource: ResourceType, name: str = CLUSTER_NAME) -> None:
+    """Refuse the whole request (the API's error response) unless `op` is allowed on the resource."""
+    code = denied_code(ctx, op, resource, name)
+    if code is not ErrorCode.NONE:
+        raise ApiError(code)
+
+
+def require_cluster(ctx: RequestContext, op: AclOperation) -> None:
+    """AuthHelper.authorizeClusterOperation."""
+    require(ctx, op, ResourceType.CLUSTER)
+
+
+def denied_topics(ctx: RequestContext, op: AclOperation, topics: Iterable[dict[str, Any]]) -> set[str]:
+    """The names of a request's topics (entries with `name`) `op` is not allowed on."""
+    names = {topic["name"] for topic in topics}
+    return names - allowed_names(ctx, op, TOPIC, names)
+
+
+def require_producer_id(ctx: RequestContext, transactional_id: str | None) -> None:
+    """InitProducerId: WRITE on the transactional id; an idempotent producer needs IDEMPOTENT_WRITE on the
+    cluster or WRITE on some topic (KIP-679)."""
+    if transactional_id is not None:
+        require(ctx, WRITE, TRANSACTIONAL_ID, transactional_id)
+    elif not allowed(ctx, AclOperation.IDEMPOTENT_WRITE, CLUSTER) and not by_resource_type(ctx, WRITE, TOPIC):
+        raise ApiError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+
+
+def hide_topics(ctx: RequestContext, topics: list[dict[str, Any]], all_topics: bool) -> list[dict[str, Any]]:
+    """OffsetFetch's answer for topics the client may not DESCRIBE: left out when it asked for every topic,
+    else each partition TOPIC_AUTHORIZATION_FAILED with no offset."""
+    describable = allowed_names(ctx, DESCRIBE, TOPIC, (topic["name"] for topic in topics))
+    shown = []
+    for topic in topics:
+        if topic["name"] in describable:
+            shown.append(topic)
+        elif not all_topics:
+            shown.append({**topic, "partitions": [
+                {**p, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
+                 "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED} for p in topic["partitions"]]})
+    return shown
+
+
+def may_create_topic(ctx: RequestContext, name: str) -> bool:
+    """CREATE on the cluster, or on the topic itself."""
+    return allowed(ctx, CREATE, CLUSTER) or allowed(ctx, CREATE, TOPIC, name)
+
+
+def by_resource_type(ctx: RequestContext, op: AclOperation, resource: ResourceType) -> bool:
+    """Authorizer.authorizeByResourceType: `op` allowed on at least one resource of the type."""
+    authorizer = ctx.broker.authorizer
+    if authorizer is None:
+        return True
+    return authorizer.authorize_by_resource_type(ctx.client.principal, ctx.client.host, op, resource)
+
+
+def operations(ctx: RequestContext, resource: ResourceType, name: str, requested: bool = True) -> int:
+    """AuthHelper.authorizedOperations as the bitfield a response carries (NOT_REQUESTED when not asked)."""
+    if not requested:
+        return NOT_REQUESTED
+    authorizer = ctx.broker.authorizer
+    if authorizer is None:
+        return all_operations(resource)
+    return authorizer.authorized_operations(ctx.client.principal, ctx.client.host, resource, name)
+
+
+def cluster_operations(ctx: RequestContext, requested: bool) -> int:
+    """Metadata's and DescribeCluster's cluster_authorized_operations: 0 unless the cluster is describable."""
+    if not requested:
+        return NOT_REQUESTED
+    if not allowed(ctx, DESCRIBE, CLUSTER):
+        return 0
+    return operations(ctx, CLUSTER, CLUSTER_NAME)
+
+
+def acl_filter(entry: dict[str, Any]) -> AclFilter:
+    """A DescribeAcls request or DeleteAcls filter as an AclBindingFilter. One Kafka cannot parse (an
+    UNKNOWN element) fails the request, which closes the connection (see `refuse_unparsable`)."""
+    found = AclFilter(resource_type(entry["resource_type_filter"]), entry["resource_name_filter"],
+                      pattern_type(entry["pattern_type_filter"]), entry["principal_filter"], entry["host_filter"],
+                      operation(entry["operation"]), permission_type(entry["permission_type"]))
+    if found.is_unknown():
+        raise ApiError(ErrorCode.INVALID_REQUEST, f"Filter contains UNKNOWN elements: {found}")
+    return found

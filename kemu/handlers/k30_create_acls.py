@@ -1,0 +1,60 @@
+"""CreateAcls (key 30), versions 1-3 (Kafka 4 dropped v0).
+
+v1 adds the pattern type; v2 is flexible; v3 the USER resource type. As AclApis.handleCreateAcls and the
+controller's AclControlManager: ALTER on the cluster or CLUSTER_AUTHORIZATION_FAILED for every creation;
+with no authorizer SECURITY_DISABLED ("No Authorizer is configured.") for every creation. Each ACL is then
+checked on its own (INVALID_REQUEST: a CLUSTER resource not named kafka-cluster, an empty name, a principal
+without a type), the rest created; an ACL that exists already is a success. ANY (or MATCH) in a creation
+fails Kafka's constructors, so the whole request: UNKNOWN_SERVER_ERROR for every creation.
+A creation with an UNKNOWN element is a request Kafka cannot parse: the connection is closed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.authorizer.acls import (
+    AclBinding,
+    constructor_error,
+    is_unknown_binding,
+    operation,
+    pattern_type,
+    permission_type,
+    resource_type,
+)
+from kemu.broker.errors import ApiError
+from kemu.handlers import _authorize as authz
+from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import each, error_responder
+from kemu.handlers.versions import NARROWED
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 30
+VERSIONS = NARROWED[KEY]
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    acls = [AclBinding(resource_type(c["resource_type"]), c["resource_name"], pattern_type(c["resource_pattern_type"]),
+                       c["principal"], c["host"], operation(c["operation"]), permission_type(c["permission_type"]))
+            for c in request.body["creations"]]
+    if any(is_unknown_binding(acl) for acl in acls):
+        raise ApiError(ErrorCode.INVALID_REQUEST, "CreatableAcls contain unknown elements")
+    authz.require_cluster(ctx, authz.ALTER)
+    authorizer = ctx.broker.authorizer
+    if authorizer is None:
+        raise ApiError(ErrorCode.SECURITY_DISABLED, "No Authorizer is configured.")
+    for acl in acls:
+        if refused := constructor_error(acl):
+            raise ApiError(ErrorCode.UNKNOWN_SERVER_ERROR, refused)
+    results = []
+    for error in authorizer.create(acls):
+        results.append({"error_code": ErrorCode.INVALID_REQUEST if error else ErrorCode.NONE, "error_message": error})
+    return {"results": results}
+
+
+_respond = error_responder(KEY, results=each("creations"))
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any] | None:
+    return None if code is ErrorCode.INVALID_REQUEST else _respond(request, code, message)

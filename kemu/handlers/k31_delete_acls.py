@@ -1,0 +1,43 @@
+"""DeleteAcls (key 31), versions 1-3 (Kafka 4 dropped v0).
+
+v1 adds the pattern type filter; v2 is flexible; v3 the USER resource type. As AclApis.handleDeleteAcls
+and the controller's AclControlManager: ALTER on the cluster or CLUSTER_AUTHORIZATION_FAILED for every
+filter; with no authorizer SECURITY_DISABLED ("No Authorizer is configured.") for every filter; else each
+filter lists the ACLs it matched, and all of them are deleted at once. A filter with an UNKNOWN element is a
+request Kafka cannot parse: the connection is closed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.broker.errors import ApiError
+from kemu.handlers import _authorize as authz
+from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import each, error_responder
+from kemu.handlers.versions import NARROWED
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 31
+VERSIONS = NARROWED[KEY]
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    filters = [authz.acl_filter(entry) for entry in request.body["filters"]]
+    authz.require_cluster(ctx, authz.ALTER)
+    authorizer = ctx.broker.authorizer
+    if authorizer is None:
+        raise ApiError(ErrorCode.SECURITY_DISABLED, "No Authorizer is configured.")
+    return {"filter_results": [
+        {"matching_acls": [{"resource_type": acl.resource_type, "resource_name": acl.name,
+                            "pattern_type": acl.pattern_type, "principal": acl.principal, "host": acl.host,
+                            "operation": acl.operation, "permission_type": acl.permission} for acl in matched]}
+        for matched in authorizer.delete(filters)]}
+
+
+_respond = error_responder(KEY, filter_results=each("filters"))
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any] | None:
+    return None if code is ErrorCode.INVALID_REQUEST else _respond(request, code, message)

@@ -8,29 +8,19 @@ from collections.abc import Iterator
 import pytest
 
 from compat_tests.external_clients import Kafkajs, Kcat, find_kafkajs, find_kcat
-from compat_tests.kemu_process import KemuServeProcess
-
-
-def _started(process: KemuServeProcess) -> Iterator[KemuServeProcess]:
-    process.start()
-    try:
-        yield process
-    finally:
-        # A test that killed the server and did not restart it leaves nothing to stop.
-        if process.is_running():
-            process.stop_cleanly()
+from compat_tests.kemu_process import KemuServeProcess, running
 
 
 @pytest.fixture(scope="session")
 def kemu_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KemuServeProcess]:
     """One `kemu serve` shared by the whole session; tests keep apart by using their own topic names."""
-    yield from _started(KemuServeProcess(tmp_path_factory.mktemp("kemu-session-data")))
+    yield from running(KemuServeProcess(tmp_path_factory.mktemp("kemu-session-data")))
 
 
 @pytest.fixture
 def fresh_kemu_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KemuServeProcess]:
     """A `kemu serve` of this test's own, on an empty data dir: for restarts, kills and global state."""
-    yield from _started(KemuServeProcess(tmp_path_factory.mktemp("kemu-data")))
+    yield from running(KemuServeProcess(tmp_path_factory.mktemp("kemu-data")))
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 READY_LINE = re.compile(r"kemu serving on (\S+):(\d+)")
@@ -175,3 +176,13 @@ class KemuServeProcess:
                     address.append((match.group(1), int(match.group(2))))
                     ready.set()
         ready.set()
+
+
+def running(process: KemuServeProcess) -> Iterator[KemuServeProcess]:
+    """Start `process` for a fixture to yield, and stop it cleanly after (unless the test left it stopped)."""
+    process.start()
+    try:
+        yield process
+    finally:
+        if process.is_running():
+            process.stop_cleanly()

@@ -11,7 +11,9 @@ partition 0. Named topics that do not exist are UNKNOWN_TOPIC_OR_PARTITION (INVA
 illegal name); asked for all topics, there are none such. Like Kafka, a budget below zero answers nothing.
 
 Every topic carries its authorized operations (the request has no flag for it); with no authorizer that is
-every topic operation, for the missing topics too. ELR lists are empty: kemu does not elect from them.
+every topic operation, for the missing topics too. A topic the client may not DESCRIBE is left out, and, when
+named, answered TOPIC_AUTHORIZATION_FAILED after the others (with no authorized operations). ELR lists are
+empty: kemu does not elect from them.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from kemu.admin.acl import TOPIC_OPERATIONS
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import invalid_name_reason, is_internal
 from kemu.broker.topics import Topic
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.wire.codec import Request
@@ -50,6 +52,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     if not fetch_all and cursor is not None and cursor_topic not in names:
         raise ApiError(ErrorCode.INVALID_REQUEST,
                        f"DescribeTopicPartitionsRequest topic list should contain the cursor topic: {cursor_topic}")
+    describable = authz.allowed_names(ctx, authz.DESCRIBE, authz.TOPIC, names)
+    denied = [] if fetch_all else sorted(names - describable, key=java_order)
+    names = describable
 
     limit = min(broker.config.max_request_partition_size_limit, body["response_partition_limit"])
     topics: list[dict[str, Any]] = []
@@ -73,7 +78,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             break
         limit -= len(partitions)
     for entry in topics:
-        entry["topic_authorized_operations"] = TOPIC_OPERATIONS
+        entry["topic_authorized_operations"] = authz.operations(ctx, authz.TOPIC, entry["name"])
+    topics.extend({**_missing(name), "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), "is_internal": False}
+                  for name in denied)
     return {"topics": topics, "next_cursor": next_cursor}
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kemu.admin.topics import NewTopic, create_topics
-from kemu.authorizer.acls import AclBinding, AclOperation, PatternType, PermissionType, ResourceType
+from kemu.authorizer.acls import AclBinding, AclOperation, PatternType, PermissionType, ResourceType, all_operations
 from kemu.wire.errors import ErrorCode
 from tests.handlers.data_plane import batch, fetch_body, fetch_partitions, produce, produce_body
 from tests.handlers.group_wire import commit_body, find_coordinator, group_config, join_body, partition_codes
@@ -21,7 +21,7 @@ from tests.handlers.harness import Broker, Connection, MakeBroker
 Op, Res = AclOperation, ResourceType
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH = 0, 1, 2, 3, 8, 9
 JOIN, HEARTBEAT, DESCRIBE_GROUPS, INIT, ADD_PARTITIONS, ADD_OFFSETS, END_TXN = 11, 12, 15, 22, 24, 25, 26
-DESCRIBE_CLUSTER = 60
+DESCRIBE_CLUSTER, DESCRIBE_TOPIC_PARTITIONS = 60, 75
 E = ErrorCode
 NO_ID = uuid.UUID(int=0)
 STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
@@ -230,3 +230,17 @@ def test_a_transaction_s_topics_and_group_are_checked_too(open_broker: Broker) -
         answer = conn.request(ADD_OFFSETS, 3, {"transactional_id": "tx", "producer_id": pid, "producer_epoch": epoch,
                                                "group_id": "g"})
         assert answer["error_code"] == E.GROUP_AUTHORIZATION_FAILED
+
+
+def test_describe_topic_partitions_hides_what_may_not_be_described(open_broker: Broker) -> None:
+    deny(open_broker, Res.TOPIC, "closed", Op.WRITE, Op.DESCRIBE)
+    with open_broker.connect() as conn:
+        every = conn.request(DESCRIBE_TOPIC_PARTITIONS, 0, {"topics": [], "response_partition_limit": 100,
+                                                            "cursor": None})
+        assert "closed" not in {t["name"] for t in every["topics"]}
+        named = conn.request(DESCRIBE_TOPIC_PARTITIONS, 0, {"topics": [{"name": "closed"}, {"name": "open"}],
+                                                            "response_partition_limit": 100, "cursor": None})
+        answered = {t["name"]: (t["error_code"], t["topic_authorized_operations"]) for t in named["topics"]}
+        # "open" has no ACL: every topic operation, as allow.everyone.if.no.acl.found lets it
+        assert answered == {"closed": (E.TOPIC_AUTHORIZATION_FAILED, -2147483648),
+                            "open": (0, all_operations(Res.TOPIC))}

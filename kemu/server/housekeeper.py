@@ -52,6 +52,9 @@ async def run_housekeeper(broker: Broker | Callable[[], Broker], *,
                 delay = min(delay, max(0.0, (next_due - core.clock.now_ms()) / 1000))
             with trio.move_on_after(delay):
                 await woken.wait()
+            # Woken by a request (EndTxn queues its markers): let the tasks woken with it — the sender of that
+            # request's response — run first, so a client never waits on work Kafka does after answering.
+            await trio.lowlevel.checkpoint()
     finally:
         if driven is not None:
             _stop_listening(driven, wake_from_clock)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import shutil
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 from pathlib import Path
@@ -30,6 +30,7 @@ from kemu.log.segment import (
     TimestampAndOffset,
     parse_segment_file_name,
 )
+from kemu.log.swap import recover_interrupted_swaps
 from kemu.log.validator import AppendOrigin, ValidatedBatch, validate_append
 from kemu.wire.records import NO_TIMESTAMP, BatchHeader, RecordBatch, offset_of_max_timestamp
 
@@ -163,6 +164,7 @@ class PartitionLog:
         }
 
     def _load(self, checkpointed_start: int | None) -> None:
+        recover_interrupted_swaps(self.directory)
         bases: set[int] = set()
         others: list[tuple[int, Path]] = []
         for path in self.directory.iterdir():
@@ -217,6 +219,23 @@ class PartitionLog:
         self._high_watermark = self._log_end_offset
         self.epoch_cache.truncate_from_end(self._log_end_offset)
         self.epoch_cache.truncate_from_start(self._log_start_offset)
+
+    def new_detached_segment(self, base_offset: int, file_suffix: str) -> LogSegment:
+        """A fresh segment with this log's options whose files carry `file_suffix` (the cleaner's `.cleaned`
+        output); it is not part of the log until `swap_in`."""
+        return LogSegment.create(self.directory, base_offset, file_suffix=file_suffix, **self._segment_options())
+
+    def swap_in(self, new: LogSegment, old: Sequence[LogSegment]) -> None:
+        """Put `new` in place of the consecutive rolled segments `old`, whose files are already gone (Kafka's
+        replaceSegments, after the cleaner renamed its files into place). Offsets do not move."""
+        self._check_open()
+        first = self._segments.index(old[0])
+        if self._segments[first : first + len(old)] != list(old) or first + len(old) == len(self._segments):
+            raise ValueError("only consecutive rolled segments can be replaced")
+        for segment in old:
+            segment.close()
+        self._segments[first : first + len(old)] = [new]
+        self._bases[first : first + len(old)] = [new.base_offset]
 
     def _add_segment(self, segment: LogSegment) -> None:
         self._segments.append(segment)

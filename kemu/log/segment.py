@@ -81,16 +81,22 @@ class LogSegment:
         roll_jitter_ms: int = 0,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         fsync_indexes: bool = False,
+        file_suffix: str = "",
     ) -> None:
         self.directory = directory
         self.base_offset = base_offset
-        self.log_path = directory / segment_file_name(base_offset, LOG_SUFFIX)
-        self.txn_index_path = directory / segment_file_name(base_offset, TXN_INDEX_SUFFIX)
+        self.file_suffix = file_suffix
+        """Appended to every file name, as Kafka's `.cleaned` and `.swap` segments are named."""
+        self.log_path = directory / (segment_file_name(base_offset, LOG_SUFFIX) + file_suffix)
+        self.txn_index_path = directory / (segment_file_name(base_offset, TXN_INDEX_SUFFIX) + file_suffix)
         self.offset_index = OffsetIndex(
-            directory / segment_file_name(base_offset, INDEX_SUFFIX), base_offset, max_index_size, fsync=fsync_indexes
+            directory / (segment_file_name(base_offset, INDEX_SUFFIX) + file_suffix),
+            base_offset,
+            max_index_size,
+            fsync=fsync_indexes,
         )
         self.time_index = TimeIndex(
-            directory / segment_file_name(base_offset, TIME_INDEX_SUFFIX),
+            directory / (segment_file_name(base_offset, TIME_INDEX_SUFFIX) + file_suffix),
             base_offset,
             max_index_size,
             fsync=fsync_indexes,
@@ -172,11 +178,27 @@ class LogSegment:
 
     def delete(self) -> None:
         self.close()
-        for suffix in SEGMENT_SUFFIXES:
+        for path in self.file_paths():
             try:
-                os.unlink(self.directory / segment_file_name(self.base_offset, suffix))
+                os.unlink(path)
             except FileNotFoundError:
                 pass
+
+    def file_paths(self) -> tuple[Path, Path, Path, Path]:
+        return self.log_path, self.offset_index.path, self.time_index.path, self.txn_index_path
+
+    def change_file_suffix(self, new_suffix: str) -> None:
+        """Rename the segment's files from its current suffix to `new_suffix` (Kafka's changeFileSuffixes);
+        files that do not exist (an empty `.txnindex`) are skipped."""
+        renamed = []
+        for path in self.file_paths():
+            target = path.with_name(path.name.removesuffix(self.file_suffix) + new_suffix) if self.file_suffix \
+                else path.with_name(path.name + new_suffix)
+            if path.exists():
+                os.replace(path, target)
+            renamed.append(target)
+        self.log_path, self.offset_index.path, self.time_index.path, self.txn_index_path = renamed
+        self.file_suffix = new_suffix
 
     def flush(self) -> None:
         if self._fd is not None:

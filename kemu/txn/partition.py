@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import logging
 import os
-import struct
-from dataclasses import dataclass
 
 from kemu.log import AppendOrigin, AppendResult, LogEvent, PartitionLog, ValidatedBatch
+from kemu.log.cleaner import LastRecord
 from kemu.log.errors import LogError
+from kemu.log.txn_index import AbortedTxn, decode_txn_index, write_txn_index
 from kemu.txn.producer_state import (
     CompletedTxn,
     ProducerStateError,
@@ -39,18 +39,7 @@ from kemu.wire.records import (
 
 log = logging.getLogger(__name__)
 
-# `.txnindex` entry: version int16 (0), producer id int64, first offset int64, last offset int64,
-# last stable offset int64 — Kafka's AbortedTxn layout.
-_TXN_ENTRY = struct.Struct(">hqqqq")
 _SNAPSHOTS_KEPT = 2
-
-
-@dataclass(frozen=True, slots=True)
-class AbortedTxn:
-    producer_id: int
-    first_offset: int
-    last_offset: int
-    last_stable_offset: int
 
 
 class MarkerError(LogError):
@@ -159,6 +148,17 @@ class TransactionalPartition:
         out.sort(key=lambda e: e.first_offset)
         return out
 
+    # ---- what the cleaner asks (kemu.log.cleaner.CleanerSource) ----------------------------------------
+    def last_records_of_active_producers(self) -> dict[int, LastRecord]:
+        """Per producer with state, the batch compaction must keep: its last data batch, or (when its
+        latest epoch wrote only markers) a marker of that epoch — Kafka's lastRecordsOfActiveProducers."""
+        return {entry.producer_id: LastRecord(entry.batches[-1].last_offset if entry.batches else None,
+                                              entry.epoch)
+                for entry in self.producers.active_producers()}
+
+    def segments_replaced(self) -> None:
+        self._read_txn_indexes()
+
     # ---- events from the log ---------------------------------------------------------------------------
     def _on_event(self, log: PartitionLog, event: LogEvent) -> None:
         if event is LogEvent.ROLLED:
@@ -203,12 +203,7 @@ class TransactionalPartition:
                 snapshot_path(self.log.directory, snap).unlink(missing_ok=True)
 
     def _write_txn_index(self, segment_base: int) -> None:
-        path = self.log.directory / f"{segment_base:020d}.txnindex"
-        data = b"".join(_TXN_ENTRY.pack(0, e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset)
-                        for e in self._aborted.get(segment_base, []))
-        tmp = path.with_suffix(".txnindex.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        write_txn_index(self.log.directory / f"{segment_base:020d}.txnindex", self._aborted.get(segment_base, []))
 
     def _read_txn_indexes(self) -> None:
         self._aborted.clear()
@@ -221,13 +216,7 @@ class TransactionalPartition:
             if base not in live:
                 path.unlink(missing_ok=True)
                 continue
-            data = path.read_bytes()
-            whole = len(data) - len(data) % _TXN_ENTRY.size
-            entries = []
-            for pos in range(0, whole, _TXN_ENTRY.size):
-                _, pid, first, last, lso = _TXN_ENTRY.unpack_from(data, pos)
-                entries.append(AbortedTxn(pid, first, last, lso))
-            self._aborted[base] = entries
+            self._aborted[base] = decode_txn_index(path.read_bytes())
 
     def _recover(self) -> None:
         self._read_txn_indexes()

@@ -597,11 +597,14 @@ def build_batch(
     control: bool = False,
     partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
     delete_horizon_ms: int | None = None,
+    last_offset_delta: int | None = None,
 ) -> bytes:
     """Encode a v2 batch the way Kafka's MemoryRecordsBuilder does.
 
     The base timestamp is the first record's timestamp (or the delete horizon when one is given); the max
-    timestamp is the largest record timestamp, or `log_append_time` under LogAppendTime.
+    timestamp is the largest record timestamp, or `log_append_time` under LogAppendTime. `last_offset_delta`
+    overrides the last record's delta (Kafka's overrideLastOffset: a compacted batch keeps its original last
+    offset, so the producer's last sequence survives).
     """
     items = list(records)
     if not items:
@@ -621,6 +624,10 @@ def build_batch(
         encoded.append(
             encode_record(delta, record.timestamp - base_timestamp, record.key, record.value, record.headers)
         )
+    if last_offset_delta is not None:
+        if last_offset_delta < last_delta:
+            raise ValueError(f"last offset delta {last_offset_delta} is below the last record's {last_delta}")
+        last_delta = last_offset_delta
     if timestamp_type is TimestampType.LOG_APPEND_TIME:
         max_timestamp = log_append_time
     payload = b"".join(encoded)

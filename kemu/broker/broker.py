@@ -22,6 +22,9 @@ from kemu.broker.storage import Storage
 from kemu.broker.topic_configs import log_defaults
 from kemu.broker.topics import Topic, TopicRegistry
 from kemu.clock import Clock
+from kemu.log.cleaner import CleanerSource
+from kemu.log.log_cleaner import DEFAULT_BACKOFF_MS as LOG_CLEANER_BACKOFF_MS
+from kemu.log.log_cleaner import CleanResult, LogCleaner
 from kemu.security.listeners import Endpoint
 from kemu.security.scram import ScramCredentialStore, parse_add_scram
 from kemu.security.settings import SecuritySettings, security_settings
@@ -69,6 +72,10 @@ class Broker:
         self.fetch_sessions = FetchSessionCache()
         self.housekeeping = Housekeeping(clock)
         self.housekeeping.add("log-retention", self._run_retention)
+        # Kafka's cleaner thread, as a timer: one log per run, again at once while logs are due, else after
+        # log.cleaner.backoff.ms. The internal topics are compacted topics like any other.
+        self.cleaner = LogCleaner(self.data_dir, clock)
+        self.housekeeping.add("log-cleaner", self._run_cleaner)
         # Producer state lives in each partition, whether or not a coordinator was ever asked for an id.
         self.housekeeping.add("producer-id-expiration", self._expire_producers,
                               clock.now_ms() + config.producer_id_expiration_check_interval_ms)
@@ -83,6 +90,22 @@ class Broker:
     def _run_retention(self, now_ms: int) -> int:
         self.storage.log_dir.run_retention()
         return now_ms + self.config.log_retention_check_interval_ms
+
+    def _cleaner_sources(self, topic: str | None = None) -> list[CleanerSource]:
+        return [p.cleaner_source for t in self.topics if topic is None or t.name == topic
+                for p in t.partitions if p.is_open]
+
+    def _run_cleaner(self, now_ms: int) -> int:
+        sources = self._cleaner_sources()
+        self.cleaner.forget((s.log.topic, s.log.partition) for s in sources)
+        result = self.cleaner.clean_filthiest(sources)
+        if result is not None and result.end_offset > result.first_dirty_offset:
+            return now_ms
+        return now_ms + LOG_CLEANER_BACKOFF_MS
+
+    def clean_logs(self, topic: str | None = None) -> list[CleanResult]:
+        """Clean now every compacted log (of `topic`) with anything cleanable, whatever its dirty ratio."""
+        return self.cleaner.clean_all(self._cleaner_sources(topic))
 
     @property
     def node_id(self) -> int:

@@ -83,6 +83,11 @@ class Partition:
     def producers(self) -> ProducerStateManager:
         return self._opened().producers
 
+    @property
+    def cleaner_source(self) -> TransactionalPartition:
+        """What the log cleaner works on: the log with its producer state and aborted transactions."""
+        return self._opened()
+
     def _opened(self) -> TransactionalPartition:
         if self._txn is None:
             raise RuntimeError(f"{self.topic}-{self.index} is not open")

@@ -109,6 +109,8 @@ class LogCleaner:
     def _clean(self, candidate: LogToClean, now_ms: int) -> CleanResult:
         log = candidate.source.log
         end_offset, stats = self.cleaner.clean(candidate, now_ms)
+        # An empty offset map reports offset 0 (Kafka would checkpoint that); the checkpoint never goes back.
+        end_offset = max(end_offset, candidate.first_dirty_offset)
         self._checkpoints[(log.topic, log.partition)] = end_offset
         self._write()
         return CleanResult(log.topic, log.partition, candidate.first_dirty_offset, end_offset, stats)

@@ -51,6 +51,7 @@ from kemu.coordinators.crash_points import CrashPoint
 from kemu.handlers import Handler
 from kemu.handlers.context import RequestContext
 from kemu.log import FetchIsolation
+from kemu.log.log_cleaner import CleanResult
 from kemu.server import serve
 from kemu.server.hooks import Intervention, RequestHooks
 from kemu.server.listener import ServedCore
@@ -507,6 +508,12 @@ class Broker:
             return out
 
         return self.call(read)
+
+    def clean_logs(self, topic: str | None = None) -> list[CleanResult]:
+        """Run the log cleaner now over every compacted log (of `topic`) that has anything cleanable, whatever
+        its `min.cleanable.dirty.ratio`; what it may not clean (past the last stable offset, the active
+        segment, `min.compaction.lag.ms`) stays. Returns one result per log cleaned."""
+        return self.call(lambda: self.core.clean_logs(topic))
 
     def summary(self) -> str:
         """What the broker holds, in a few lines: where it listens, its clock, and each topic's partitions

@@ -29,6 +29,7 @@ from typing import Any
 import trio
 import trio.lowlevel
 
+from kemu.log.log_cleaner import CleanResult
 from kemu.testing.broker import Broker, BrokerError, Record
 from kemu.testing.faults import BrokerCrashed, Fault
 from kemu.testing.httpd import HttpRequest, HttpResponse, serve_http
@@ -322,6 +323,21 @@ class Control:
         return Reply(HTTPStatus.CREATED, {"topic": call.params["topic"], "partition": partition, "offset": offset})
 
 
+    # ---- the log cleaner --------------------------------------------------------------------------------
+    def clean(self, call: Call) -> Reply:
+        topic = _optional(call.json(), "topic", str, None)
+        return Reply(HTTPStatus.OK, {"cleaned": [_cleaned_json(result) for result in self.broker.clean_logs(topic)]})
+
+
+def _cleaned_json(result: CleanResult) -> JsonObject:
+    stats = result.stats
+    return {"topic": result.topic, "partition": result.partition,
+            "first_dirty_offset": result.first_dirty_offset, "end_offset": result.end_offset,
+            "segments_before": stats.segments_before, "segments_after": stats.segments_after,
+            "bytes_before": stats.log_bytes_before, "bytes_after": stats.log_bytes_after,
+            "records_read": stats.messages_read, "records_kept": stats.messages_written}
+
+
 def _version() -> str:
     # The room may not import kemu/__init__.py; the installed distribution knows the same version.
     try:
@@ -419,6 +435,7 @@ def _routes() -> Iterable[Route]:
     yield Route("POST", "/topics", Control.create_topic, needs_broker=True)
     yield Route("GET", "/topics/{topic}/records", Control.records, needs_broker=True)
     yield Route("POST", "/topics/{topic}/records", Control.produce, needs_broker=True)
+    yield Route("POST", "/cleaner/run", Control.clean, needs_broker=True)
 
 
 ROUTES: tuple[Route, ...] = tuple(_routes())

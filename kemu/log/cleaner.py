@@ -271,14 +271,13 @@ class Cleaner:
         kept_aborted: list[AbortedTxn] = []
         metadata.cleaned_index = kept_aborted
         producers = source.last_records_of_active_producers()
-        group_upper = group[-1].next_offset()
         for i, segment in enumerate(group):
-            upper = group[i + 1].base_offset if i + 1 < len(group) else group_upper
+            upper = group[i + 1].base_offset if i + 1 < len(group) else segment.next_offset()
             metadata.add_aborted_transactions(source.aborted_transactions(segment.base_offset, upper))
             for position, header in segment.batches_from(0):
                 batch = RecordBatch(segment.read_bytes(position, header.size))
                 out = self._filter(batch, metadata, producers, now_ms, log.config.delete_retention_ms,
-                                   (round_upper, group_upper), stats)
+                                   round_upper, stats)
                 if out is not None:
                     cleaned.append(out, BatchHeader.parse(out))
                     stats.bytes_written += len(out)
@@ -293,14 +292,26 @@ class Cleaner:
         self._replace(log, cleaned, group)
 
     def _replace(self, log: PartitionLog, cleaned: LogSegment, old: list[LogSegment]) -> None:
+        # Recovery lets a `.swap` segment replace the old segments whose base offsets lie in the range it
+        # holds. Old segments past the last batch the cleaned one kept held nothing that stays, so they go
+        # first: a crash after the swap rename then cannot leave them (and their discarded records) behind.
+        covered = max(cleaned.next_offset(), cleaned.base_offset + 1)
+        for segment in old:
+            if segment.base_offset >= covered:
+                self._delete(segment)
         cleaned.change_file_suffix(SWAP_SUFFIX)
         self._step("swap")
         for segment in old:
-            segment.close()
-            segment.change_file_suffix(DELETED_SUFFIX)
-            segment.delete()
+            if segment.base_offset < covered:
+                self._delete(segment)
         cleaned.change_file_suffix("")
         log.swap_in(cleaned, old)
+
+    @staticmethod
+    def _delete(segment: LogSegment) -> None:
+        segment.close()
+        segment.change_file_suffix(DELETED_SUFFIX)
+        segment.delete()
 
     def _step(self, name: str) -> None:
         if self.on_step is not None:
@@ -309,7 +320,7 @@ class Cleaner:
     # ---- one batch (Kafka's Cleaner.cleanInto filter and MemoryRecords.filterTo) -----------------------
     def _filter(self, batch: RecordBatch, metadata: CleanedTransactionMetadata,
                 producers: dict[int, LastRecord], now_ms: int, delete_retention_ms: int,
-                uppers: tuple[int, int], stats: CleanerStats) -> bytes | None:
+                round_upper: int, stats: CleanerStats) -> bytes | None:
         header = batch.header
         stats.bytes_read += header.size
         if header.is_control:
@@ -322,10 +333,8 @@ class Cleaner:
         last_of_producer = last is not None and (
             header.last_offset == last.last_data_offset if last.last_data_offset is not None
             else header.is_control and header.producer_epoch == last.producer_epoch)
-        # Kafka keeps the last batch of the round even when emptied, so its end offset survives; kemu keeps
-        # the last batch of each group too, so a `.swap` segment always spans the segments it replaces and
-        # recovery from a crash mid-swap can never leave an old segment (and its stale records) behind.
-        if (header.has_producer_id and last_of_producer) or header.next_offset in uppers:
+        # Kafka keeps the last batch of the round even when emptied, so the round's end offset survives.
+        if (header.has_producer_id and last_of_producer) or header.next_offset == round_upper:
             retention = _Retention.RETAIN_EMPTY
         elif discard_records:
             retention = _Retention.DELETE

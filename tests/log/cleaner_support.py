@@ -22,10 +22,15 @@ COMPACT = LogConfig(cleanup_policy=("compact",), segment_bytes=1 << 20, delete_r
                     min_cleanable_dirty_ratio=0.5)
 
 
+OPENED: list[CompactedPartition] = []
+"""Closed after each test by tests/log/conftest.py: a log left open keeps its active segment's descriptor."""
+
+
 class CompactedPartition:
     """A compacted partition log with producer state, and the cleaner of its data directory."""
 
     def __init__(self, directory: Path, clock: VirtualClock, config: LogConfig = COMPACT) -> None:
+        OPENED.append(self)
         self.directory = directory
         self.clock = clock
         self.config = config
@@ -71,6 +76,10 @@ class CompactedPartition:
             segment.close()
         self.txn = TransactionalPartition(PartitionLog.open(self.directory, "topic", 0, self.config, self.clock))
         self.cleaner = LogCleaner(self.directory.parent, self.clock)
+
+    def close(self) -> None:
+        if not self.log.is_closed:
+            self.log.close()
 
     def batches(self) -> list[tuple[int, int, int, int]]:
         """(base offset, last offset, record count, producer id) of every stored batch."""

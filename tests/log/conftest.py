@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -51,3 +51,12 @@ def batch(
         for i in range(count)
     ]
     return build_batch(records, compression=compression, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def _close_compacted_partitions() -> Iterator[None]:
+    yield
+    from .cleaner_support import OPENED
+
+    while OPENED:
+        OPENED.pop().close()

@@ -219,12 +219,15 @@ class Broker:
         self._stop()
         if not self._crashed:
             self.core.close()
+        else:
+            self.core.abandon()
         self._start()
 
     def kill(self) -> None:
         """Stop without a clean shutdown, then start again on the same data and port: the broker recovers
         what a `kill -9` leaves (no final producer snapshots, logs not closed in order)."""
         self._stop()
+        self.core.abandon()
         self._start()
 
     def reset(self) -> None:

@@ -8,9 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from kemu.admin.configs import ConfigChange, OpType, ResourceChange, alter
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ErrorResponder, each, error_responder
 from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
 
 
 def answer_alter(ctx: RequestContext, request: Request, incremental: bool) -> dict[str, Any]:
@@ -22,12 +24,19 @@ def answer_alter(ctx: RequestContext, request: Request, incremental: bool) -> di
                         for c in r["configs"]])
         for r in body["resources"]
     ]
-    outcomes = alter(ctx.broker, resources, body["validate_only"], incremental=incremental)
+    denied = [authz.config_denied(ctx, authz.ALTER_CONFIGS, r.resource_type, r.resource_name) for r in resources]
+    allowed = [r for r, code in zip(resources, denied, strict=True) if code is ErrorCode.NONE]
+    outcomes = iter(alter(ctx.broker, allowed, body["validate_only"], incremental=incremental))
+    errors = [(code, None) if code is not ErrorCode.NONE else _error_of(next(outcomes)) for code in denied]
     return {"responses": [
-        {"error_code": int(outcome.error), "error_message": outcome.message,
+        {"error_code": int(code), "error_message": message,
          "resource_type": resource.resource_type, "resource_name": resource.resource_name}
-        for resource, outcome in zip(resources, outcomes, strict=True)
+        for resource, (code, message) in zip(resources, errors, strict=True)
     ]}
+
+
+def _error_of(outcome: Any) -> tuple[ErrorCode, str | None]:
+    return outcome.error, outcome.message
 
 
 def same_error_for_every_resource(api_key: int) -> ErrorResponder:

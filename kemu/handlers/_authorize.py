@@ -4,6 +4,7 @@ authorized-operations bitfields list every operation of the resource type."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from typing import Any
 
@@ -98,6 +99,31 @@ def hide_topics(ctx: RequestContext, topics: list[dict[str, Any]], all_topics: b
                 {**p, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
                  "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED} for p in topic["partitions"]]})
     return shown
+
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def topic_denied(ctx: RequestContext, op: AclOperation, name: str | None, topic_id: uuid.UUID = ZERO_UUID) -> bool:
+    """A topic named, or found by id, that `op` is not allowed on (an unknown id is left to the caller)."""
+    if name is None and topic_id != ZERO_UUID:
+        found = ctx.broker.topics.by_id(topic_id)
+        name = found.name if found is not None else None
+    return name is not None and not allowed(ctx, op, TOPIC, name)
+
+
+# Config resource types (DescribeConfigs / AlterConfigs) and the ACL resource that guards each.
+_CONFIG_RESOURCES = {2: ResourceType.TOPIC, 4: ResourceType.CLUSTER, 8: ResourceType.CLUSTER,
+                     16: ResourceType.CLUSTER, 32: ResourceType.GROUP}
+
+
+def config_denied(ctx: RequestContext, op: AclOperation, config_resource_type: int, name: str) -> ErrorCode:
+    """DescribeConfigs / AlterConfigs: DESCRIBE_CONFIGS or ALTER_CONFIGS on the topic or group; on the cluster
+    for brokers, broker loggers and client metrics."""
+    resource = _CONFIG_RESOURCES.get(config_resource_type)
+    if resource is None:
+        return ErrorCode.NONE
+    return denied_code(ctx, op, resource, CLUSTER_NAME if resource is ResourceType.CLUSTER else name)
 
 
 def may_create_topic(ctx: RequestContext, name: str) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
@@ -27,6 +28,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     response = service.run(lambda coordinator: coordinator.list_groups(request.body, context))
     response["groups"] = [g for g in response["groups"]
                           if service.coordinator_error(g["group_id"]) is ErrorCode.NONE]
+    if not authz.allowed(ctx, authz.DESCRIBE, authz.CLUSTER):  # else only the groups it may describe
+        describable = authz.allowed_names(ctx, authz.DESCRIBE, authz.GROUP, (g["group_id"] for g in response["groups"]))
+        response["groups"] = [g for g in response["groups"] if g["group_id"] in describable]
     return response
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from kemu.admin.topics import CreateOutcome, NewTopic, create_topics
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.wire.codec import Request
@@ -35,7 +36,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         )
         for entry in request.body["topics"]
     ]
-    outcomes = create_topics(ctx.broker, wanted, validate_only=request.body["validate_only"])
+    denied = [CreateOutcome(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.") for t in wanted
+              if not authz.may_create_topic(ctx, t.name)]
+    wanted = [t for t in wanted if authz.may_create_topic(ctx, t.name)]
+    outcomes = create_topics(ctx.broker, wanted, validate_only=request.body["validate_only"]) + denied
     return {"topics": [_result(o) for o in outcomes]}
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from kemu.admin.topics import delete_topics
+from kemu.admin.topics import DeleteOutcome, delete_topics
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, each, error_responder
 from kemu.wire.codec import Request
@@ -25,12 +26,17 @@ KEY = 20
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
+    names = body["topic_names"] if request.version < 6 else []
+    by_state = [(t["name"], t["topic_id"]) for t in body["topics"]] if request.version >= 6 else []
+    denied = [DeleteOutcome(name, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+              for name, topic_id in [(n, authz.ZERO_UUID) for n in names] + by_state
+              if authz.topic_denied(ctx, authz.DELETE, name, topic_id)]
     outcomes = delete_topics(
         ctx.broker,
-        names=body["topic_names"] if request.version < 6 else [],
-        by_state=[(t["name"], t["topic_id"]) for t in body["topics"]] if request.version >= 6 else [],
+        names=[n for n in names if not authz.topic_denied(ctx, authz.DELETE, n)],
+        by_state=[(n, i) for n, i in by_state if not authz.topic_denied(ctx, authz.DELETE, n, i)],
         version=request.version,
-    )
+    ) + denied
     random.shuffle(outcomes)
     return {"responses": [{"name": o.name, "topic_id": o.topic_id, "error_code": int(o.error),
                            "error_message": o.message} for o in outcomes]}

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from kemu.broker.topic_names import is_internal
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import Fixed, each, error_responder
 from kemu.log import LogClosedError, LogError
@@ -34,8 +35,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         for partition in topic["partitions"]:
             wanted[(topic["name"], partition["partition_index"])] = partition["offset"]
     responses: dict[str, list[dict[str, Any]]] = {}
+    deletable = authz.allowed_names(ctx, authz.DELETE, authz.TOPIC, (name for name, _ in wanted))
     for (name, index), offset in wanted.items():
-        responses.setdefault(name, []).append(_delete(ctx, name, index, offset))
+        responses.setdefault(name, []).append(_delete(ctx, name, index, offset) if name in deletable
+                                              else _result(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
     return {"topics": [{"name": name, "partitions": parts} for name, parts in responses.items()]}
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.handlers.versions import NARROWED
@@ -35,6 +36,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         partitions = []
         for wanted in entry["partitions"]:
             index = wanted["partition"]
+            if not authz.allowed(ctx, authz.DESCRIBE, authz.TOPIC, entry["topic"]):
+                partitions.append(_result(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                continue
             if topic is None or not 0 <= index < len(topic.partitions) or not topic.partitions[index].is_open:
                 partitions.append(_result(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.txn.state import TopicPartition
 from kemu.wire.codec import Request
@@ -23,6 +24,7 @@ KEY = 27
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    authz.require_cluster(ctx, authz.CLUSTER_ACTION)
     by_producer: dict[int, dict[TopicPartition, ErrorCode]] = {}
     for marker in request.body["markers"]:
         partitions = [(topic["name"], index) for topic in marker["topics"] for index in topic["partition_indexes"]]

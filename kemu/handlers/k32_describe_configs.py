@@ -28,6 +28,7 @@ from kemu.broker import broker_configs, topic_configs
 from kemu.broker.broker_configs import CONFIG_TYPE_IDS, ConfigEntry, ConfigSource, parse_java_int
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import invalid_name_reason
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.wire.codec import Request
@@ -57,6 +58,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     results = []
     for resource in body["resources"]:
         result = {"resource_type": resource["resource_type"], "resource_name": resource["resource_name"]}
+        denied = authz.config_denied(ctx, authz.DESCRIBE_CONFIGS, resource["resource_type"], resource["resource_name"])
+        if denied is not ErrorCode.NONE:
+            results.append({**result, "error_code": denied, "error_message": None, "configs": []})
+            continue
         try:
             entries = _describe(ctx, resource["resource_type"], resource["resource_name"],
                                 body["include_synonyms"], body["include_documentation"])

@@ -12,9 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from kemu.admin.partitions import NewPartitions, create_partitions
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
 
 KEY = 37
 
@@ -26,10 +28,12 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                       None if t["assignments"] is None else [list(a["broker_ids"]) for a in t["assignments"]])
         for t in body["topics"]
     ]
-    outcomes = create_partitions(ctx.broker, wanted, body["validate_only"])
+    alterable = authz.allowed_names(ctx, authz.ALTER, authz.TOPIC, (t.name for t in wanted))
+    outcomes = create_partitions(ctx.broker, [t for t in wanted if t.name in alterable], body["validate_only"])
     return {"results": [
         {"name": o.name, "error_code": int(o.error), "error_message": o.message} for o in outcomes
-    ]}
+    ] + [{"name": t.name, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "error_message": None}
+         for t in wanted if t.name not in alterable]}
 
 
 error_response = error_responder(KEY, results=each("topics", name="name"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
@@ -23,7 +24,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     context = core_context(request.version, ctx.client_id, ctx.client.host)
     results = []
     for group_id in dict.fromkeys(request.body["groups_names"]):
-        error = service.coordinator_error(group_id) if group_id else ErrorCode.NONE
+        error = authz.denied_code(ctx, authz.DELETE, authz.GROUP, group_id)
+        if error is ErrorCode.NONE and group_id:
+            error = service.coordinator_error(group_id)
         if error is not ErrorCode.NONE:
             results.append({"group_id": group_id, "error_code": error})
             continue

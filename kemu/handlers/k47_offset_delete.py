@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context, merge_topics, split_hosted
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
@@ -22,11 +23,12 @@ KEY = 47
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
+    authz.require(ctx, authz.DELETE, authz.GROUP, body["group_id"])
     service = ctx.groups
     error = service.coordinator_error(body["group_id"])
     if error is not ErrorCode.NONE:
         return error_response(request, error, None)
-    known, unknown = split_hosted(ctx.broker, body["topics"])
+    known, unknown = split_hosted(ctx.broker, body["topics"], authz.denied_topics(ctx, authz.READ, body["topics"]))
     context = core_context(request.version, ctx.client_id, ctx.client.host)
     response = service.run(lambda coordinator: coordinator.offset_delete({**body, "topics": known}, context))
     if response["error_code"] != ErrorCode.NONE:

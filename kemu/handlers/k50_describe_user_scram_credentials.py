@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
 from kemu.security.scram import MECHANISM_IDS
@@ -19,6 +20,7 @@ KEY = 50
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    authz.require_cluster(ctx, authz.DESCRIBE)
     store = ctx.broker.scram_credentials
     asked = request.body["users"]
     names = store.users() if not asked else [entry["name"] for entry in asked]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.security.scram import (
     MAX_ITERATIONS,
@@ -29,6 +30,7 @@ Change = tuple[str, ScramCredential | None]  # (mechanism, credential to store, 
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    authz.require_cluster(ctx, authz.ALTER)
     store = ctx.broker.scram_credentials
     order: list[str] = []
     errors: dict[str, tuple[ErrorCode, str]] = {}

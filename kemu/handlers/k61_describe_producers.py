@@ -13,6 +13,7 @@ from typing import Any
 
 from kemu.broker.partition import Partition
 from kemu.broker.topic_names import invalid_name_reason
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, each, error_responder
 from kemu.txn.producer_state import NO_SEQUENCE
@@ -28,7 +29,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         name = entry["name"]
         reason = invalid_name_reason(name)
         error, message = ErrorCode.NONE, None
-        if reason is not None:
+        if not authz.allowed(ctx, authz.READ, authz.TOPIC, name):
+            error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        elif reason is not None:
             error, message = ErrorCode.INVALID_TOPIC_EXCEPTION, reason
         elif name not in ctx.broker.topics:
             error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, each, error_responder
 from kemu.wire.codec import Request
@@ -24,6 +25,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     for transactional_id in request.body["transactional_ids"]:
         if not transactional_id:
             states.append(_error(transactional_id, ErrorCode.INVALID_REQUEST))
+            continue
+        if not authz.allowed(ctx, authz.DESCRIBE, authz.TRANSACTIONAL_ID, transactional_id):
+            states.append(_error(transactional_id, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
             continue
         txn = coordinator.describe(transactional_id)
         if txn is None:

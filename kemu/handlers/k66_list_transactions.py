@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
 from kemu.txn.state import TxnState
@@ -21,7 +22,8 @@ KEY = 66
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
     states: list[str] = body["state_filters"]
-    found = ctx.txn.coordinator.list(states, body["producer_id_filters"], body["duration_filter"])
+    found = [txn for txn in ctx.txn.coordinator.list(states, body["producer_id_filters"], body["duration_filter"])
+             if authz.allowed(ctx, authz.DESCRIBE, authz.TRANSACTIONAL_ID, txn.transactional_id)]
     return {
         "error_code": 0,
         "unknown_state_filters": [name for name in states if TxnState.from_kafka_name(name) is None],

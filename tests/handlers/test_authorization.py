@@ -244,3 +244,100 @@ def test_describe_topic_partitions_hides_what_may_not_be_described(open_broker: 
         # "open" has no ACL: every topic operation, as allow.everyone.if.no.acl.found lets it
         assert answered == {"closed": (E.TOPIC_AUTHORIZATION_FAILED, -2147483648),
                             "open": (0, all_operations(Res.TOPIC))}
+
+
+CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS, CREATE_PARTITIONS = 19, 20, 21, 37
+LIST_GROUPS, DELETE_GROUPS, DESCRIBE_CONFIGS, ALTER_CONFIGS, INCREMENTAL_ALTER = 16, 42, 32, 33, 44
+WRITE_MARKERS, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS, OFFSET_FOR_EPOCH = 27, 61, 65, 66, 23
+DESCRIBE_SCRAM = 50
+
+
+def test_topic_administration_needs_create_delete_and_alter(open_broker: Broker) -> None:
+    deny(open_broker, Res.TOPIC, "closed", Op.DELETE, Op.ALTER)
+    deny(open_broker, Res.TOPIC, "no-create", Op.CREATE)
+    deny(open_broker, Res.CLUSTER, "kafka-cluster", Op.CREATE)  # else CREATE on the cluster would do
+    with open_broker.connect() as conn:
+        created = conn.request(CREATE_TOPICS, 7, {"topics": [
+            {"name": n, "num_partitions": 1, "replication_factor": 1} for n in ("no-create", "fresh")]})
+        assert {t["name"]: (t["error_code"], t["error_message"]) for t in created["topics"]} == {
+            "no-create": (E.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."), "fresh": (0, None)}
+        grown = conn.request(CREATE_PARTITIONS, 3, {"topics": [{"name": n, "count": 2, "assignments": None}
+                                                               for n in ("closed", "open")], "validate_only": False})
+        assert {r["name"]: r["error_code"] for r in grown["results"]} == {"closed": E.TOPIC_AUTHORIZATION_FAILED,
+                                                                          "open": 0}
+        records = conn.request(DELETE_RECORDS, 2, {"topics": [{"name": "closed", "partitions": [
+            {"partition_index": 0, "offset": 0}]}], "timeout_ms": 1000})
+        assert records["topics"][0]["partitions"][0]["error_code"] == E.TOPIC_AUTHORIZATION_FAILED
+        closed_id = open_broker.broker.topics.get("closed").topic_id  # type: ignore[union-attr]
+        by_id = conn.request(DELETE_TOPICS, 6, {"topics": [{"name": None, "topic_id": closed_id}]})
+        assert by_id["responses"][0]["error_code"] == E.TOPIC_AUTHORIZATION_FAILED
+        by_name = conn.request(DELETE_TOPICS, 5, {"topic_names": ["closed", "fresh"]})
+        assert {r["name"]: r["error_code"] for r in by_name["responses"]} == {"closed": E.TOPIC_AUTHORIZATION_FAILED,
+                                                                             "fresh": 0}
+        assert open_broker.broker.topics.get("closed") is not None
+
+
+def test_configs_need_describe_configs_and_alter_configs(open_broker: Broker) -> None:
+    deny(open_broker, Res.TOPIC, "closed", Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS)
+    deny(open_broker, Res.CLUSTER, "kafka-cluster", Op.DESCRIBE_CONFIGS)
+    with open_broker.connect() as conn:
+        described = conn.request(DESCRIBE_CONFIGS, 4, {"resources": [
+            {"resource_type": 2, "resource_name": n, "configuration_keys": None} for n in ("closed", "open")] + [
+            {"resource_type": 4, "resource_name": "1", "configuration_keys": None}]})
+        assert [r["error_code"] for r in described["results"]] == [E.TOPIC_AUTHORIZATION_FAILED, 0,
+                                                                    E.CLUSTER_AUTHORIZATION_FAILED]
+        change = {"name": "retention.ms", "value": "1000"}
+        altered = conn.request(ALTER_CONFIGS, 2, {"resources": [
+            {"resource_type": 2, "resource_name": n, "configs": [change]} for n in ("closed", "open")],
+            "validate_only": True})
+        assert [r["error_code"] for r in altered["responses"]] == [E.TOPIC_AUTHORIZATION_FAILED, 0]
+        incremental = conn.request(INCREMENTAL_ALTER, 1, {"resources": [
+            {"resource_type": 2, "resource_name": "closed", "configs": [{**change, "config_operation": 0}]}],
+            "validate_only": True})
+        assert incremental["responses"][0]["error_code"] == E.TOPIC_AUTHORIZATION_FAILED
+
+
+def test_group_administration_needs_describe_and_delete(open_broker: Broker) -> None:
+    deny(open_broker, Res.GROUP, "hidden", Op.DESCRIBE, Op.DELETE)
+    with open_broker.connect() as conn:
+        for group in ("hidden", "shown"):
+            committed = conn.request(OFFSET_COMMIT, 9, commit_body(group, {("open", 0): 1}))
+            assert partition_codes(committed["topics"]) == {("open", 0): 0}
+
+        def listed() -> set[str]:
+            return {g["group_id"] for g in conn.request(LIST_GROUPS, 4, {"states_filter": []})["groups"]}
+
+        assert {"shown", "hidden"} <= listed()  # the cluster has no ACL: DESCRIBE on it is open
+        grant(open_broker, Res.CLUSTER, "kafka-cluster", Op.ALTER, principal="User:alice")
+        assert "shown" in listed() and "hidden" not in listed()
+        grant(open_broker, Res.CLUSTER, "kafka-cluster", Op.DESCRIBE)
+        assert {"shown", "hidden"} <= listed()
+        deleted = conn.request(DELETE_GROUPS, 2, {"groups_names": ["hidden"]})
+        assert deleted["results"][0]["error_code"] == E.GROUP_AUTHORIZATION_FAILED
+
+
+def test_transaction_and_producer_administration(open_broker: Broker) -> None:
+    deny(open_broker, Res.TRANSACTIONAL_ID, "secret", Op.DESCRIBE)
+    deny(open_broker, Res.TOPIC, "closed", Op.READ, Op.DESCRIBE)
+    with open_broker.connect() as conn:
+        assert init(conn, "visible")["error_code"] == 0
+        described = conn.request(DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["secret", "visible"]})
+        assert [s["error_code"] for s in described["transaction_states"]] == [
+            E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 0]
+        producers = conn.request(DESCRIBE_PRODUCERS, 0, {"topics": [{"name": "closed", "partition_indexes": [0]}]})
+        assert producers["topics"][0]["partitions"][0]["error_code"] == E.TOPIC_AUTHORIZATION_FAILED
+        epochs = conn.request(OFFSET_FOR_EPOCH, 4, {"replica_id": -1, "topics": [{"topic": "closed", "partitions": [
+            {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]})
+        assert epochs["topics"][0]["partitions"][0]["error_code"] == E.TOPIC_AUTHORIZATION_FAILED
+        assert init(conn, "secret")["error_code"] == 0  # WRITE is allowed (ALL), only DESCRIBE denied
+        listed = conn.request(LIST_TRANSACTIONS, 0, {"state_filters": [], "producer_id_filters": []})
+        assert {s["transactional_id"] for s in listed["transaction_states"]} == {"visible"}
+
+
+def test_cluster_operations_need_cluster_acls(closed_broker: Broker) -> None:
+    with closed_broker.connect() as conn:
+        marker = {"producer_id": 1, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 0,
+                  "topics": [{"name": "open", "partition_indexes": [0]}]}
+        markers = conn.request(WRITE_MARKERS, 1, {"markers": [marker]})
+        assert markers["markers"][0]["topics"][0]["partitions"][0]["error_code"] == E.CLUSTER_AUTHORIZATION_FAILED
+        assert conn.request(DESCRIBE_SCRAM, 0, {"users": None})["error_code"] == E.CLUSTER_AUTHORIZATION_FAILED

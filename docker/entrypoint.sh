@@ -2,9 +2,13 @@
 # The kemu image's entrypoint: `kemu serve`, configured the way Kafka images are, from environment
 # variables, plus any kemu flags given as arguments (they come last, so they win):
 #
-#   KAFKA_LISTENERS             PLAINTEXT://0.0.0.0:9092   first listener -> --host, --port
+#   KAFKA_LISTENERS             PLAINTEXT://0.0.0.0:9092   one PLAINTEXT listener -> --host, --port;
+#                                                          several, or another kind (SSL, SASL_SSL,
+#                                                          SASL_PLAINTEXT) -> the `listeners` setting
 #   KAFKA_ADVERTISED_LISTENERS  PLAINTEXT://localhost:9092 first listener -> --advertised-host,
-#                                                          --advertised-port (for a mapped port)
+#                                                          --advertised-port (for a mapped port); with
+#                                                          several listeners, `advertised.listeners`
+#                                                          (default: KAFKA_LISTENERS, 0.0.0.0 as localhost)
 #   KEMU_ADVERTISED_LISTENERS_FILE                         wait until this file holds a line, and use it
 #                                                          as KAFKA_ADVERTISED_LISTENERS (see below)
 #   KAFKA_NODE_ID (or KAFKA_BROKER_ID)                     -> --node-id
@@ -31,9 +35,39 @@ first_listener() {
 host_of() { host=${1%:*}; host=${host#[}; echo "${host%]}"; }
 port_of() { echo "${1##*:}"; }
 
+# Several listeners, or one that is not plain PLAINTEXT, go to kemu as Kafka's own settings; the health
+# check then probes the first PLAINTEXT or SASL_PLAINTEXT listener (ApiVersions needs no login on either).
+listeners_setting=
+case "${KAFKA_LISTENERS:-}" in
+    *,*) listeners_setting=$KAFKA_LISTENERS ;;
+    ""|PLAINTEXT://*|plaintext://*) ;;
+    *) listeners_setting=$KAFKA_LISTENERS ;;
+esac
+[ -z "${KAFKA_LISTENER_SECURITY_PROTOCOL_MAP:-}" ] || listeners_setting=${KAFKA_LISTENERS:-}
+
+# The security protocol of listener $1: from KAFKA_LISTENER_SECURITY_PROTOCOL_MAP, else its own name.
+protocol_of() {
+    name=$(echo "$1" | tr 'a-z' 'A-Z')
+    for pair in $(echo "${KAFKA_LISTENER_SECURITY_PROTOCOL_MAP:-}" | tr ',' ' '); do
+        [ "$(echo "${pair%%:*}" | tr 'a-z' 'A-Z')" = "$name" ] && { echo "${pair#*:}"; return; }
+    done
+    echo "$name"
+}
+
 listen_host=0.0.0.0
 listen_port=9092
-if [ -n "${KAFKA_LISTENERS:-}" ]; then
+if [ -n "$listeners_setting" ]; then
+    probe_listener=
+    for listener in $(echo "$listeners_setting" | tr ',' ' '); do
+        case "$(protocol_of "${listener%%://*}")" in
+            PLAINTEXT|SASL_PLAINTEXT) probe_listener=${listener#*://}; break ;;
+        esac
+    done
+    [ -n "$probe_listener" ] || probe_listener=$(first_listener "$listeners_setting")
+    listen_host=$(host_of "$probe_listener")
+    listen_port=$(port_of "$probe_listener")
+    [ -n "$listen_host" ] || listen_host=0.0.0.0
+elif [ -n "${KAFKA_LISTENERS:-}" ]; then
     address=$(first_listener "$KAFKA_LISTENERS")
     listen_host=$(host_of "$address")
     listen_port=$(port_of "$address")
@@ -80,7 +114,10 @@ fi
 # `docker run -p 9092:9092` that is localhost, as in Kafka's own images.
 advertised_host=localhost
 advertised_port=$listen_port
-if [ -n "${KAFKA_ADVERTISED_LISTENERS:-}" ]; then
+if [ -n "$listeners_setting" ]; then
+    advertised=${KAFKA_ADVERTISED_LISTENERS:-$(echo "$listeners_setting" | sed -e 's#://0\.0\.0\.0:#://localhost:#g' -e 's#://:#://localhost:#g')}
+    set -- --override "listeners=$listeners_setting" --override "advertised.listeners=$advertised" "$@"
+elif [ -n "${KAFKA_ADVERTISED_LISTENERS:-}" ]; then
     address=$(first_listener "$KAFKA_ADVERTISED_LISTENERS")
     advertised_host=$(host_of "$address")
     advertised_port=$(port_of "$address")
@@ -104,7 +141,8 @@ esac
 [ -z "${KEMU_CONTROL_PORT:-}" ] || set -- --control-port "$KEMU_CONTROL_PORT" "$@"
 
 # Given only when it differs, so that kemu's own default (the bound port) covers --port 0.
-[ "$advertised_port" = "$listen_port" ] || set -- --advertised-port "$advertised_port" "$@"
+[ -n "$listeners_setting" ] || [ "$advertised_port" = "$listen_port" ] || \
+    set -- --advertised-port "$advertised_port" "$@"
 
 # Every other KAFKA_* variable is a broker setting, named as Kafka's images name them: drop the prefix,
 # lower-case, "___" is "-", "__" is "_", "_" is "." (KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS ->
@@ -122,7 +160,12 @@ for variable in $(env | sed -n 's/^\(KAFKA_[A-Z0-9_]*\)=.*/\1/p'); do
 done
 
 mkdir -p "$data_dir"
-set -- --host "$listen_host" --port "$listen_port" --advertised-host "$advertised_host" --data-dir "$data_dir" "$@"
+if [ -n "$listeners_setting" ]; then
+    # The listeners setting says where to listen; --host is then where the control endpoint binds.
+    set -- --host "$listen_host" --data-dir "$data_dir" "$@"
+else
+    set -- --host "$listen_host" --port "$listen_port" --advertised-host "$advertised_host" --data-dir "$data_dir" "$@"
+fi
 [ -z "$node_id" ] || set -- --node-id "$node_id" "$@"
 [ -z "$log_level" ] || set -- --log-level "$log_level" "$@"
 exec kemu serve "$@"

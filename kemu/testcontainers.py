@@ -16,6 +16,10 @@ number inside the container would need no waiting, but the port could be taken b
 and binding it.) The container counts as started once the broker answers a Kafka ApiVersions
 request. Setting KAFKA_ADVERTISED_LISTENERS yourself (`with_env`) skips the waiting.
 
+`with_sasl_ssl(certificate_chain, private_key, users)` adds a SASL_SSL listener (container port 9094,
+published the same way) with those PEM credentials, SCRAM-SHA-512/256 and PLAIN for `users`;
+`get_bootstrap_server("SASL_SSL")` is its address.
+
 The container also serves kemu's control endpoint (KEMU_CONTROL_PORT, container port 9080, published
 like the broker's): `kafka.control()` is a small client of it, for what a Python test does through
 `kemu.testing.Broker` — `control.advance(61)`, `control.add_fault({...})`, `control.inspect()`,
@@ -42,6 +46,7 @@ from kemu.probe import api_versions_round_trip
 
 DEFAULT_IMAGE = "kemu:local"
 KAFKA_PORT = 9092
+SASL_SSL_PORT = 9094
 ADVERTISED_LISTENERS_FILE = "/tmp/kemu-advertised-listeners"
 STARTUP_TIMEOUT_S = 60.0
 # Not a Kafka port, so no KafkaContainer-style `port=` collides with it.
@@ -107,6 +112,7 @@ class KemuContainer(DockerContainer):
         super().__init__(image or os.environ.get("KEMU_IMAGE", DEFAULT_IMAGE), **kwargs)
         self.port = port
         self.control_port = control_port
+        self.sasl_ssl_port: int | None = None
         self.with_exposed_ports(port)
         self.with_env("KAFKA_LISTENERS", f"PLAINTEXT://0.0.0.0:{port}")
         if control_port is not None:
@@ -117,6 +123,30 @@ class KemuContainer(DockerContainer):
     def with_startup_timeout(self, seconds: float) -> Self:
         """How long start() waits for the broker to answer ApiVersions (default 60 s)."""
         self._kafka_ready.with_startup_timeout(seconds)
+        return self
+
+    def with_sasl_ssl(self, certificate_chain: str, private_key: str, users: Mapping[str, str], *,
+                      mechanisms: tuple[str, ...] = ("SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"),
+                      port: int = SASL_SSL_PORT) -> Self:
+        """A SASL_SSL listener on container `port` beside the PLAINTEXT one: the broker's certificate chain and
+        (unencrypted PKCS#8) key in PEM, and `users` (name: password) as PLAIN and SCRAM users — Kafka's
+        settings, given as the KAFKA_* variables a Kafka image takes."""
+        self.sasl_ssl_port = port
+        self.with_exposed_ports(port)
+        self.with_env("KAFKA_LISTENERS", f"PLAINTEXT://0.0.0.0:{self.port},SASL_SSL://0.0.0.0:{port}")
+        self.with_env("KAFKA_INTER_BROKER_LISTENER_NAME", "PLAINTEXT")
+        self.with_env("KAFKA_SSL_KEYSTORE_TYPE", "PEM")
+        self.with_env("KAFKA_SSL_KEYSTORE_CERTIFICATE_CHAIN", certificate_chain)
+        self.with_env("KAFKA_SSL_KEYSTORE_KEY", private_key)
+        self.with_env("KAFKA_LISTENER_NAME_SASL__SSL_SASL_ENABLED_MECHANISMS", ",".join(mechanisms))
+        if "PLAIN" in mechanisms:
+            options = " ".join(f'user_{name}="{password}"' for name, password in users.items())
+            self.with_env("KAFKA_LISTENER_NAME_SASL__SSL_PLAIN_SASL_JAAS_CONFIG",
+                          f"org.apache.kafka.common.security.plain.PlainLoginModule required {options};")
+        scram = [f"{m}=[name={name},password={password}]" for m in mechanisms if m.startswith("SCRAM-")
+                 for name, password in users.items()]
+        if scram:
+            self.with_env("KAFKA_KEMU_SCRAM_CREDENTIALS", ";".join(scram))
         return self
 
     def with_kraft(self) -> Self:
@@ -140,14 +170,22 @@ class KemuContainer(DockerContainer):
         finally:
             self._wait_strategy = callers_strategy
         if advertise_on_start:
-            listener = f"PLAINTEXT://{self.get_container_host_ip()}:{self.get_exposed_port(self.port)}\n"
+            listener = f"PLAINTEXT://{self.get_bootstrap_server()}"
+            if self.sasl_ssl_port is not None:
+                listener += f",SASL_SSL://{self.get_bootstrap_server('SASL_SSL')}"
+            listener += "\n"
             self.copy_into_container(listener.encode(), ADVERTISED_LISTENERS_FILE)
         self._kafka_ready.wait_until_ready(self)
         if callers_strategy is not None:
             callers_strategy.wait_until_ready(self)
         return self
 
-    def get_bootstrap_server(self) -> str:
+    def get_bootstrap_server(self, listener: str = "PLAINTEXT") -> str:
+        """Where a client on the test's side reaches the PLAINTEXT listener, or the SASL_SSL one."""
+        if listener.upper() == "SASL_SSL":
+            if self.sasl_ssl_port is None:
+                raise RuntimeError("this KemuContainer has no SASL_SSL listener: call with_sasl_ssl() first")
+            return f"{self.get_container_host_ip()}:{self.get_exposed_port(self.sasl_ssl_port)}"
         return f"{self.get_container_host_ip()}:{self.get_exposed_port(self.port)}"
 
     def control(self) -> KemuControl:

@@ -56,11 +56,15 @@ CONTROL_TIMEOUT_S = 60.0
 
 class KafkaApiVersionsWaitStrategy(WaitStrategy):
     """Ready once the broker in the container answers ApiVersions: a Kafka round trip, not an open
-    port (docker's port proxy accepts connections before anything listens behind it)."""
+    port (docker's port proxy accepts connections before anything listens behind it) — and, when the
+    container serves one, once the control endpoint answers too (it starts just after the broker)."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, control_port: int | None = None) -> None:
         super().__init__()
         self.port = port
+        # The control endpoint starts just after the broker answers: a test that asks it at once must
+        # find it up, so with one the container is ready once it answers too.
+        self.control_port = control_port
         self._poll_interval = 0.1
 
     def with_startup_timeout(self, timeout: float | timedelta) -> Self:
@@ -83,6 +87,10 @@ class KafkaApiVersionsWaitStrategy(WaitStrategy):
                 )
             try:
                 api_versions_round_trip(host, port, client_id="kemu-testcontainers")
+                if self.control_port is not None:
+                    control = f"http://{host}:{container.get_exposed_port(self.control_port)}/"
+                    with urllib.request.urlopen(control, timeout=5):
+                        pass
                 return
             except (OSError, ValueError) as exc:
                 last_error = exc
@@ -118,7 +126,7 @@ class KemuContainer(DockerContainer):
         if control_port is not None:
             self.with_exposed_ports(control_port)
             self.with_env("KEMU_CONTROL_PORT", str(control_port))
-        self._kafka_ready = KafkaApiVersionsWaitStrategy(port).with_startup_timeout(STARTUP_TIMEOUT_S)
+        self._kafka_ready = KafkaApiVersionsWaitStrategy(port, control_port).with_startup_timeout(STARTUP_TIMEOUT_S)
 
     def with_startup_timeout(self, seconds: float) -> Self:
         """How long start() waits for the broker to answer ApiVersions (default 60 s)."""

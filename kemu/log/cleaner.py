@@ -271,20 +271,24 @@ class Cleaner:
         kept_aborted: list[AbortedTxn] = []
         metadata.cleaned_index = kept_aborted
         producers = source.last_records_of_active_producers()
-        for i, segment in enumerate(group):
-            upper = group[i + 1].base_offset if i + 1 < len(group) else segment.next_offset()
-            metadata.add_aborted_transactions(source.aborted_transactions(segment.base_offset, upper))
-            for position, header in segment.batches_from(0):
-                batch = RecordBatch(segment.read_bytes(position, header.size))
-                out = self._filter(batch, metadata, producers, now_ms, log.config.delete_retention_ms,
-                                   round_upper, stats)
-                if out is not None:
-                    cleaned.append(out, BatchHeader.parse(out))
-                    stats.bytes_written += len(out)
-        if kept_aborted:
-            write_txn_index(cleaned.txn_index_path, kept_aborted)
-        cleaned.flush()
-        cleaned.deactivate()
+        try:
+            for i, segment in enumerate(group):
+                upper = group[i + 1].base_offset if i + 1 < len(group) else segment.next_offset()
+                metadata.add_aborted_transactions(source.aborted_transactions(segment.base_offset, upper))
+                for position, header in segment.batches_from(0):
+                    batch = RecordBatch(segment.read_bytes(position, header.size))
+                    out = self._filter(batch, metadata, producers, now_ms, log.config.delete_retention_ms,
+                                       round_upper, stats)
+                    if out is not None:
+                        cleaned.append(out, BatchHeader.parse(out))
+                        stats.bytes_written += len(out)
+            if kept_aborted:
+                write_txn_index(cleaned.txn_index_path, kept_aborted)
+            cleaned.flush()
+            cleaned.deactivate()
+        except BaseException:
+            cleaned.delete()  # an unfinished rewrite: the old segments are untouched and stay
+            raise
         # As Kafka: the new segment keeps the old one's modification time, which time retention may read.
         cleaned.last_modified_ms = group[-1].last_modified_ms
         os.utime(cleaned.log_path, ns=(cleaned.last_modified_ms * 1_000_000,) * 2)

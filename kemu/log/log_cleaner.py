@@ -9,6 +9,7 @@ read from each log when it is considered, so a topic config changed on a live to
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,9 @@ from kemu.log.cleaner import (
     max_compaction_delay,
 )
 from kemu.log.offset_map import OffsetMap, capacity_for
+from kemu.wire.records import RecordsError
+
+logger = logging.getLogger(__name__)
 
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
 DEFAULT_BACKOFF_MS = 15_000  # log.cleaner.backoff.ms
@@ -48,6 +52,7 @@ class LogCleaner:
         self.cleaner = Cleaner(OffsetMap(map_capacity or capacity_for()), on_step)
         self._path = data_dir / CLEANER_OFFSET_CHECKPOINT
         self._checkpoints = self._read()
+        self.uncleanable: set[tuple[str, int]] = set()
 
     def _read(self) -> dict[tuple[str, int], int]:
         try:
@@ -75,9 +80,9 @@ class LogCleaner:
         out = []
         for source in sources:
             log = source.log
-            if log.is_closed or not log.config.compact:
-                continue
             key = (log.topic, log.partition)
+            if log.is_closed or not log.config.compact or key in self.uncleanable:
+                continue
             offsets = cleanable_offsets(source, self._checkpoints.get(key), now_ms)
             if offsets.force_update_checkpoint:
                 self._checkpoints[key] = offsets.first_dirty_offset
@@ -104,13 +109,22 @@ class LogCleaner:
         making the cleaner run now); the uncleanable bound (open transactions, active segment, minimum
         compaction lag) still holds."""
         now = self.clock.now_ms()
-        return [self._clean(c, now) for c in self._candidates(sources, now) if c.cleanable_bytes > 0]
+        done = [self._clean(c, now) for c in self._candidates(sources, now) if c.cleanable_bytes > 0]
+        return [result for result in done if result is not None]
 
-    def _clean(self, candidate: LogToClean, now_ms: int) -> CleanResult:
+    def _clean(self, candidate: LogToClean, now_ms: int) -> CleanResult | None:
         log = candidate.source.log
-        end_offset, stats = self.cleaner.clean(candidate, now_ms)
+        key = (log.topic, log.partition)
+        try:
+            end_offset, stats = self.cleaner.clean(candidate, now_ms)
+        except (RecordsError, OSError) as exc:
+            # Kafka's markPartitionUncleanable: a log the cleaner cannot read is left as it is until restart,
+            # instead of failing the same way on every run.
+            logger.error("%s-%d is uncleanable: %s", log.topic, log.partition, exc)
+            self.uncleanable.add(key)
+            return None
         # An empty offset map reports offset 0 (Kafka would checkpoint that); the checkpoint never goes back.
         end_offset = max(end_offset, candidate.first_dirty_offset)
-        self._checkpoints[(log.topic, log.partition)] = end_offset
+        self._checkpoints[key] = end_offset
         self._write()
         return CleanResult(log.topic, log.partition, candidate.first_dirty_offset, end_offset, stats)

@@ -159,3 +159,19 @@ def test_offset_map_that_fills_up_cleans_in_several_rounds(log_dir: Path, clock:
         pass
     assert part.latest(part.read_uncommitted()) == want
     assert len(part.read_uncommitted()) == 6
+
+
+def test_a_log_the_cleaner_cannot_read_is_marked_uncleanable(log_dir: Path, clock: VirtualClock) -> None:
+    part = CompactedPartition(log_dir, clock)
+    filled(part, rounds=2)
+    first = part.log.segments[0]
+    # A record length far past its batch: the records no longer decode (the header and CRC are not checked
+    # here, as a torn write inside an old segment would look to the cleaner).
+    with open(first.log_path, "r+b") as damaged:
+        damaged.seek(61)
+        damaged.write(b"\x7e")
+    before = sorted(p.name for p in log_dir.iterdir())
+    assert part.clean() == []
+    assert part.cleaner.uncleanable == {("topic", 0)}
+    assert sorted(p.name for p in log_dir.iterdir()) == before  # no .cleaned left behind, nothing replaced
+    assert part.cleaner.clean_filthiest([part.txn]) is None  # skipped from now on, no error each run

@@ -53,8 +53,11 @@ class Compacting:
         return inspection
 
     def restart(self) -> None:
+        """Restart the server and wait for its new control endpoint's line (the port may change)."""
+        seen = len(CONTROL_LINE.findall(self.server.output()))
         self.server.restart()
-        self.control_url()
+        wait_for(lambda: len(CONTROL_LINE.findall(self.server.output())) > seen,
+                 what="the restarted server's 'kemu control on' line", timeout=30)
 
 
 @pytest.fixture

@@ -9,23 +9,32 @@ non-internal topics).
 
 Errors are Kafka's: INVALID_REQUEST with a message for malformed requests, UNSUPPORTED_ASSIGNOR,
 UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, GROUP_ID_NOT_FOUND
-for a classic group that is not empty, NOT_COORDINATOR where this broker does not coordinate the group.
+for a classic group that is not empty, NOT_COORDINATOR where this broker does not coordinate the group;
+GROUP_AUTHORIZATION_FAILED without READ on the group, then TOPIC_AUTHORIZATION_FAILED when a subscribed topic
+name may not be described (KafkaApis.handleConsumerGroupHeartbeat).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from kemu.broker.errors import ApiError
 from kemu.groups import GroupCoordinator
+from kemu.handlers import _authorize as authz
 from kemu.handlers._coordinated import answer_in_group
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
 from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
 
 KEY = 68
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    authz.require(ctx, authz.READ, authz.GROUP, request.body["group_id"])
+    subscribed = set(request.body["subscribed_topic_names"] or ())
+    if subscribed - authz.allowed_names(ctx, authz.DESCRIBE, authz.TOPIC, subscribed):
+        raise ApiError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     return answer_in_group(ctx, request, GroupCoordinator.consumer_group_heartbeat, error_response)
 
 

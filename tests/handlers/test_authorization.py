@@ -249,7 +249,7 @@ def test_describe_topic_partitions_hides_what_may_not_be_described(open_broker: 
 CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS, CREATE_PARTITIONS = 19, 20, 21, 37
 LIST_GROUPS, DELETE_GROUPS, DESCRIBE_CONFIGS, ALTER_CONFIGS, INCREMENTAL_ALTER = 16, 42, 32, 33, 44
 WRITE_MARKERS, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS, OFFSET_FOR_EPOCH = 27, 61, 65, 66, 23
-DESCRIBE_SCRAM = 50
+DESCRIBE_SCRAM, CONSUMER_HEARTBEAT = 50, 68
 
 
 def test_topic_administration_needs_create_delete_and_alter(open_broker: Broker) -> None:
@@ -341,3 +341,31 @@ def test_cluster_operations_need_cluster_acls(closed_broker: Broker) -> None:
         markers = conn.request(WRITE_MARKERS, 1, {"markers": [marker]})
         assert markers["markers"][0]["topics"][0]["partitions"][0]["error_code"] == E.CLUSTER_AUTHORIZATION_FAILED
         assert conn.request(DESCRIBE_SCRAM, 0, {"users": None})["error_code"] == E.CLUSTER_AUTHORIZATION_FAILED
+
+
+def test_a_kip_848_member_needs_read_on_the_group_and_describe_on_its_topics(open_broker: Broker) -> None:
+    deny(open_broker, Res.GROUP, "denied", Op.READ)
+    deny(open_broker, Res.TOPIC, "closed", Op.DESCRIBE)
+    with open_broker.connect() as conn:
+        def heartbeat(group: str, topics: list[str]) -> int:
+            body = {"group_id": group, "member_id": "", "member_epoch": 0, "instance_id": None, "rack_id": None,
+                    "rebalance_timeout_ms": 10000, "subscribed_topic_names": topics, "server_assignor": None,
+                    "topic_partitions": []}
+            return int(conn.request(CONSUMER_HEARTBEAT, 0, body)["error_code"])
+
+        assert heartbeat("denied", ["open"]) == E.GROUP_AUTHORIZATION_FAILED
+        assert heartbeat("members", ["open", "closed"]) == E.TOPIC_AUTHORIZATION_FAILED
+        assert heartbeat("members", ["open"]) == 0
+
+
+def test_an_acl_s_host_is_the_client_s_address(closed_broker: Broker) -> None:
+    authorizer = closed_broker.broker.authorizer
+    assert authorizer is not None
+    elsewhere = AclBinding(Res.TOPIC, "open", PatternType.LITERAL, "User:ANONYMOUS", "10.0.0.1", Op.WRITE,
+                           PermissionType.ALLOW)
+    closed_broker.call(authorizer.create, [elsewhere])
+    with closed_broker.connect() as conn:
+        assert produce(conn, "open", batch(b"v"))["error_code"] == E.TOPIC_AUTHORIZATION_FAILED
+        closed_broker.call(authorizer.create, [AclBinding(Res.TOPIC, "open", PatternType.LITERAL, "User:ANONYMOUS",
+                                                          conn.client.host, Op.WRITE, PermissionType.ALLOW)])
+        assert produce(conn, "open", batch(b"v"))["error_code"] == 0

@@ -15,7 +15,17 @@ from kemu.admin.topics import NewTopic, create_topics
 from kemu.authorizer.acls import AclBinding, AclOperation, PatternType, PermissionType, ResourceType, all_operations
 from kemu.wire.errors import ErrorCode
 from tests.handlers.data_plane import batch, fetch_body, fetch_partitions, produce, produce_body
-from tests.handlers.group_wire import commit_body, find_coordinator, group_config, join_body, partition_codes
+from tests.handlers.group_wire import (
+    LEAVE,
+    SYNC,
+    commit_body,
+    find_coordinator,
+    group_config,
+    join_body,
+    partition_codes,
+    stable_single_member_group,
+    sync_body,
+)
 from tests.handlers.harness import Broker, Connection, MakeBroker
 
 Op, Res = AclOperation, ResourceType
@@ -369,3 +379,21 @@ def test_an_acl_s_host_is_the_client_s_address(closed_broker: Broker) -> None:
         closed_broker.call(authorizer.create, [AclBinding(Res.TOPIC, "open", PatternType.LITERAL, "User:ANONYMOUS",
                                                           conn.client.host, Op.WRITE, PermissionType.ALLOW)])
         assert produce(conn, "open", batch(b"v"))["error_code"] == 0
+
+
+def test_group_authorized_operations_and_the_other_classic_calls(open_broker: Broker) -> None:
+    deny(open_broker, Res.GROUP, "denied", Op.READ)
+    with open_broker.connect() as conn:
+        assert conn.request(SYNC, 5, sync_body("denied", "m", 1))["error_code"] == E.GROUP_AUTHORIZATION_FAILED
+        left = conn.request(LEAVE, 4, {"group_id": "denied", "members": [{"member_id": "m", "group_instance_id": None,
+                                                                          "reason": None}]})
+        assert left["error_code"] == E.GROUP_AUTHORIZATION_FAILED
+        joined = stable_single_member_group(conn, "shown")
+        assert joined["error_code"] == 0
+        [classic] = conn.request(DESCRIBE_GROUPS, 5, {"groups": ["shown"],
+                                                      "include_authorized_operations": True})["groups"]
+        assert classic["authorized_operations"] == all_operations(Res.GROUP)  # no ACL names it
+        [denied] = conn.request(DESCRIBE_GROUPS, 5, {"groups": ["denied"], "include_authorized_operations": True})[
+            "groups"]
+        # ALL allowed, READ denied: every group operation but READ (3)
+        assert (denied["error_code"], denied["authorized_operations"]) == (0, all_operations(Res.GROUP) & ~(1 << 3))

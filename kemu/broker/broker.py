@@ -114,8 +114,9 @@ class Broker:
     @property
     def controller_id(self) -> int:
         # A KRaft broker tells clients some live broker is "the controller" (they cannot reach the real
-        # quorum); with one broker that is this one.
-        return self.config.node_id
+        # quorum): the first live one, so admin requests sent "to the controller" find a listener.
+        live = self.cluster.live_ids()
+        return live[0] if live else self.config.node_id
 
     @property
     def bound_port(self) -> int | None:

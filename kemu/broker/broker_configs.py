@@ -208,6 +208,9 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
     yield BrokerConfigKey("process.roles", "LIST", None, doc="The roles of this server: broker, controller.")
     yield BrokerConfigKey("super.users", "STRING", None,
                           doc="Principals the authorizer allows everything, separated by semicolons.")
+    yield BrokerConfigKey("replica.selector.class", "STRING", None,
+                          doc="KIP-392: org.apache.kafka.common.replica.RackAwareReplicaSelector sends a consumer "
+                              "with client.rack to a replica in its rack.")
     yield BrokerConfigKey("socket.request.max.bytes", "INT", "104857600", at_least(1),
                           doc="The largest request the broker accepts.")
     yield BrokerConfigKey("queued.max.requests", "INT", "500", at_least(1),

@@ -102,13 +102,15 @@ class GroupService:
     def partition_of(self, group_id: str) -> int:
         return self.journal.partition_of(group_id)
 
-    def coordinator_error(self, group_id: str) -> ErrorCode:
-        """NONE when this broker coordinates `group_id`, else NOT_COORDINATOR (the client looks it up again)."""
+    def coordinator_error(self, group_id: str, node_id: int | None = None) -> ErrorCode:
+        """NONE when node `node_id` (default: the first) coordinates `group_id`, else NOT_COORDINATOR (the
+        client looks it up again)."""
         topic = self.broker.topics.get(GROUP_METADATA_TOPIC)
         if topic is None or not topic.partitions:
             return ErrorCode.NOT_COORDINATOR
         partition = topic.partitions[partition_for(group_id, len(topic.partitions))]
-        if partition.leader_id != self.broker.node_id or not partition.is_open:
+        node = self.broker.node_id if node_id is None else node_id
+        if partition.leader_id != node or not partition.is_open:
             return ErrorCode.NOT_COORDINATOR
         return ErrorCode.NONE
 
@@ -127,7 +129,7 @@ class GroupService:
         self._rearm()
         return result
 
-    def txn_offset_commit(self, request: Body, context: RequestContext) -> Body:
+    def txn_offset_commit(self, request: Body, context: RequestContext, node_id: int | None = None) -> Body:
         """TxnOffsetCommit (28) once the transactions layer has checked the producer's transaction (and that
         AddOffsetsToTxn added the group): the rest of Kafka's handling, without throttle_time_ms.
 
@@ -136,7 +138,7 @@ class GroupService:
         one that last wrote to the group's partition INVALID_PRODUCER_EPOCH. The offsets stay invisible until
         the transaction's marker reaches the group's partition.
         """
-        error = self.coordinator_error(request["group_id"])
+        error = self.coordinator_error(request["group_id"], node_id)
         if error is ErrorCode.NONE:
             error = self._check_producer(request["group_id"], request["producer_id"], request["producer_epoch"])
         if error is not ErrorCode.NONE:

@@ -122,6 +122,17 @@ class TxnService:
         """A transaction started (a new timeout) or moved on: re-arm the timer (the coordinator calls this)."""
         self.broker.housekeeping.wake(TIMEOUTS_TASK)
 
+    # ---- placement ------------------------------------------------------------------------------------
+    def coordinator_error(self, transactional_id: str, node_id: int) -> ErrorCode:
+        """NONE when node `node_id` coordinates `transactional_id` (leads its __transaction_state partition),
+        else NOT_COORDINATOR. Before the topic exists the first node answers, creating it as it journals."""
+        topic = self.broker.topics.get(TRANSACTION_STATE_TOPIC)
+        if topic is None or not topic.partitions:
+            return ErrorCode.NONE if node_id == self.broker.node_id else ErrorCode.NOT_COORDINATOR
+        if topic.partitions[self.partition_of(transactional_id)].leader_id != node_id:
+            return ErrorCode.NOT_COORDINATOR
+        return ErrorCode.NONE
+
     # ---- the journal ----------------------------------------------------------------------------------
     def partition_count(self) -> int:
         return self.journal.partition_count()

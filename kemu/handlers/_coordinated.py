@@ -25,7 +25,7 @@ def answer_in_group(ctx: RequestContext, request: Request, operation: Operation,
     body = request.body
     authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
     service = ctx.groups
-    error = service.coordinator_error(body["group_id"])
+    error = service.coordinator_error(body["group_id"], ctx.node_id)
     if error is not ErrorCode.NONE:
         return error_response(request, error, error.message)
     context = core_context(request.version, ctx.client_id, ctx.client.host)

@@ -1,9 +1,9 @@
 """Produce (key 0), versions 3-11 (Kafka 4 dropped 0-2, the pre-record-batch formats).
 
-v3 transactional_id and record batches (magic 2 only, one batch per partition); v5 log_start_offset in
-the response; v7 zstd allowed (before it UNSUPPORTED_COMPRESSION_TYPE); v8 record_errors and error_message
-(KIP-467); v9 flexible; v10 current_leader / node_endpoints, sent only with NOT_LEADER_OR_FOLLOWER, which a
-single broker never answers; v11 may answer TRANSACTION_ABORTABLE.
+v3 transactional_id and record batches (magic 2 only, one batch per partition); v5 log_start_offset in the
+response; v7 zstd allowed (before it UNSUPPORTED_COMPRESSION_TYPE); v8 record_errors and error_message
+(KIP-467); v9 flexible; v10 current_leader / node_endpoints, sent with NOT_LEADER_OR_FOLLOWER (KIP-951): a
+partition sent to a node of the cluster that does not lead it; v11 may answer TRANSACTION_ABORTABLE.
 
 As KafkaApis.handleProduceRequest and ReplicaManager.appendRecords do it: transactional batches without
 a transactional_id, or without WRITE on it, fail the whole request (TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
@@ -14,13 +14,13 @@ UNKNOWN_TOPIC_OR_PARTITION (Produce never creates topics), then
 `min.insync.replicas` (NOT_ENOUGH_REPLICAS), and the append itself: log validation (CORRUPT_MESSAGE,
 MESSAGE_TOO_LARGE, INVALID_RECORD / INVALID_TIMESTAMP with record errors...) and producer state (retried
 duplicates answered with their first offsets, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH,
-INVALID_TXN_STATE...). A transactional batch that would open a transaction on a partition is first
-verified with the transaction coordinator (KIP-890, `transaction.partition.verification.enable`): a
-partition not added to the transaction is INVALID_TXN_STATE ("Partition was not added to the
-transaction"), or TRANSACTION_ABORTABLE from v11; transactional batches of more than one producer in one
-request fail it with INVALID_PRODUCER_ID_MAPPING. With one replica, acks=-1 completes as acks=1. acks=0 gets
-no response — and, as in Kafka, any error closes the connection instead. `timeout_ms` is moot. Appends wake
-long-polling fetches through the log's listeners.
+INVALID_TXN_STATE...). A transactional batch that would open a transaction on a partition is first verified
+with the transaction coordinator (KIP-890, `transaction.partition.verification.enable`): a partition not added
+to the transaction is INVALID_TXN_STATE ("Partition was not added to the transaction"), or
+TRANSACTION_ABORTABLE from v11; transactional batches of more than one producer in one request fail it with
+INVALID_PRODUCER_ID_MAPPING. The followers are caught up the moment the leader appends (one log), so acks=-1
+completes at once. acks=0 gets no response — and, as in Kafka, any error closes the connection instead.
+`timeout_ms` is moot. Appends wake long-polling fetches through the log's listeners.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from typing import Any
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import is_internal
 from kemu.handlers import _authorize as authz
+from kemu.handlers._leadership import current_leader, leads, node_endpoints
 from kemu.handlers.context import RequestContext
 from kemu.handlers.versions import NARROWED
 from kemu.log import LogError
@@ -91,12 +92,15 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
         failed = failed or result["error_code"] != 0
         responses.setdefault(name, []).append(result)
 
+    moved = [r["current_leader"]["leader_id"] for parts in responses.values() for r in parts
+             if "current_leader" in r]
     if acks == 0:
         if failed:
             # Kafka closes the connection so the producer, which reads no response, notices.
             raise ApiError(ErrorCode.UNKNOWN_SERVER_ERROR, "acks=0 produce failed")
         return None
-    return {"responses": [{"name": name, "partition_responses": parts} for name, parts in responses.items()]}
+    return {"responses": [{"name": name, "partition_responses": parts} for name, parts in responses.items()],
+            "node_endpoints": node_endpoints(ctx.broker, moved)}
 
 
 def _first_header(records: Any) -> BatchHeader | None:
@@ -119,6 +123,10 @@ def _produce_partition(ctx: RequestContext, version: int, name: str, index: int,
     partition = ctx.broker.partition(name, index)
     if partition is None:
         return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if not leads(ctx.node_id, partition):
+        refused = _failed(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        refused["current_leader"] = current_leader(partition)
+        return refused
     try:
         check_produce_records(version, records)
     except RecordsError as exc:

@@ -2,29 +2,33 @@
 
 v4 isolation_level, last_stable_offset and aborted_transactions; v5 log_start_offset; v7 fetch sessions
 (KIP-227: session_id / session_epoch, forgotten topics, a top-level error code); v9 current_leader_epoch
-(FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); v10 zstd (before it a topic with compression.type zstd
-answers UNSUPPORTED_COMPRESSION_TYPE); v11 rack_id and preferred_read_replica (always -1 here: one
-broker); v12 flexible, last_fetched_epoch (a diverging epoch answers with diverging_epoch); v13 topic ids
-instead of names (UNKNOWN_TOPIC_ID); v15 replica_state; v16 node_endpoints, v17 replica_directory_id
-(both only matter to followers and NOT_LEADER answers, which a single broker never gives).
+(FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); v10 zstd (before it a topic with compression.type zstd answers
+UNSUPPORTED_COMPRESSION_TYPE); v11 rack_id and preferred_read_replica (KIP-392: with replica.selector.class
+the RackAwareReplicaSelector, the leader sends a consumer whose rack_id names another replica's rack there,
+with no records; a consumer may then fetch from that follower); v12 flexible, last_fetched_epoch (a diverging
+epoch answers with diverging_epoch); v13 topic ids instead of names (UNKNOWN_TOPIC_ID); v15 replica_state; v16
+node_endpoints, v17 replica_directory_id. A partition this node neither leads nor (for a v11+ consumer)
+follows in sync is NOT_LEADER_OR_FOLLOWER, and that or FENCED_LEADER_EPOCH carries the current leader (v12+)
+and its endpoint (v16+), as KIP-951 has it.
 
 As KafkaApis/ReplicaManager do it: partitions are read in request (or session) order, each up to its
-`partition_max_bytes` and what is left of `max_bytes` (capped by `fetch.max.bytes`), except that the
-first partition with data returns at least one whole batch; records are the log's raw bytes (the last
-batch may be cut short). Unknown partitions come after the others. If nothing failed and fewer than
-`min_bytes` are ready, the request waits up to `max_wait_ms`, re-checked on every change to one of its
-partitions (appends, transaction markers moving the LSO), and is then read again. read_committed stops at
-the last stable offset and lists the aborted transactions overlapping the returned data; read_uncommitted
-answers aborted_transactions null. Followers' fields (replica_id, replica_state, rack_id) are ignored:
-every fetcher is treated as a consumer. `max_wait_ms` runs on real (Trio) time, not the broker's clock, so
-a paused virtual clock never leaves a client waiting; session ages follow the broker's clock.
+`partition_max_bytes` and what is left of `max_bytes` (capped by `fetch.max.bytes`), except that the first
+partition with data returns at least one whole batch; records are the log's raw bytes (the last batch may be
+cut short). Unknown partitions come after the others. If nothing failed and fewer than `min_bytes` are ready,
+the request waits up to `max_wait_ms`, re-checked on every change to one of its partitions (appends,
+transaction markers moving the LSO), and is then read again. read_committed stops at the last stable offset
+and lists the aborted transactions overlapping the returned data; read_uncommitted answers
+aborted_transactions null. Followers' fields (replica_id, replica_state) are ignored beyond telling a consumer
+(replica_id -1) apart: kemu's followers are metadata over the one log and never fetch. `max_wait_ms` runs on
+real (Trio) time, not the broker's clock, so a paused virtual clock never leaves a client waiting; session
+ages follow the broker's clock.
 """
 
 from __future__ import annotations
 
 import struct
 import uuid
-from typing import Any
+from typing import Any, NamedTuple
 
 import trio
 
@@ -32,6 +36,7 @@ from kemu.broker.broker import Broker
 from kemu.broker.fetch_sessions import PartitionFetch, PartitionKey, PartitionResults
 from kemu.broker.partition import Partition
 from kemu.handlers import _authorize as authz
+from kemu.handlers._leadership import current_leader, leads, node_endpoints
 from kemu.handlers._waiting import LogWatch
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import Fixed, each, error_responder
@@ -47,6 +52,7 @@ FETCH_MAX_BYTES = 57671680  # fetch.max.bytes: the broker's cap on a response's 
 READ_COMMITTED = 1
 NO_EPOCH = -1
 ZSTD_FETCH_VERSION = 10  # the first Fetch version that may return zstd batches (KIP-110)
+FIRST_CLIENT_METADATA_VERSION = 11  # rack_id: a consumer may fetch from a follower (KIP-392)
 
 # base offset (int64), batch length (int32), then 9 bytes to last_offset_delta (int32)
 _BATCH_START = struct.Struct(">qi")
@@ -98,7 +104,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     max_bytes = min(body["max_bytes"], FETCH_MAX_BYTES)
     min_bytes = min(body["min_bytes"], max_bytes)
     read_committed = body["isolation_level"] == READ_COMMITTED
-    results, ready, complete = _read_all(broker, targets, max_bytes, read_committed)
+    where = _Fetcher(ctx.node_id, version >= FIRST_CLIENT_METADATA_VERSION and _replica_id(body, version) < 0,
+                     body["rack_id"] if version >= FIRST_CLIENT_METADATA_VERSION else "",
+                     _rack_aware(broker))
+    results, ready, complete = _read_all(broker, targets, max_bytes, read_committed, where)
     max_wait_ms = body["max_wait_ms"]
     if targets and not complete and ready < min_bytes and max_wait_ms > 0:
         # Long poll: let the connection's next request run while this one waits for data.
@@ -107,22 +116,43 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         satisfied = False
         with LogWatch(_logs_of(broker, targets)) as watch:
             while await watch.wait_until(deadline):
-                results, ready, complete = _read_all(broker, targets, max_bytes, read_committed)
+                results, ready, complete = _read_all(broker, targets, max_bytes, read_committed, where)
                 if complete or ready >= min_bytes:
                     satisfied = True
                     break
         if not satisfied:
-            results, ready, complete = _read_all(broker, targets, max_bytes, read_committed)
+            results, ready, complete = _read_all(broker, targets, max_bytes, read_committed, where)
 
     outcome = context.respond(results + erroneous, broker.clock.monotonic_ms())
     partitions = outcome.partitions
     if version < ZSTD_FETCH_VERSION:
         partitions = [(key, _refuse_zstd_topic(broker, key, data)) for key, data in partitions]
+    moved = [data["current_leader"]["leader_id"] for _, data in partitions if "current_leader" in data]
     return {
         "error_code": int(outcome.error),
         "session_id": outcome.session_id,
         "responses": _group_by_topic(partitions, uses_ids),
+        "node_endpoints": node_endpoints(broker, moved),
     }
+
+
+class _Fetcher(NamedTuple):
+    """Where the fetch arrived and what KIP-392 knows of the fetcher."""
+
+    node_id: int
+    client_metadata: bool  # a consumer's fetch with rack_id (v11+): it may read from a follower
+    rack: str
+    rack_aware: bool  # replica.selector.class is the RackAwareReplicaSelector
+
+
+def _replica_id(body: dict[str, Any], version: int) -> int:
+    state = body.get("replica_state") if version >= 15 else None
+    return int(state["replica_id"]) if state else int(body.get("replica_id", -1))
+
+
+def _rack_aware(broker: Broker) -> bool:
+    selector = broker.config.properties.get("replica.selector.class") or ""
+    return selector.endswith("RackAwareReplicaSelector")
 
 
 def _refuse_zstd_topic(broker: Broker, key: PartitionKey, data: dict[str, Any]) -> dict[str, Any]:
@@ -145,7 +175,7 @@ def _logs_of(broker: Broker, targets: list[_Target]) -> list[PartitionLog]:
 
 
 def _read_all(broker: Broker, targets: list[_Target], max_bytes: int,
-              read_committed: bool) -> tuple[PartitionResults, int, bool]:
+              read_committed: bool, where: _Fetcher) -> tuple[PartitionResults, int, bool]:
     """ReplicaManager.readFromLog: (results, bytes read, whether to answer now regardless of min_bytes)."""
     results: PartitionResults = []
     remaining = max_bytes
@@ -153,21 +183,21 @@ def _read_all(broker: Broker, targets: list[_Target], max_bytes: int,
     total = 0
     complete = False
     for target in targets:
-        data = _read_partition(broker, target, remaining, min_one_batch, read_committed)
+        data = _read_partition(broker, target, remaining, min_one_batch, read_committed, where)
         size = len(data["records"])
         if size:
             # After the first partition with data, the limits hold strictly.
             min_one_batch = False
             total += size
             remaining = max(0, remaining - size)
-        if data["error_code"] or "diverging_epoch" in data:
+        if data["error_code"] or "diverging_epoch" in data or data["preferred_read_replica"] >= 0:
             complete = True
         results.append((target.key, data))
     return results, total, complete
 
 
 def _read_partition(broker: Broker, target: _Target, limit: int, min_one_batch: bool,
-                    read_committed: bool) -> dict[str, Any]:
+                    read_committed: bool, where: _Fetcher) -> dict[str, Any]:
     topic = broker.topics.get(target.name)
     partition: Partition | None = None
     if topic is not None and topic.topic_id == target.topic_id and target.index < len(topic.partitions):
@@ -175,10 +205,21 @@ def _read_partition(broker: Broker, target: _Target, limit: int, min_one_batch: 
     if partition is None or not partition.is_open:
         return _error_partition(target.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     fetch = target.fetch
+    is_leader = leads(where.node_id, partition)
+    # ReplicaManager.readFromLog: only a consumer with client metadata may read from a follower.
+    if not is_leader and not (where.client_metadata and where.node_id in partition.isr):
+        return _moved(target.index, ErrorCode.NOT_LEADER_OR_FOLLOWER, partition)
     epoch_error = _check_leader_epoch(partition, fetch.current_leader_epoch)
     if epoch_error is not ErrorCode.NONE:
-        return _error_partition(target.index, epoch_error)
+        return _moved(target.index, epoch_error, partition)
     log = partition.log
+    if is_leader and where.client_metadata and where.rack_aware:
+        preferred = _preferred_read_replica(broker, partition, where.rack)
+        if preferred != partition.leader_id:
+            # The consumer is told where to read from and gets no records here (KIP-392).
+            return {"partition_index": target.index, "error_code": 0, "high_watermark": log.high_watermark,
+                    "last_stable_offset": partition.last_stable_offset, "log_start_offset": log.log_start_offset,
+                    "aborted_transactions": None, "preferred_read_replica": preferred, "records": b""}
     try:
         if fetch.last_fetched_epoch != NO_EPOCH:
             diverging = _diverging_epoch(log, fetch)
@@ -207,6 +248,28 @@ def _read_partition(broker: Broker, target: _Target, limit: int, min_one_batch: 
     return {"partition_index": target.index, "error_code": 0, "high_watermark": data.high_watermark,
             "last_stable_offset": data.last_stable_offset, "log_start_offset": data.log_start_offset,
             "aborted_transactions": aborted, "preferred_read_replica": -1, "records": records}
+
+
+def _preferred_read_replica(broker: Broker, partition: Partition, rack: str) -> int:
+    """RackAwareReplicaSelector: the leader when it is in the client's rack (or the client names none), else
+    an in-sync replica in that rack (all are caught up: one log), else the leader."""
+    if not rack:
+        return partition.leader_id
+    leader = broker.broker_node(partition.leader_id)
+    if leader is not None and leader.rack == rack:
+        return partition.leader_id
+    for replica in partition.isr:
+        node = broker.broker_node(replica)
+        if node is not None and node.rack == rack:
+            return replica
+    return partition.leader_id
+
+
+def _moved(index: int, code: ErrorCode, partition: Partition) -> dict[str, Any]:
+    """NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH with the current leader (KIP-951, tagged from v12)."""
+    data = _error_partition(index, code)
+    data["current_leader"] = current_leader(partition)
+    return data
 
 
 def _check_leader_epoch(partition: Partition, requested: int) -> ErrorCode:

@@ -19,6 +19,7 @@ from collections import Counter
 from typing import Any
 
 from kemu.handlers import _authorize as authz
+from kemu.handlers._leadership import leads
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.handlers.versions import NARROWED
@@ -58,6 +59,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                 partitions.append(_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             partition = topic.partitions[index]
+            if not leads(ctx.node_id, partition):
+                partitions.append(_error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
+                continue
             requested_epoch = wanted["current_leader_epoch"]
             if requested_epoch != NO_EPOCH and partition.leader_epoch != requested_epoch:
                 partitions.append(_error(index, ErrorCode.FENCED_LEADER_EPOCH

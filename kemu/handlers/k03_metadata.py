@@ -8,7 +8,9 @@ may not use them (nor null names) before v12, where topics can be looked up by i
 
 A missing topic is auto-created when both `auto.create.topics.enable` and the request allow it; like Kafka,
 that first answer is LEADER_NOT_AVAILABLE and the topic appears in the next one. The controller id is
-this broker (a KRaft broker names a live broker, not the unreachable quorum).
+a live broker (a KRaft broker names one, not the unreachable quorum). Every node of a cluster answers the
+same: its live brokers, and each partition's leader, replicas, ISR and offline replicas; a partition whose
+every in-sync replica is offline has no leader (-1) and LEADER_NOT_AVAILABLE.
 
 With an authorizer (KafkaApis.handleTopicMetadataRequest): a topic the client may not DESCRIBE is left out
 of an all-topics answer and answered TOPIC_AUTHORIZATION_FAILED when named; auto-creation needs CREATE on
@@ -23,6 +25,7 @@ from typing import Any
 
 from kemu.admin.topics import auto_create_topics
 from kemu.broker.errors import ApiError
+from kemu.broker.partition import NO_LEADER
 from kemu.broker.topic_names import invalid_name_reason, is_internal
 from kemu.broker.topics import Topic
 from kemu.handlers import _authorize as authz
@@ -117,7 +120,8 @@ def _topic(topic: Topic) -> dict[str, Any]:
         "topic_id": topic.topic_id,
         "is_internal": topic.is_internal,
         "partitions": [
-            {"error_code": 0, "partition_index": p.index, "leader_id": p.leader_id, "leader_epoch": p.leader_epoch,
+            {"error_code": int(ErrorCode.LEADER_NOT_AVAILABLE if p.leader_id == NO_LEADER else ErrorCode.NONE),
+             "partition_index": p.index, "leader_id": p.leader_id, "leader_epoch": p.leader_epoch,
              "replica_nodes": list(p.replicas), "isr_nodes": list(p.isr),
              "offline_replicas": list(p.offline_replicas)}
             for p in topic.partitions

@@ -35,7 +35,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     if not known:
         return {"topics": unknown}
     service = ctx.groups
-    error = service.coordinator_error(body["group_id"])
+    error = service.coordinator_error(body["group_id"], ctx.node_id)
     if error is not ErrorCode.NONE:
         return {"topics": merge_topics(unknown, partition_errors(known, error))}
     context = core_context(request.version, ctx.client_id, ctx.client.host)

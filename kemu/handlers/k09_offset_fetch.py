@@ -37,7 +37,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         groups = []
         for group in body["groups"]:
             error = authz.denied_code(ctx, authz.DESCRIBE, authz.GROUP, group["group_id"])
-            error = service.coordinator_error(group["group_id"]) if error is ErrorCode.NONE else error
+            error = service.coordinator_error(group["group_id"], ctx.node_id) if error is ErrorCode.NONE else error
             if error is not ErrorCode.NONE:
                 groups.append({"group_id": group["group_id"], "topics": [], "error_code": error})
                 continue
@@ -49,7 +49,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             groups.extend(fetched["groups"])
         return {"groups": groups}
     authz.require(ctx, authz.DESCRIBE, authz.GROUP, body["group_id"])
-    error = service.coordinator_error(body["group_id"])
+    error = service.coordinator_error(body["group_id"], ctx.node_id)
     if error is not ErrorCode.NONE:
         return error_response(request, error, None)
     response = service.run(lambda coordinator: coordinator.offset_fetch(body, context))

@@ -28,7 +28,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body, version = request.body, request.version
     authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
     service = ctx.groups
-    error = service.coordinator_error(body["group_id"])
+    error = service.coordinator_error(body["group_id"], ctx.node_id)
     if error is not ErrorCode.NONE:
         return _error(version, error, body["member_id"])
     context = core_context(version, ctx.client_id, ctx.client.host)

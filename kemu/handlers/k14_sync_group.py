@@ -29,7 +29,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         return error_response(request, ErrorCode.INCONSISTENT_GROUP_PROTOCOL, None)
     authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
     service = ctx.groups
-    error = service.coordinator_error(body["group_id"])
+    error = service.coordinator_error(body["group_id"], ctx.node_id)
     if error is not ErrorCode.NONE:
         return error_response(request, error, None)
     context = core_context(version, ctx.client_id, ctx.client.host)

@@ -34,7 +34,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     for group_id in body["groups"]:
         error = authz.denied_code(ctx, authz.DESCRIBE, authz.GROUP, group_id)
         if error is ErrorCode.NONE and group_id:
-            error = service.coordinator_error(group_id)
+            error = service.coordinator_error(group_id, ctx.node_id)
         if error is not ErrorCode.NONE:
             described.append(_group_error(group_id, error))
             continue

@@ -27,7 +27,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     service = ctx.groups
     response = service.run(lambda coordinator: coordinator.list_groups(request.body, context))
     response["groups"] = [g for g in response["groups"]
-                          if service.coordinator_error(g["group_id"]) is ErrorCode.NONE]
+                          if service.coordinator_error(g["group_id"], ctx.node_id) is ErrorCode.NONE]
     if not authz.allowed(ctx, authz.DESCRIBE, authz.CLUSTER):  # else only the groups it may describe
         describable = authz.allowed_names(ctx, authz.DESCRIBE, authz.GROUP, (g["group_id"] for g in response["groups"]))
         response["groups"] = [g for g in response["groups"] if g["group_id"] in describable]

@@ -17,6 +17,7 @@ from typing import Any
 
 from kemu.broker.topic_names import is_internal
 from kemu.handlers import _authorize as authz
+from kemu.handlers._leadership import leads
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import Fixed, each, error_responder
 from kemu.log import LogClosedError, LogError
@@ -46,6 +47,8 @@ def _delete(ctx: RequestContext, name: str, index: int, offset: int) -> dict[str
     partition = ctx.broker.partition(name, index)
     if partition is None:
         return _result(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if not leads(ctx.node_id, partition):
+        return _result(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
     if is_internal(name):
         return _result(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
     log = partition.log

@@ -38,6 +38,11 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     authz.require_producer_id(ctx, body["transactional_id"])
     if (producer_id == -1) != (producer_epoch == -1):
         raise ApiError(ErrorCode.INVALID_REQUEST)
+    transactional_id = body["transactional_id"]
+    if transactional_id is not None:
+        error = ctx.txn.coordinator_error(transactional_id, ctx.node_id)
+        if error is not ErrorCode.NONE:
+            return {"error_code": error, "producer_id": -1, "producer_epoch": -1}
     result = ctx.txn.coordinator.init_producer_id(body["transactional_id"], body["transaction_timeout_ms"],
                                                          producer_id, producer_epoch)
     return {"error_code": fenced_for_version(result.error, request.version, FIRST_FENCED_VERSION),

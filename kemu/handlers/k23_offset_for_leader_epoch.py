@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from kemu.handlers import _authorize as authz
+from kemu.handlers._leadership import leads
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.handlers.versions import NARROWED
@@ -43,6 +44,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                 partitions.append(_result(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
             partition = topic.partitions[index]
+            # A consumer validating its position may ask the in-sync follower it fetches from (KIP-392).
+            if not leads(ctx.node_id, partition) and ctx.node_id not in partition.isr:
+                partitions.append(_result(index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
+                continue
             current = wanted["current_leader_epoch"]
             if current != NO_EPOCH and current != partition.leader_epoch:
                 partitions.append(_result(index, ErrorCode.FENCED_LEADER_EPOCH if partition.leader_epoch > current

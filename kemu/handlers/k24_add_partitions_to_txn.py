@@ -56,8 +56,12 @@ def _one(ctx: RequestContext, version: int, transactional_id: str, producer_id: 
                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for tp in partitions
                if tp[0] not in writable or ctx.broker.partition(*tp) is None}
     coordinator = ctx.txn.coordinator
+    not_here: ErrorCode = ctx.txn.coordinator_error(transactional_id, ctx.node_id)
+    errors: dict[TopicPartition, ErrorCode]
     if missing:
         errors = {tp: missing.get(tp, ErrorCode.OPERATION_NOT_ATTEMPTED) for tp in partitions}
+    elif not_here is not ErrorCode.NONE:
+        errors = {tp: not_here for tp in partitions}
     elif verify_only:
         errors = coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
     else:

@@ -17,6 +17,7 @@ from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
 from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
 
 KEY = 25
 FIRST_FENCED_VERSION = 2
@@ -26,6 +27,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
     authz.require(ctx, authz.WRITE, authz.TRANSACTIONAL_ID, body["transactional_id"])
     authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
+    not_here = ctx.txn.coordinator_error(body["transactional_id"], ctx.node_id)
+    if not_here is not ErrorCode.NONE:
+        return {"error_code": not_here}
     offsets_partition = (GROUP_METADATA_TOPIC, ctx.groups.partition_of(body["group_id"]))
     error = ctx.txn.coordinator.add_partitions(body["transactional_id"], body["producer_id"],
                                                       body["producer_epoch"], [offsets_partition])

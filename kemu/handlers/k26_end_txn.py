@@ -23,6 +23,7 @@ from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
 from kemu.handlers.versions import NARROWED
 from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
 
 KEY = 26
 VERSIONS = NARROWED[KEY]
@@ -32,6 +33,9 @@ FIRST_FENCED_VERSION = 2
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
     authz.require(ctx, authz.WRITE, authz.TRANSACTIONAL_ID, body["transactional_id"])
+    not_here = ctx.txn.coordinator_error(body["transactional_id"], ctx.node_id)
+    if not_here is not ErrorCode.NONE:
+        return {"error_code": not_here}
     error = ctx.txn.coordinator.end_txn(body["transactional_id"], body["producer_id"], body["producer_epoch"],
                                                commit=body["committed"])
     return {"error_code": fenced_for_version(error, request.version, FIRST_FENCED_VERSION)}

@@ -48,7 +48,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     if error is not ErrorCode.NONE:
         return {"topics": merge_topics(unknown, partition_errors(known, error))}
     context = core_context(version, ctx.client_id, ctx.client.host)
-    response = ctx.groups.txn_offset_commit({**body, "topics": known}, context)
+    response = ctx.groups.txn_offset_commit({**body, "topics": known}, context, ctx.node_id)
     return {"topics": merge_topics(unknown, response["topics"])}
 
 

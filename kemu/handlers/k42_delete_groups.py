@@ -26,7 +26,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     for group_id in dict.fromkeys(request.body["groups_names"]):
         error = authz.denied_code(ctx, authz.DELETE, authz.GROUP, group_id)
         if error is ErrorCode.NONE and group_id:
-            error = service.coordinator_error(group_id)
+            error = service.coordinator_error(group_id, ctx.node_id)
         if error is not ErrorCode.NONE:
             results.append({"group_id": group_id, "error_code": error})
             continue

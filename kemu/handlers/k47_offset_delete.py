@@ -25,7 +25,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
     authz.require(ctx, authz.DELETE, authz.GROUP, body["group_id"])
     service = ctx.groups
-    error = service.coordinator_error(body["group_id"])
+    error = service.coordinator_error(body["group_id"], ctx.node_id)
     if error is not ErrorCode.NONE:
         return error_response(request, error, None)
     known, unknown = split_hosted(ctx.broker, body["topics"], authz.denied_topics(ctx, authz.READ, body["topics"]))

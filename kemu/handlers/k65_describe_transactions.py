@@ -29,6 +29,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         if not authz.allowed(ctx, authz.DESCRIBE, authz.TRANSACTIONAL_ID, transactional_id):
             states.append(_error(transactional_id, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
             continue
+        not_here = ctx.txn.coordinator_error(transactional_id, ctx.node_id)
+        if not_here is not ErrorCode.NONE:
+            states.append(_error(transactional_id, not_here))
+            continue
         txn = coordinator.describe(transactional_id)
         if txn is None:
             states.append(_error(transactional_id, ErrorCode.TRANSACTIONAL_ID_NOT_FOUND))

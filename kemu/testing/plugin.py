@@ -16,7 +16,7 @@ transcript, where the handle keeps one) and what it holds.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -30,7 +30,7 @@ _USED: pytest.StashKey[list[Broker]] = pytest.StashKey()
 class BrokerFactory(Protocol):
     def __call__(self, *, config: dict[str, str] | None = None, virtual_clock: bool = False,
                  data_dir: str | Path | None = None, host: str = "127.0.0.1", port: int = 0,
-                 node_id: int = 1) -> Broker: ...
+                 node_id: int = 1, brokers: int = 1, racks: Sequence[str | None] = ()) -> Broker: ...
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -16,6 +16,11 @@
 #   KEMU_LOG_LEVEL (or KAFKA_LOG4J_ROOT_LOGLEVEL)          -> --log-level
 #   KEMU_CONTROL_PORT           unset (off)                -> --control-port: the control endpoint
 #                                                          (HTTP/JSON), on the listen host like the broker
+#   KEMU_BROKERS                1                          -> --brokers: a cluster of N brokers, listening
+#                                                          (and advertised) on the N ports from the first
+#                                                          listener's up: publish them all (-p 9092-9094:9092-9094)
+#   KEMU_RACKS                  unset                      comma-separated, one per broker (or one for all)
+#                                                          -> --rack each
 #
 # Other KAFKA_* variables become --override settings (see below).
 # Arguments that do not start with "-" are run as a command instead (`docker run -it IMAGE sh`).
@@ -136,6 +141,9 @@ case "$log_level" in
     TRACE|trace) log_level=DEBUG ;;
     FATAL|fatal) log_level=CRITICAL ;;
 esac
+
+[ -z "${KEMU_BROKERS:-}" ] || set -- --brokers "$KEMU_BROKERS" "$@"
+[ -z "${KEMU_RACKS:-}" ] || set -- --rack "$KEMU_RACKS" "$@"
 
 # A test tool, so off unless asked for; bound to the listen host, so a published port reaches it.
 [ -z "${KEMU_CONTROL_PORT:-}" ] || set -- --control-port "$KEMU_CONTROL_PORT" "$@"

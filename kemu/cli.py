@@ -1,7 +1,8 @@
 """`kemu serve`: run a broker until Ctrl-C or SIGTERM.
 
 Once it accepts connections it prints exactly one line to stdout, `kemu serving on HOST:PORT` (the
-advertised bootstrap address; with --port 0 the real bound port), which scripts and test harnesses wait
+advertised bootstrap address; with --port 0 the real bound port; with --brokers N, every broker's,
+comma-separated), which scripts and test harnesses wait
 for; with `--control-port` a second one follows, `kemu control on HOST:PORT`, once the control endpoint
 (kemu.testing.control) answers too. Imports are deferred into the command so `--help` and start-up stay
 quick.
@@ -31,6 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="INFO", type=str.upper,
                        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"])
     serve.add_argument("--node-id", type=int, default=1, help="this broker's node id (default 1)")
+    serve.add_argument("--brokers", type=int, default=1, metavar="N",
+                       help="emulate a cluster of N brokers over one core: node ids --node-id upwards, each "
+                            "listening on the port after the previous one's (or a free one with --port 0)")
+    serve.add_argument("--rack", action="append", default=[], metavar="RACK",
+                       help="broker.rack of the next broker(s), comma-separated or repeated: one per broker, "
+                            "or one for all")
     serve.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
                        help="a Kafka broker setting, as kafka-server-start's --override "
                             "(e.g. group.initial.rebalance.delay.ms=0); may be repeated")
@@ -83,6 +90,15 @@ def serve_command(args: argparse.Namespace) -> int:
         return 2
     for name in unknown:
         logging.getLogger("kemu").warning("The configuration '%s' was supplied but isn't a known config.", name)
+    if args.brokers < 1:
+        print("kemu: --brokers takes a number of brokers, at least 1", file=sys.stderr)
+        return 2
+    racks = [rack.strip() for given in args.rack for rack in given.split(",")]
+    if len(racks) not in (0, 1, args.brokers):
+        print(f"kemu: --rack names {len(racks)} racks for {args.brokers} brokers: give one, or one per broker",
+              file=sys.stderr)
+        return 2
+    args.rack = racks
     temporary = args.data_dir is None
     data_dir = tempfile.mkdtemp(prefix="kemu-") if temporary else args.data_dir
     try:
@@ -107,7 +123,9 @@ async def _serve(args: argparse.Namespace, data_dir: str, overrides: dict[str, s
 
     options = ServeOptions(host=args.host, port=args.port, data_dir=data_dir, settings=overrides,
                            advertised_host=args.advertised_host, advertised_port=args.advertised_port,
-                           node_id=args.node_id, control_port=args.control_port,
+                           node_id=args.node_id, brokers=args.brokers,
+                           racks=tuple(args.rack) * (args.brokers if len(args.rack) == 1 else 1),
+                           control_port=args.control_port,
                            temporary_data_dir=args.data_dir is None, transcript_file=args.transcript is not None)
     if args.transcript is None:
         await serve_until_signalled(options)

@@ -57,7 +57,7 @@ class ServedBroker(Broker):
 
     @property
     def bootstrap_servers(self) -> str:
-        return _address(*self.core.advertised_endpoint())
+        return ",".join(_address(*self.core.advertised_endpoint(node.node_id)) for node in self.core.cluster)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +69,8 @@ class ServeOptions:
     advertised_host: str | None = None
     advertised_port: int | None = None
     node_id: int = 1
+    brokers: int = 1
+    racks: tuple[str | None, ...] = ()
     control_port: int | None = None
     temporary_data_dir: bool = False  # said in the start-up log line
     transcript_file: bool = False  # a transcript file is written (it reads the handle's transcript)
@@ -84,7 +86,8 @@ def start_broker(options: ServeOptions,
     """The handle for `options`; an OSError (the port is taken) is raised as itself, for a one-line message."""
     try:
         return ServedBroker(config=options.settings, data_dir=options.data_dir, host=options.host,
-                            port=options.port, node_id=options.node_id, advertised_host=options.advertised_host,
+                            port=options.port, node_id=options.node_id, brokers=options.brokers,
+                            racks=options.racks, advertised_host=options.advertised_host,
                             advertised_port=options.advertised_port, on_failure=on_failure,
                             observe=options.observed)
     except RuntimeError as failed:

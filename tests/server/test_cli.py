@@ -93,3 +93,36 @@ def test_help_names_the_options() -> None:
     assert done.returncode == 0
     for option in ("--host", "--port", "--advertised-host", "--data-dir", "--log-level", "--node-id"):
         assert option in done.stdout
+
+
+def test_brokers_serve_a_cluster_with_racks_and_list_it_in_the_banner() -> None:
+    process = subprocess.Popen([sys.executable, "-m", "kemu", "serve", "--port", "0", "--brokers", "3",
+                                "--rack", "a,b,c", "--node-id", "4"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert process.stdout is not None
+        banner = process.stdout.readline().strip()
+        assert banner.startswith("kemu serving on "), banner
+        addresses = banner.removeprefix("kemu serving on ").split(",")
+        ports = [int(address.rsplit(":", 1)[1]) for address in addresses]
+        assert len(set(ports)) == 3
+        for port in ports:
+            body = metadata("127.0.0.1", port)
+            assert body["brokers"] == [{"node_id": node, "host": "127.0.0.1", "port": p, "rack": rack}
+                                       for node, p, rack in zip([4, 5, 6], ports, "abc", strict=True)]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=30)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def test_racks_must_be_one_or_one_per_broker() -> None:
+    done = subprocess.run([sys.executable, "-m", "kemu", "serve", "--port", "0", "--brokers", "3", "--rack", "a,b"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "--rack names 2 racks for 3 brokers" in done.stderr

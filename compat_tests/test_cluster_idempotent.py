@@ -15,21 +15,34 @@ import pytest
 from confluent_kafka import KafkaError, Message, Producer
 from kafka import KafkaProducer
 
-from compat_tests.cluster_moves import BROKERS, Progress, disturb, report, rotation
+from compat_tests.cluster_moves import BROKERS, Move, Progress, disturb, report, rotation
 from kemu.testing import Broker
 
 PARTITIONS = 3
 ROUNDS = 3
 
 
-def run_producer(send: Callable[[int], None], stop: threading.Event, failures: list[BaseException]) -> None:
-    number = 0
+def produce_through_moves(broker: Broker, progress: Progress,
+                          send: Callable[[int], None]) -> tuple[list[Move], list[BaseException]]:
+    """`send(n)` for n = 0, 1, ... on a thread of its own while the moves run; the moves and what it raised."""
+    stop, failures = threading.Event(), []
+
+    def run() -> None:
+        number = 0
+        try:
+            while not stop.is_set():
+                send(number)
+                number += 1
+        except BaseException as exc:  # reported in the test's thread
+            failures.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
     try:
-        while not stop.is_set():
-            send(number)
-            number += 1
-    except BaseException as exc:  # reported in the test's thread
-        failures.append(exc)
+        return disturb(broker, progress, rotation(broker, "moves", PARTITIONS), ROUNDS), failures
+    finally:
+        stop.set()
+        thread.join()
 
 
 def check(name: str, broker: Broker, topic: str, acked: set[bytes], moves_report: Callable[[int, int], str]) -> None:
@@ -66,14 +79,7 @@ def test_confluent_idempotent_producer_through_leader_moves(kemu_broker: Broker)
                 producer.poll(0.05)
         producer.poll(0)
 
-    stop, failures = threading.Event(), []
-    thread = threading.Thread(target=run_producer, args=(send, stop, failures))
-    thread.start()
-    try:
-        moves = disturb(kemu_broker, progress, rotation(kemu_broker, "moves", PARTITIONS), ROUNDS)
-    finally:
-        stop.set()
-        thread.join()
+    moves, failures = produce_through_moves(kemu_broker, progress, send)
     assert producer.flush(60) == 0
     assert not failures and not errors, (failures, errors[:5])
     check("confluent-kafka idempotent", kemu_broker, "moves", acked,
@@ -105,14 +111,7 @@ def test_kafka_python_idempotent_producer_through_leader_moves(kemu_broker: Brok
         if number % 50 == 49:
             future.get(timeout=120)  # keeps the backlog short, so each move's recovery is the client's own
 
-    stop, failures = threading.Event(), []
-    thread = threading.Thread(target=run_producer, args=(send, stop, failures))
-    thread.start()
-    try:
-        moves = disturb(kemu_broker, progress, rotation(kemu_broker, "moves", PARTITIONS), ROUNDS)
-    finally:
-        stop.set()
-        thread.join()
+    moves, failures = produce_through_moves(kemu_broker, progress, send)
     producer.flush(60)
     producer.close(10)
     assert not failures and not errors, (failures, errors[:5])

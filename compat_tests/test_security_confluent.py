@@ -5,6 +5,8 @@ that listener's address, and SCRAM users made and removed through the admin API 
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +21,8 @@ from confluent_kafka.admin import (
 
 from compat_tests.polling import wait_for
 from compat_tests.security_support import USERS, SecuredBroker, secured  # noqa: F401
+from kemu.testing import Broker
+from kemu.testing.certs import TestCertificates
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -135,3 +139,29 @@ def test_scram_users_made_and_removed_by_the_admin_api(secured: SecuredBroker) -
         [UserScramCredentialUpsertion("dave", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 1024), b"x")])
     with pytest.raises(KafkaException, match="Too few iterations"):
         too_few["dave"].result(30)
+
+
+def test_librdkafka_reauthenticates_before_its_session_ends(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                           topic_name: str) -> None:
+    """KIP-368: with connections.max.reauth.ms the broker tells the client its session lifetime
+    (SaslAuthenticate v1+), and librdkafka re-authenticates on the same connection before it ends; records
+    produced across several sessions all arrive."""
+    certs = TestCertificates.create(tmp_path)
+    config = certs.broker_config("SASL_PLAINTEXT", users=USERS, extra={"connections.max.reauth.ms": "1500"})
+    with caplog.at_level(logging.INFO, "kemu.server"), Broker(config=config) as broker:
+        producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "security.protocol": "SASL_PLAINTEXT",
+                             "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "alice",
+                             "sasl.password": USERS["alice"]})
+        sent = 0
+
+        def reauthenticated() -> bool:
+            nonlocal sent
+            producer.produce(topic_name, b"%d" % sent)
+            assert producer.flush(30) == 0
+            sent += 1
+            return any("re-authenticated as User:alice with SCRAM-SHA-512 (session lifetime 1500 ms)"
+                       in r.getMessage() for r in caplog.records)
+
+        wait_for(reauthenticated, what="librdkafka re-authenticating", timeout=30)
+        assert not any("expired" in r.getMessage() for r in caplog.records)
+        assert len(broker.records(topic_name)) == sent

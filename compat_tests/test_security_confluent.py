@@ -165,3 +165,23 @@ def test_librdkafka_reauthenticates_before_its_session_ends(tmp_path: Path, capl
         wait_for(reauthenticated, what="librdkafka re-authenticating", timeout=30)
         assert not any("expired" in r.getMessage() for r in caplog.records)
         assert len(broker.records(topic_name)) == sent
+
+
+def test_mtls_principal_through_mapping_rules_on_every_broker_of_a_cluster(tmp_path: Path, topic_name: str) -> None:
+    """ssl.principal.mapping.rules turn the client certificate's DN into the principal; on a cluster every
+    node has every listener, and librdkafka is told each node's SSL address."""
+    certs = TestCertificates.create(tmp_path)
+    config = certs.broker_config("SSL", client_auth="required", extra={
+        "ssl.principal.mapping.rules": "RULE:^CN=([^,]*),OU=test,.*$/$1@test/U,DEFAULT"})
+    principals: set[str] = set()
+    with Broker(config=config, brokers=2) as broker:
+        broker.hooks.observe(lambda exchange: principals.add(exchange.ctx.client.principal))
+        client = certs.client
+        settings = {"bootstrap.servers": broker.bootstrap("SSL"), "security.protocol": "SSL",
+                    "ssl.ca.location": str(certs.ca_file), "ssl.certificate.location": str(client.certificate_file),
+                    "ssl.key.location": str(client.key_file)}
+        metadata = AdminClient(settings).list_topics(timeout=30)
+        assert sorted(f"{b.host}:{b.port}" for b in metadata.brokers.values()) == sorted(
+            broker.bootstrap("SSL", node_id=node) for node in (1, 2))
+        assert _round_trip(settings, topic_name) == [b"secret record"]
+    assert principals == {"User:CLIENT@TEST"}

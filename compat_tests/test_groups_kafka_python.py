@@ -106,9 +106,13 @@ class Member(ConsumerRebalanceListener):  # type: ignore[misc]
 
     def close(self) -> None:
         if self._thread.is_alive():
-            self.call(lambda consumer: consumer.close())
-            self._stop.set()
+            self.call(self._close_on_thread)
             self._thread.join(timeout=30)
+
+    def _close_on_thread(self, consumer: KafkaConsumer) -> None:
+        # Stop is set on the member's own thread before close, so its loop cannot poll a closed consumer.
+        self._stop.set()
+        consumer.close()
 
 
 def wait_until(condition: Callable[[], bool], what: str) -> None:

@@ -1,13 +1,16 @@
 """kafka-python, aiokafka, kafkajs and kcat against kemu's TLS and SASL listeners: SCRAM-SHA-512 and PLAIN
 over SASL_SSL and mTLS over SSL, each a produce and a consume of the same record; a wrong password seen as
-each client's own authentication error."""
+each client's own authentication error; kafka-python's OAUTHBEARER with an unsecured JWT, and an expired one
+refused."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import ssl
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.errors import KafkaError as AIOKafkaError
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.errors import KafkaError
+from kafka.net.sasl.oauth import AbstractTokenProvider
 
 from compat_tests.external_clients import Kafkajs, Kcat
 from compat_tests.security_support import USERS, SecuredBroker, secured  # noqa: F401
@@ -144,3 +148,40 @@ def test_kcat(secured: SecuredBroker, kind: str, topic_name: str, kcat: Kcat, tm
     consumed = kcat.run(bootstrap, *settings, "-C", "-t", topic_name, "-o", "beginning", "-c", "1", "-e")
     assert consumed.returncode == 0, consumed.stderr
     assert consumed.stdout.strip() == "secret record"
+
+
+class _UnsecuredJwt(AbstractTokenProvider):
+    """An unsecured JWT (alg none), as Kafka's default OAUTHBEARER validator accepts them."""
+
+    def __init__(self, subject: str, expires_in_s: float) -> None:
+        super().__init__()
+        self.subject, self.expires_in_s = subject, expires_in_s
+
+    def token(self) -> str:
+        def part(value: dict[str, Any]) -> str:
+            return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+        now = time.time()
+        return f"{part({'alg': 'none'})}.{part({'sub': self.subject, 'iat': now, 'exp': now + self.expires_in_s})}."
+
+
+def _oauth(secured: SecuredBroker, provider: AbstractTokenProvider) -> dict[str, Any]:  # noqa: F811
+    return {"bootstrap_servers": secured.bootstrap("SASL_SSL"), "security_protocol": "SASL_SSL",
+            "ssl_cafile": str(secured.certs.ca_file), "sasl_mechanism": "OAUTHBEARER",
+            "sasl_oauth_token_provider": provider}
+
+
+def test_kafka_python_oauthbearer(secured: SecuredBroker, topic_name: str) -> None:  # noqa: F811
+    producer = KafkaProducer(**_oauth(secured, _UnsecuredJwt("bob", 3600)))
+    producer.send(topic_name, RECORD).get(timeout=30)
+    producer.close()
+    assert "User:bob" in secured.seen("SASL_SSL")
+
+
+def test_kafka_python_expired_oauthbearer_token(secured: SecuredBroker,  # noqa: F811
+                                                caplog: pytest.LogCaptureFixture) -> None:
+    # RFC 7628: the broker answers the expired token with an error challenge, the client acknowledges it and
+    # the exchange fails with that error; kafka-python logs it and times out its bootstrap.
+    with caplog.at_level(logging.INFO, "kafka"), pytest.raises(KafkaError):
+        KafkaProducer(**_oauth(secured, _UnsecuredJwt("bob", -60)), max_block_ms=5000)
+    assert any("SaslAuthenticationFailedError" in r.getMessage() and '{"status":"invalid_token"}' in r.getMessage()
+               for r in caplog.records)

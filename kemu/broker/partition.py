@@ -11,15 +11,26 @@ appended batch and its epoch cache), before that the value loaded or assigned.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from kemu.log import AppendOrigin, AppendResult, FetchData, FetchIsolation, PartitionLog
+from kemu.log.errors import LogError
 from kemu.log.segment import TimestampAndOffset
 from kemu.txn.partition import AbortedTxn, TransactionalPartition
 from kemu.txn.producer_state import ProducerStateManager
+from kemu.wire.errors import ErrorCode
 from kemu.wire.records import BatchHeader
 
 NO_LEADER = -1  # Kafka's LeaderAndIsr.NO_LEADER: every replica that could lead is offline
+
+log = logging.getLogger("kemu.broker")
+
+
+class StorageError(LogError):
+    """The partition's files cannot be written (Kafka's KafkaStorageException): KAFKA_STORAGE_ERROR."""
+
+    code = ErrorCode.KAFKA_STORAGE_ERROR
 
 
 class Partition:
@@ -34,6 +45,10 @@ class Partition:
         self.offline_replicas = offline_replicas or []
         self._leader_epoch = leader_epoch
         self._txn: TransactionalPartition | None = None
+        # Set when a write to the partition's files failed (a full disk, an I/O error): like a Kafka log dir
+        # gone offline, the partition answers KAFKA_STORAGE_ERROR until the broker restarts, whose recovery
+        # truncates whatever the failed write left torn.
+        self.storage_failure: str | None = None
 
     def __repr__(self) -> str:
         return (f"Partition({self.topic}-{self.index}, leader={self.leader_id}, epoch={self.leader_epoch}, "
@@ -137,11 +152,22 @@ class Partition:
     def append(self, data: bytes | bytearray | memoryview, *,
                origin: AppendOrigin = AppendOrigin.CLIENT) -> AppendResult:
         """Validate, check producer state, append. Raises LogError or ProducerStateError (both with .code)."""
-        return self._opened().append(data, origin=origin)
+        self._check_storage()
+        try:
+            return self._opened().append(data, origin=origin)
+        except OSError as exc:
+            self.storage_failure = f"Error while appending records to {self.topic}-{self.index}: {exc}"
+            log.error("%s; the partition is offline until the broker restarts", self.storage_failure)
+            raise StorageError(self.storage_failure) from exc
+
+    def _check_storage(self) -> None:
+        if self.storage_failure is not None:
+            raise StorageError(self.storage_failure)
 
     # ---- reading -------------------------------------------------------------------------------------------
     def read(self, offset: int, max_bytes: int, *, isolation: FetchIsolation = FetchIsolation.HIGH_WATERMARK,
              min_one_batch: bool = True) -> FetchData:
+        self._check_storage()
         return self.log.read(offset, max_bytes, upper_bound=self.bound(isolation),
                              last_stable_offset=self.last_stable_offset, min_one_batch=min_one_batch)
 

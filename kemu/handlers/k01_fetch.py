@@ -34,7 +34,7 @@ import trio
 
 from kemu.broker.broker import Broker
 from kemu.broker.fetch_sessions import PartitionFetch, PartitionKey, PartitionResults
-from kemu.broker.partition import Partition
+from kemu.broker.partition import Partition, StorageError
 from kemu.handlers import _authorize as authz
 from kemu.handlers._leadership import current_leader, leads, node_endpoints
 from kemu.handlers._waiting import LogWatch
@@ -233,6 +233,8 @@ def _read_partition(broker: Broker, target: _Target, limit: int, min_one_batch: 
                               min_one_batch=min_one_batch)
     except LogClosedError:
         return _error_partition(target.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    except StorageError:
+        return _error_partition(target.index, ErrorCode.KAFKA_STORAGE_ERROR)
     except OffsetOutOfRangeError:
         return _error_partition(target.index, ErrorCode.OFFSET_OUT_OF_RANGE)
     except ValueError:  # a negative partition_max_bytes: Kafka's read throws, the partition fails

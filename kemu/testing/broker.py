@@ -501,6 +501,9 @@ class Broker:
         """Every record a consumer reading from the log start would get (control records left out; with
         `read_committed`, only below the last stable offset and none of an aborted transaction)."""
         def read() -> list[Record]:
+            # A commit is answered before its markers are written, as Kafka answers EndTxn; what the broker
+            # has already queued (those markers) is done first, so a test reading right after a commit sees it.
+            self.core.housekeeping.run_due()
             found = self.core.topics.get(topic)
             if found is None:
                 raise BrokerError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {topic}")

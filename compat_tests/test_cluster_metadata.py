@@ -6,7 +6,7 @@ message. A consumer with client.rack reads from the replica in its rack (KIP-392
 from __future__ import annotations
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, ElectionType, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka.admin import KafkaAdminClient
 
@@ -109,3 +109,20 @@ def test_a_consumer_with_client_rack_fetches_from_the_replica_in_its_rack(kemu_b
     assert values == [f"v{n}".encode() for n in range(10)]
     assert kemu_broker.leader("t", 0) == 1
     assert sum(follower_fetches) > 0, "the consumer in rack-c read nothing from broker 3, the replica in its rack"
+
+
+@pytest.mark.kemu(brokers=3)
+def test_admin_elect_leaders_brings_the_preferred_leader_back(kemu_broker: Broker) -> None:
+    kemu_broker.create_topic("t", partitions=3, replication_factor=3)
+    kemu_broker.stop_broker(1)
+    kemu_broker.start_broker(1)
+    moved = [index for index in range(3) if kemu_broker.leader("t", index) != [1, 2, 3][index]]
+    assert moved == [0]
+    admin = AdminClient({"bootstrap.servers": kemu_broker.bootstrap_servers})
+    partitions = [TopicPartition("t", index) for index in range(3)]
+    results = admin.elect_leaders(ElectionType.PREFERRED, partitions).result(10)
+    assert results[TopicPartition("t", 0)] is None
+    assert results[TopicPartition("t", 1)].code() == KafkaError.ELECTION_NOT_NEEDED
+    assert [kemu_broker.leader("t", index) for index in range(3)] == [1, 2, 3]
+    [topic] = kafka_python_view(kemu_broker)[1:]
+    assert topic[0] == (1, [1, 2, 3], [1, 2, 3])

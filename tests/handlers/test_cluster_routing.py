@@ -17,7 +17,7 @@ from kemu.wire.errors import ErrorCode
 from tests.handlers.data_plane import FETCH, LIST_OFFSETS, batch, fetch_body, fetch_partitions, produce, values_of
 from tests.handlers.inprocess import InProcessBroker
 
-FIND_COORDINATOR, INIT_PRODUCER_ID, HEARTBEAT, METADATA = 10, 22, 12, 3
+FIND_COORDINATOR, INIT_PRODUCER_ID, HEARTBEAT, METADATA, ELECT_LEADERS = 10, 22, 12, 3, 43
 
 
 @pytest.fixture
@@ -141,3 +141,39 @@ def test_metadata_shows_a_leaderless_partition_as_leader_not_available(cluster: 
     [partition] = body["topics"][0]["partitions"]
     assert (partition["error_code"], partition["leader_id"], partition["offline_replicas"]) == (
         ErrorCode.LEADER_NOT_AVAILABLE, -1, [1])
+
+
+def elect(cluster: InProcessBroker, version: int, body: dict[str, Any]) -> list[tuple[str, int, int]]:
+    with cluster.connect() as conn:
+        answer = conn.request(ELECT_LEADERS, version, body)
+    return [(t["topic"], p["partition_id"], p["error_code"]) for t in answer["replica_election_results"]
+            for p in t["partition_result"]]
+
+
+def test_elect_leaders_moves_leadership_back_to_the_preferred_replica(cluster: InProcessBroker) -> None:
+    cluster.call(lambda: cluster.broker.stop_node(1))
+    cluster.call(lambda: cluster.broker.start_node(1))
+    assert [leader_of(cluster, i) for i in range(3)] == [2, 2, 3]  # partition 0's leadership moved away
+    wanted = {"election_type": 0, "timeout_ms": 1000, "topic_partitions": [{"topic": "t", "partitions": [0, 1, 9]}]}
+    assert elect(cluster, 2, wanted) == [("t", 0, 0), ("t", 1, ErrorCode.ELECTION_NOT_NEEDED),
+                                         ("t", 9, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+    topic = cluster.broker.topics.get("t")
+    assert topic is not None and (topic.partitions[0].leader_id, topic.partitions[0].leader_epoch) == (1, 2)
+    # Every partition (null): only those that changed are answered; none are left to change.
+    assert elect(cluster, 2, {"election_type": 0, "timeout_ms": 1000, "topic_partitions": None}) == []
+
+
+def test_preferred_election_needs_the_preferred_replica_in_sync_and_unclean_takes_any_live_one(
+        cluster: InProcessBroker) -> None:
+    [outcome] = cluster.call(lambda: create_topics(cluster.broker, [NewTopic("pair", 1, 2)]))
+    assert outcome.error is ErrorCode.NONE
+    cluster.call(lambda: cluster.broker.stop_node(1))
+    one = {"topic_partitions": [{"topic": "pair", "partitions": [0]}], "timeout_ms": 1000}
+    assert elect(cluster, 1, {**one, "election_type": 0}) == [("pair", 0, ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE)]
+    assert elect(cluster, 1, {**one, "election_type": 1}) == [("pair", 0, ErrorCode.ELECTION_NOT_NEEDED)]
+    cluster.call(lambda: cluster.broker.stop_node(2))  # no leader now: 2 was the last in-sync replica
+    cluster.call(lambda: cluster.broker.start_node(1))  # back, but never caught up: outside the ISR
+    topic = cluster.broker.topics.get("pair")
+    assert topic is not None and topic.partitions[0].leader_id == -1
+    assert elect(cluster, 1, {**one, "election_type": 1}) == [("pair", 0, 0)]
+    assert (topic.partitions[0].leader_id, topic.partitions[0].isr) == (1, [1])

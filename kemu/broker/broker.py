@@ -88,7 +88,11 @@ class Broker:
         return now_ms + self.config.producer_id_expiration_check_interval_ms
 
     def _run_retention(self, now_ms: int) -> int:
-        self.storage.log_dir.run_retention()
+        # Partition by partition, so one whose disk fails goes offline and the rest are still maintained.
+        for topic in self.topics:
+            for partition in topic.partitions:
+                if partition.is_open:
+                    partition.maintain()
         return now_ms + self.config.log_retention_check_interval_ms
 
     def _cleaner_sources(self, topic: str | None = None) -> list[CleanerSource]:

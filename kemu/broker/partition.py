@@ -160,6 +160,18 @@ class Partition:
             log.error("%s; the partition is offline until the broker restarts", self.storage_failure)
             raise StorageError(self.storage_failure) from exc
 
+    def maintain(self) -> None:
+        """The periodic log maintenance: retention, then `flush.ms`. A failing fsync or unlink takes the
+        partition offline as a failed append does (Kafka's log dir goes offline on a flush's IOException)."""
+        if self.storage_failure is not None:
+            return
+        try:
+            self.log.delete_old_segments()
+            self.log.maybe_flush()
+        except OSError as exc:
+            self.storage_failure = f"Error while maintaining the log of {self.topic}-{self.index}: {exc}"
+            log.error("%s; the partition is offline until the broker restarts", self.storage_failure)
+
     def _check_storage(self) -> None:
         if self.storage_failure is not None:
             raise StorageError(self.storage_failure)

@@ -91,3 +91,32 @@ def test_a_full_disk_takes_one_partition_offline_and_loses_nothing(
         assert produce(conn, FAULTY, batch(b"after"))["base_offset"] == len(acked)
         assert fetch(conn, broker, FAULTY) == (0, [*acked, b"after"])
         assert fetch(conn, broker, HEALTHY) == (0, [b"still served"])
+
+
+def test_an_fsync_that_fails_in_the_periodic_flush_takes_the_partition_offline(
+        data_dir: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = dataclasses.replace(broker_config(), data_dir=data_dir)
+    with InProcessBroker(config) as broker, broker.connect() as conn:
+        create_topic(conn, FAULTY, configs={"flush.ms": "0"})
+        create_topic(conn, HEALTHY, configs={"flush.ms": "0"})
+        assert produce(conn, FAULTY, batch(b"acked"))["error_code"] == 0
+        assert produce(conn, HEALTHY, batch(b"fine"))["error_code"] == 0
+        real_fsync = os.fsync
+
+        def failing_fsync(fd: int) -> None:
+            if f"/{FAULTY}-0/" in os.readlink(f"/proc/self/fd/{fd}"):
+                raise OSError(errno.EIO, os.strerror(errno.EIO))
+            real_fsync(fd)
+
+        monkeypatch.setattr(os, "fsync", failing_fsync)
+        for name in (FAULTY, HEALTHY):
+            partition = broker.broker.partition(name, 0)
+            assert partition is not None
+            broker.call(partition.maintain)  # what the log-retention housekeeping task runs
+        assert produce(conn, FAULTY, batch(b"later"))["error_code"] == ErrorCode.KAFKA_STORAGE_ERROR
+        assert fetch(conn, broker, FAULTY)[0] == ErrorCode.KAFKA_STORAGE_ERROR
+        assert produce(conn, HEALTHY, batch(b"on"))["error_code"] == 0
+        monkeypatch.setattr(os, "fsync", real_fsync)
+    with InProcessBroker(config) as broker, broker.connect() as conn:
+        assert fetch(conn, broker, FAULTY) == (0, [b"acked"])
+        assert fetch(conn, broker, HEALTHY) == (0, [b"fine", b"on"])

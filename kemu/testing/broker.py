@@ -55,17 +55,18 @@ from kemu.log.log_cleaner import CleanResult
 from kemu.server import serve
 from kemu.server.hooks import Intervention, RequestHooks
 from kemu.server.listener import ServedCore
-from kemu.testing.checker import ExactlyOnceChecker
 from kemu.testing.clock import TestClock
 from kemu.testing.faults import BrokerCrashed, Faults
-from kemu.testing.transcript import Transcript
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import NewRecord, build_batch
 
 if TYPE_CHECKING:
     # The inspector (and the group core it reads) loads on the first inspect(): `kemu serve` starts without it.
+    # The checker and the transcript load when first wanted: `kemu serve` with nothing to read them never does.
+    from kemu.testing.checker import ExactlyOnceChecker
     from kemu.testing.inspector import Inspection
+    from kemu.testing.transcript import Transcript
 
 T = TypeVar("T")
 
@@ -138,14 +139,14 @@ class Broker:
         # One set of hooks for the handle's life: what a test registers survives restart() and kill().
         self.hooks = RequestHooks()
         self.faults = Faults()
-        self.transcript = Transcript(topic_names=self._topic_name)
+        self._transcript: Transcript | None = None
+        self._checker: ExactlyOnceChecker | None = None
         self._crashed = False
         self._crash: BrokerCrashed | None = None
         self.hooks.intercept(self._intercept)
-        # One checker for the handle's life too: a violation seen before a restart is still reported after.
-        self.checker = ExactlyOnceChecker()
         if observe:
             self.hooks.observe(self.transcript.observe)
+            # One checker for the handle's life: a violation seen before a restart is still reported after.
             self.hooks.observe(self.checker.observe)
         self.core: CoreBroker
         self._coordinators: Coordinators
@@ -156,7 +157,8 @@ class Broker:
         config = self._config(self.data_dir)
         cluster_id = meta_properties.load_or_format(self.data_dir, config.node_id, None)
         self.core = CoreBroker(config, self.clock, cluster_id)
-        self.checker.attach(self.core)
+        if self._checker is not None:
+            self._checker.attach(self.core)
         self.coordinators = Coordinators(self.core)
         self._served = ServedCore(self.core, self.coordinators)
         ready = threading.Event()
@@ -249,8 +251,9 @@ class Broker:
         def swap() -> None:
             assert self._served is not None and self._nursery is not None
             self.core, self.coordinators, self.clock = spare.core, spare.coordinators, spare.clock
-            self.checker.clear()
-            self.checker.attach(spare.core)
+            if self._checker is not None:
+                self._checker.clear()
+                self._checker.attach(spare.core)
             ended = self._served.swap(spare.core, spare.coordinators)
             self._nursery.start_soon(self._retire, old, ended, old_dir, own_dir)
 
@@ -341,6 +344,31 @@ class Broker:
         if self._scope is not None:
             self._scope.cancel()
         raise self._crash
+
+    @property
+    def transcript(self) -> Transcript:
+        """Every exchange the broker had (kemu.testing.transcript); empty unless the handle observes."""
+        if self._transcript is None:
+            from kemu.testing.transcript import Transcript
+
+            self._transcript = Transcript(topic_names=self._topic_name)
+        return self._transcript
+
+    @transcript.setter
+    def transcript(self, transcript: Transcript) -> None:
+        # What a test may put in its place (the plugin's report reads whatever is there).
+        self._transcript = transcript
+
+    @property
+    def checker(self) -> ExactlyOnceChecker:
+        """The exactly-once checker over the broker's traffic and logs (kemu.testing.checker)."""
+        if self._checker is None:
+            from kemu.testing.checker import ExactlyOnceChecker
+
+            self._checker = ExactlyOnceChecker()
+            if hasattr(self, "core"):
+                self._checker.attach(self.core)
+        return self._checker
 
     def _topic_name(self, topic_id: uuid.UUID) -> str | None:
         found = self.core.topics.by_id(topic_id)

@@ -32,6 +32,7 @@ from benchmarks.brokers import (
 )
 from benchmarks.kafka_probe import api_versions
 from benchmarks.latency import FETCH_WAIT_MAX_MS, run_latency
+from benchmarks.load import measure_load
 from benchmarks.profiling import Profile, ProfilerUnavailable, format_top
 from benchmarks.report import Cell, Column, Row, format_table, to_json
 from benchmarks.throughput import PhaseResult, Workload, record_values, run_workload
@@ -44,7 +45,8 @@ from benchmarks.txn_latency import (
 )
 
 BROKER_KEYS = ("kemu", "tansu", "mock")
-MODES = ("throughput", "txn", "latency", "all")
+MODES = ("throughput", "txn", "latency", "load", "all")
+LOAD_CLIENTS, LOAD_RATE = 200, 20  # producers, records/s each: 4,000 records/s offered
 BATCHED_TXN = (100, 100, 4)  # transactions, records each, partitions
 SHORT_NAMES = {"kemu": "kemu", "tansu": "Tansu", "mock": "mock"}
 THROUGHPUT_APIS = {0: "Produce", 1: "Fetch", 3: "Metadata"}
@@ -71,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--txn-count", type=int, default=500, help="transactions in txn mode")
     parser.add_argument("--latency-count", type=int, default=3000,
                         help="records sent ~1 ms apart in latency mode")
+    parser.add_argument("--load-seconds", type=float, default=20.0,
+                        help=f"seconds of the {LOAD_CLIENTS}-client load (benchmarks/load.py) in load mode")
     parser.add_argument("--profile", metavar="PATH",
                         help="py-spy profile of kemu while its workloads run: collapsed stacks to PATH "
                              "(.MODE before the suffix), the top entries to stderr and under the table")
@@ -94,6 +98,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if min(args.partitions) < 1 or min(args.startup_runs, args.repeats, args.txn_count, args.latency_count) < 1 \
             or args.round_mib <= 0:
         parser.error("partition counts, --startup-runs, --repeats, --txn-count and --round-mib must be positive")
+    if args.load_seconds <= 0:
+        parser.error("--load-seconds must be positive")
     if args.records_100b < 0 or args.records_1kib < 0:
         parser.error("record counts cannot be negative")
     return args
@@ -315,6 +321,24 @@ def latency_rows(definitions: list[BrokerDefinition], args: argparse.Namespace) 
     return rows_per_broker(definitions, names, lambda d: measure_latency(d, args))
 
 
+def load_rows(definitions: list[BrokerDefinition], args: argparse.Namespace) -> list[Row]:
+    where = f"{LOAD_CLIENTS} producers × {LOAD_RATE} rec/s ({LOAD_CLIENTS * LOAD_RATE:,} offered), " \
+            f"{args.load_seconds:g} s"
+    names = [f"load, {where}: delivered msgs/s", "load: produce delivery latency, median ms",
+             "load: produce delivery latency, p99 ms", "load: broker peak RSS, MiB"]
+
+    def measure(definition: BrokerDefinition) -> list[Cell]:
+        progress(f"[{definition.label}] {where} ...")
+        result = measure_load(definition, clients=LOAD_CLIENTS, rate=LOAD_RATE, seconds=args.load_seconds)
+        progress(f"[{definition.label}]   {result.delivered_per_s:,.0f} msgs/s delivered, p50 {result.p50_ms:.1f} ms, "
+                 f"p99 {result.p99_ms:.1f} ms, {result.errors} errors")
+        if result.errors:
+            return [Cell.failed(f"{result.errors} records failed delivery")] * len(names)
+        return [Cell(result.delivered_per_s), Cell(result.p50_ms), Cell(result.p99_ms), Cell(result.rss_mib)]
+
+    return rows_per_broker(definitions, names, measure)
+
+
 def rows_per_broker(definitions: list[BrokerDefinition], names: list[str],
                     measure: Callable[[BrokerDefinition], list[Cell]]) -> list[Row]:
     """One row per name; each broker's cells in that order, then the load average they were taken at."""
@@ -463,6 +487,12 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
             f"fetch.wait.max.ms={FETCH_WAIT_MAX_MS}; both clients in one process, one clock; every record "
             "must arrive once, in order.",
         ]
+    if mode in ("load", "all"):
+        notes += [
+            f"Load: benchmarks/load.py — {LOAD_CLIENTS} confluent-kafka producers (acks=all, linger.ms=5), each on "
+            f"a thread of this process writing 100 B records at {LOAD_RATE}/s to a partition of its own; latency is "
+            "produce() to the delivery report. The clients share the 2 cores with the broker.",
+        ]
     return notes
 
 
@@ -483,6 +513,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows += txn_rows(definitions, args, semantics)
     if args.mode in ("latency", "all"):
         rows += latency_rows(definitions, args)
+    if args.mode in ("load", "all"):
+        rows += load_rows(definitions, args)
     columns = [Column(d.key, d.label, SHORT_NAMES[d.key]) for d in definitions]
     env = environment()
     notes = footnotes(args.mode, args)

@@ -77,10 +77,12 @@ def test_broker_subset_keeps_the_canonical_order_and_counts_are_flags() -> None:
     assert [(w.record_size, w.records, w.partitions, w.idempotent) for w in workloads_for(args)] == [
         (100, 10, 4, False), (100, 10, 1, True)]
     assert parse_args(["--mode", "all", "--profile", "kemu.txt"]).profile == "kemu.txt"
+    assert parse_args(["--mode", "load", "--load-seconds", "5"]).load_seconds == 5.0
 
 
 @pytest.mark.parametrize("argv", [["--brokers", "kafka"], ["--partitions", "x"], ["--partitions", "0"],
-                                  ["--repeats", "0"], ["--mode", "soak"], ["--latency-count", "0"]])
+                                  ["--repeats", "0"], ["--mode", "soak"], ["--latency-count", "0"],
+                                  ["--load-seconds", "0"]])
 def test_bad_arguments_are_refused(argv: list[str]) -> None:
     with pytest.raises(SystemExit):
         parse_args(argv)

@@ -56,7 +56,8 @@ def _control_address(server: KemuServeProcess) -> str:
 
 
 def _started(data_dir: Path) -> Iterator[Controlled]:
-    server = KemuServeProcess(data_dir, extra_args=("--control-port", "0"))
+    # Two brokers, so that the cluster operations' examples (stop broker 2) have a broker to act on.
+    server = KemuServeProcess(data_dir, extra_args=("--control-port", "0", "--brokers", "2"))
     server.start()
     try:
         yield Controlled(server, _control_address(server))

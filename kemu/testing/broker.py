@@ -395,6 +395,8 @@ class Broker:
         and coordinators move to live in-sync replicas with bumped leader epochs, the ISRs shrink."""
         def stop() -> None:
             assert self._served is not None
+            if not self.core.cluster.node(node_id).alive:
+                raise ApiError(ErrorCode.INVALID_REQUEST, f"Broker {node_id} is stopped already.")
             self.core.stop_node(node_id)
             self._served.nodes.stop(node_id)
 

@@ -305,6 +305,42 @@ class Control:
         self.broker.create_topic(name, partitions, config)
         return Reply(HTTPStatus.CREATED, {"name": name, "partitions": partitions, "config": config})
 
+    # ---- the cluster's brokers and leaders -------------------------------------------------------------
+    def brokers(self, call: Call) -> Reply:
+        return Reply(HTTPStatus.OK, {"brokers": self.broker.call(self._brokers)})
+
+    def _brokers(self) -> list[JsonObject]:
+        core = self.broker.core
+        out: list[JsonObject] = []
+        for node in core.cluster:
+            host, port = core.advertised_endpoint(node.node_id)
+            out.append({"node_id": node.node_id, "host": host, "port": port, "rack": node.rack,
+                        "alive": node.alive})
+        return out
+
+    def stop_broker(self, call: Call) -> Reply:
+        self.broker.stop_broker(_node_id(call))
+        return self.brokers(call)
+
+    def start_broker(self, call: Call) -> Reply:
+        self.broker.start_broker(_node_id(call))
+        return self.brokers(call)
+
+    def move_leader(self, call: Call) -> Reply:
+        topic, node_id = call.params["topic"], _required(call.json(), "node_id", int)
+        try:
+            index = int(call.params["partition"])
+        except ValueError:
+            raise ControlError(HTTPStatus.BAD_REQUEST, "BAD_REQUEST", "the partition is a number") from None
+        self.broker.move_leader(topic, index, node_id)
+
+        def state() -> JsonObject:
+            found = self.broker._partition_any(topic, index)
+            return {"topic": topic, "partition": index, "leader": found.leader_id,
+                    "leader_epoch": found.leader_epoch, "replicas": list(found.replicas), "isr": list(found.isr)}
+
+        return Reply(HTTPStatus.OK, self.broker.call(state))
+
     def records(self, call: Call) -> Reply:
         found = self.broker.records(call.params["topic"], call.integer("partition"),
                                     read_committed=call.flag("read_committed"))
@@ -395,12 +431,21 @@ def _record_json(record: Record) -> JsonObject:
 _STATUS_OF_ERROR = {
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: HTTPStatus.NOT_FOUND,
     ErrorCode.TOPIC_ALREADY_EXISTS: HTTPStatus.CONFLICT,
+    ErrorCode.BROKER_NOT_AVAILABLE: HTTPStatus.NOT_FOUND,
+    ErrorCode.INVALID_REQUEST: HTTPStatus.CONFLICT,  # the last live broker cannot be stopped
 }
 
 
 def _from_broker_error(error: BrokerError) -> ControlError:
     # Kafka's own error name, so a test in any language can match what a Kafka client would report.
     return ControlError(_STATUS_OF_ERROR.get(error.code, HTTPStatus.BAD_REQUEST), error.code.name, str(error))
+
+
+def _node_id(call: Call) -> int:
+    try:
+        return int(call.params["node"])
+    except ValueError:
+        raise ControlError(HTTPStatus.NOT_FOUND, "BROKER_NOT_AVAILABLE", f"no broker {call.params['node']}") from None
 
 
 def _stopped(why: str = "a crash fault stopped the broker") -> ControlError:
@@ -433,6 +478,10 @@ def _routes() -> Iterable[Route]:
     yield Route("GET", "/transcript/text", Control.transcript_text)
     yield Route("GET", "/topics", Control.topics, needs_broker=True)
     yield Route("POST", "/topics", Control.create_topic, needs_broker=True)
+    yield Route("GET", "/brokers", Control.brokers, needs_broker=True)
+    yield Route("POST", "/brokers/{node}/stop", Control.stop_broker, needs_broker=True)
+    yield Route("POST", "/brokers/{node}/start", Control.start_broker, needs_broker=True)
+    yield Route("POST", "/topics/{topic}/partitions/{partition}/leader", Control.move_leader, needs_broker=True)
     yield Route("GET", "/topics/{topic}/records", Control.records, needs_broker=True)
     yield Route("POST", "/topics/{topic}/records", Control.produce, needs_broker=True)
     yield Route("POST", "/cleaner/run", Control.clean, needs_broker=True)

@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from kemu.testing import Broker, BrokerError
+from kemu.testing.control import ControlEndpoint
 from kemu.wire.errors import ErrorCode
 from tests.server.kafka_socket import KafkaSocket
+from tests.testing.test_control_openapi import send
 
 METADATA = 3
 
@@ -75,3 +77,19 @@ def test_leaders_and_coordinators_move_on_demand() -> None:
         assert refused.value.code is ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
         with pytest.raises(BrokerError):
             cluster.stop_broker(9)
+
+
+def test_the_control_endpoint_stops_and_starts_brokers_and_moves_leaders() -> None:
+    with Broker(brokers=3) as cluster, ControlEndpoint(cluster) as control:
+        cluster.create_topic("t", replication_factor=3)
+        stopped = send(control.url, "POST", "/brokers/1/stop")
+        assert stopped.status == 200
+        assert [(b["node_id"], b["alive"]) for b in stopped.json()["brokers"]] == [(1, False), (2, True), (3, True)]
+        assert cluster.leader("t", 0) == 2
+        moved = send(control.url, "POST", "/topics/t/partitions/0/leader", body={"node_id": 3})
+        assert (moved.status, moved.json()["leader"], moved.json()["leader_epoch"], moved.json()["isr"]) == (
+            200, 3, 2, [2, 3])
+        refused = send(control.url, "POST", "/topics/t/partitions/0/leader", body={"node_id": 1})
+        assert (refused.status, refused.json()["error"]["code"]) == (400, "ELIGIBLE_LEADERS_NOT_AVAILABLE")
+        assert send(control.url, "POST", "/brokers/1/start").status == 200
+        assert metadata(ports(cluster)[0])["topics"][0]["partitions"][0]["isr_nodes"] == [1, 2, 3]

@@ -26,7 +26,7 @@ from kemu.testing.control import ROUTES, ControlEndpoint, openapi_document
 DOCUMENT = openapi_document()
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 ARRANGED_TOPIC = "orders"  # what the document's examples name; made by `arrange` before every operation
-UNKNOWN = {"topic": "no-such-topic", "id": "999999"}
+UNKNOWN = {"topic": "no-such-topic", "id": "999999", "node": "999999"}
 
 
 @dataclass(frozen=True)
@@ -236,7 +236,8 @@ def check_routes_documented(base_url: str) -> None:
 # ---- in-process -----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def served() -> Iterator[tuple[Broker, str]]:
-    with Broker() as broker, ControlEndpoint(broker) as control:
+    # Two brokers, so that the cluster operations' examples (stop broker 2) have a broker to act on.
+    with Broker(brokers=2) as broker, ControlEndpoint(broker) as control:
         yield broker, control.url
 
 

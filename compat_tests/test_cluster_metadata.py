@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import Consumer, ElectionType, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import KafkaAdminClient
 
 from compat_tests.external_clients import Kcat
@@ -126,3 +127,16 @@ def test_admin_elect_leaders_brings_the_preferred_leader_back(kemu_broker: Broke
     assert [kemu_broker.leader("t", index) for index in range(3)] == [1, 2, 3]
     [topic] = kafka_python_view(kemu_broker)[1:]
     assert topic[0] == (1, [1, 2, 3], [1, 2, 3])
+
+
+@pytest.mark.kemu(brokers=3)
+def test_kafka_python_reassigns_a_partition(kemu_broker: Broker) -> None:
+    kemu_broker.create_topic("t", partitions=1, replication_factor=2)
+    admin = KafkaAdminClient(bootstrap_servers=kemu_broker.bootstrap_servers)
+    try:
+        results = admin.alter_partition_reassignments({KafkaTopicPartition("t", 0): [3, 2]})
+        assert results == {KafkaTopicPartition("t", 0): None}
+        assert admin.list_partition_reassignments() == {}
+    finally:
+        admin.close()
+    assert kafka_python_view(kemu_broker)[1] == {0: (3, [3, 2], [3, 2])}

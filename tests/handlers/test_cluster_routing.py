@@ -18,6 +18,7 @@ from tests.handlers.data_plane import FETCH, LIST_OFFSETS, batch, fetch_body, fe
 from tests.handlers.inprocess import InProcessBroker
 
 FIND_COORDINATOR, INIT_PRODUCER_ID, HEARTBEAT, METADATA, ELECT_LEADERS = 10, 22, 12, 3, 43
+ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS = 45, 46
 
 
 @pytest.fixture
@@ -177,3 +178,28 @@ def test_preferred_election_needs_the_preferred_replica_in_sync_and_unclean_take
     assert topic is not None and topic.partitions[0].leader_id == -1
     assert elect(cluster, 1, {**one, "election_type": 1}) == [("pair", 0, 0)]
     assert (topic.partitions[0].leader_id, topic.partitions[0].isr) == (1, [1])
+
+
+def test_a_reassignment_completes_at_once_and_none_is_left_in_progress(cluster: InProcessBroker) -> None:
+    [outcome] = cluster.call(lambda: create_topics(cluster.broker, [NewTopic("moving", 1, 2)]))
+    assert outcome.error is ErrorCode.NONE
+    body = {"timeout_ms": 1000, "topics": [{"name": "moving", "partitions": [
+        {"partition_index": 0, "replicas": [3, 2]}, {"partition_index": 5, "replicas": [1]}]},
+        {"name": "other", "partitions": [{"partition_index": 0, "replicas": None}]}]}
+    with cluster.connect() as conn:
+        answer = conn.request(ALTER_REASSIGNMENTS, 0, body)
+        listed = conn.request(LIST_REASSIGNMENTS, 0, {"timeout_ms": 1000, "topics": None})
+        bad = conn.request(ALTER_REASSIGNMENTS, 0, {"timeout_ms": 1000, "topics": [{"name": "moving", "partitions": [
+            {"partition_index": 0, "replicas": [2, 9]}]}]})
+    assert [(t["name"], p["partition_index"], p["error_code"]) for t in answer["responses"] for p in t["partitions"]] \
+        == [("moving", 0, 0), ("moving", 5, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+            ("other", 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+    topic = cluster.broker.topics.get("moving")
+    assert topic is not None
+    partition = topic.partitions[0]
+    assert (partition.replicas, partition.isr, partition.leader_id, partition.leader_epoch) == ([3, 2], [3, 2], 3, 1)
+    assert listed["topics"] == []
+    [[refused]] = [t["partitions"] for t in bad["responses"]]
+    assert (refused["error_code"], refused["error_message"]) == (
+        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+        "The manual partition assignment includes broker 9, but no such broker is registered.")

@@ -118,6 +118,7 @@ class Broker:
         self._listener_ports: dict[str, int] = {}  # each listener's bound port, kept across restarts
         self._node_id = node_id
         self._brokers = brokers
+        self._node_ports: dict[int, int] = {}
         self._racks = tuple(racks)
         # A cluster's internal topics are replicated as a Kafka cluster of that size has them (3, its
         # default, or every broker when there are fewer), so their coordinators can move.
@@ -157,6 +158,9 @@ class Broker:
         config = self._config(self.data_dir)
         cluster_id = meta_properties.load_or_format(self.data_dir, config.node_id, None)
         self.core = CoreBroker(config, self.clock, cluster_id)
+        # Every broker of a cluster comes back on its own port too, not on the ones after the first's.
+        for node in self.core.cluster:
+            node.port = self._node_ports.get(node.node_id)
         if self._checker is not None:
             self._checker.attach(self.core)
         self.coordinators = Coordinators(self.core)
@@ -179,6 +183,7 @@ class Broker:
             raise RuntimeError("the kemu broker did not start") from self._error
         # A restart comes back on the same ports, so clients that knew the broker find it again.
         self._port = self.port
+        self._node_ports = {node.node_id: node.port for node in self.core.cluster if node.port}
         self._listener_ports = {name: port for (node, name), port in self.core.bound_ports.items()
                                 if node == self._node_id}
 

@@ -93,3 +93,13 @@ def test_the_control_endpoint_stops_and_starts_brokers_and_moves_leaders() -> No
         assert (refused.status, refused.json()["error"]["code"]) == (400, "ELIGIBLE_LEADERS_NOT_AVAILABLE")
         assert send(control.url, "POST", "/brokers/1/start").status == 200
         assert metadata(ports(cluster)[0])["topics"][0]["partitions"][0]["isr_nodes"] == [1, 2, 3]
+
+
+def test_every_broker_of_a_cluster_comes_back_on_its_port_after_a_restart() -> None:
+    with Broker(brokers=3) as cluster:
+        before = ports(cluster)
+        cluster.restart()
+        assert ports(cluster) == before
+        cluster.kill()
+        assert ports(cluster) == before
+        assert [b["port"] for b in metadata(before[2])["brokers"]] == before

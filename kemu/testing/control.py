@@ -341,6 +341,12 @@ class Control:
 
         return Reply(HTTPStatus.OK, self.broker.call(state))
 
+    def move_coordinator(self, call: Call) -> Reply:
+        kind, key = call.params["kind"], call.params["key"]
+        node_id = _required(call.json(), "node_id", int)
+        self.broker.move_coordinator(kind, key, node_id)  # ValueError (400) for a kind other than group/transaction
+        return Reply(HTTPStatus.OK, {"kind": kind, "key": key, "node_id": self.broker.coordinator(kind, key)})
+
     def records(self, call: Call) -> Reply:
         found = self.broker.records(call.params["topic"], call.integer("partition"),
                                     read_committed=call.flag("read_committed"))
@@ -482,6 +488,7 @@ def _routes() -> Iterable[Route]:
     yield Route("POST", "/brokers/{node}/stop", Control.stop_broker, needs_broker=True)
     yield Route("POST", "/brokers/{node}/start", Control.start_broker, needs_broker=True)
     yield Route("POST", "/topics/{topic}/partitions/{partition}/leader", Control.move_leader, needs_broker=True)
+    yield Route("POST", "/coordinators/{kind}/{key}/leader", Control.move_coordinator, needs_broker=True)
     yield Route("GET", "/topics/{topic}/records", Control.records, needs_broker=True)
     yield Route("POST", "/topics/{topic}/records", Control.produce, needs_broker=True)
     yield Route("POST", "/cleaner/run", Control.clean, needs_broker=True)

@@ -103,3 +103,12 @@ def test_every_broker_of_a_cluster_comes_back_on_its_port_after_a_restart() -> N
         cluster.kill()
         assert ports(cluster) == before
         assert [b["port"] for b in metadata(before[2])["brokers"]] == before
+
+
+def test_the_control_endpoint_moves_a_coordinator() -> None:
+    with Broker(brokers=3) as cluster, ControlEndpoint(cluster) as control:
+        target = 1 + cluster.coordinator("transaction", "tx") % 3
+        moved = send(control.url, "POST", "/coordinators/transaction/tx/leader", body={"node_id": target})
+        assert (moved.status, moved.json()) == (200, {"kind": "transaction", "key": "tx", "node_id": target})
+        assert cluster.coordinator("transaction", "tx") == target
+        assert send(control.url, "POST", "/coordinators/other/tx/leader", body={"node_id": 1}).status == 400

@@ -36,15 +36,17 @@ class Storage:
     def log_config(self, topic: Topic) -> LogConfig:
         return LogConfig.from_props(topic.configs, base=self.log_defaults)
 
-    def open_partition(self, topic: Topic, partition: Partition) -> Partition:
-        partition.attach(self.log_dir.open(topic.name, partition.index, self.log_config(topic),
+    def open_partition(self, topic: Topic, partition: Partition, config: LogConfig | None = None) -> Partition:
+        """`config`: the topic's log config when the caller opens many partitions of it (parsed once)."""
+        partition.attach(self.log_dir.open(topic.name, partition.index, config or self.log_config(topic),
                                            topic_id=topic.topic_id))
         return partition
 
     def open_topic(self, topic: Topic) -> None:
+        config = self.log_config(topic)
         for partition in topic.partitions:
             if not partition.is_open:
-                self.open_partition(topic, partition)
+                self.open_partition(topic, partition, config)
 
     def delete_topic(self, topic: Topic) -> None:
         for partition in topic.partitions:
@@ -71,7 +73,8 @@ class Storage:
             ],
         }
         tmp = self._path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(doc, indent=1, sort_keys=True))
+        # No indent: only then is it the C encoder (a 10,000-partition topic took ~0.25 s to indent).
+        tmp.write_text(json.dumps(doc, sort_keys=True))
         os.replace(tmp, self._path)
 
     def load(self, registry: TopicRegistry, node_ids: list[int]) -> None:

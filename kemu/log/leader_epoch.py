@@ -24,10 +24,13 @@ class EpochEntry:
 
 
 class LeaderEpochCache:
-    def __init__(self, directory: Path, *, fsync: bool = False) -> None:
+    def __init__(self, directory: Path, *, fsync: bool = False, empty: bool = False) -> None:
+        """`empty`: the directory was just made, so there is no checkpoint to read."""
         self._path = directory / LEADER_EPOCH_CHECKPOINT
         self._fsync = fsync
         self._entries: list[EpochEntry] = []
+        if empty:
+            return
         try:
             rows = read_checkpoint(self._path, 2)
         except CorruptCheckpointError:

@@ -127,9 +127,9 @@ class LogSegment:
     def create(cls, directory: Path, base_offset: int, **kwargs: object) -> LogSegment:
         """A new, empty, active segment; its three files exist on disk from the start."""
         segment = cls(directory, base_offset, **kwargs)  # type: ignore[arg-type]
-        for path in (segment.log_path, segment.offset_index.path, segment.time_index.path):
-            path.touch()
-        segment._open_fd()
+        for path in (segment.offset_index.path, segment.time_index.path):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))  # not Path.touch: no utime needed
+        segment._open_fd()  # creates the .log
         return segment
 
     @classmethod

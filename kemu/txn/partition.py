@@ -53,7 +53,8 @@ class TransactionalPartition:
         # Aborted transactions by the base offset of the segment whose .txnindex holds them.
         self._aborted: dict[int, list[AbortedTxn]] = {}
         log.add_listener(self._on_event)
-        self._recover()
+        if not log.created:  # a new log has no snapshots, indexes or batches to recover from
+            self._recover()
 
     # ---- appending -------------------------------------------------------------------------------------
     def append(self, data: bytes | bytearray | memoryview, *,

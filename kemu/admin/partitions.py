@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from kemu.admin.topics import assignment_problem, unreachable_factor
 from kemu.broker.broker import Broker
+from kemu.broker.creation import PartitionCreation
 from kemu.broker.partition import Partition
 from kemu.broker.topics import Topic
 from kemu.wire.errors import ErrorCode
@@ -52,13 +53,23 @@ class _Refused(Exception):
 def create_partitions(
     broker: Broker, requested: Sequence[NewPartitions], validate_only: bool
 ) -> list[PartitionsOutcome]:
-    """Duplicate names first (INVALID_REQUEST, as ControllerApis answers them), then each topic in turn."""
+    """Check, create every log and register, all at once (see `plan_partitions` for a caller that yields)."""
+    outcomes, creation = plan_partitions(broker, requested, validate_only)
+    creation.run()
+    return outcomes
+
+
+def plan_partitions(
+    broker: Broker, requested: Sequence[NewPartitions], validate_only: bool
+) -> tuple[list[PartitionsOutcome], PartitionCreation]:
+    """The answers, and the creation that adds the partitions once run (as `plan_topics`'). Duplicate names
+    first (INVALID_REQUEST, as ControllerApis answers them), then each topic in turn."""
     names = [r.name for r in requested]
     counts = Counter(names)  # not names.count per name: quadratic in a client's 10^6-topic request
     duplicates = {name: None for name, seen in counts.items() if seen > 1}  # ordered, and O(1) `in`
     outcomes = [PartitionsOutcome(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name.") for name in duplicates]
     budget = MAX_RECORDS_PER_USER_OP
-    changed = False
+    creation = PartitionCreation(broker)
     for request in requested:
         if request.name in duplicates:
             continue
@@ -69,12 +80,10 @@ def create_partitions(
             continue
         budget -= len(layout)
         if not validate_only:
-            _add(broker, topic, layout)
-            changed = True
+            creation.grow(topic, [Partition(topic=topic.name, index=len(topic.partitions) + i, replicas=list(replicas))
+                                  for i, replicas in enumerate(layout)])
         outcomes.append(PartitionsOutcome(request.name))
-    if changed:
-        broker.storage.save(broker.topics)
-    return outcomes
+    return outcomes, creation
 
 
 def _plan(broker: Broker, request: NewPartitions, budget: int) -> tuple[Topic, list[list[int]]]:
@@ -84,6 +93,9 @@ def _plan(broker: Broker, request: NewPartitions, budget: int) -> tuple[Topic, l
     topic = broker.topics.get(request.name)
     if topic is None:
         raise _Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if request.name in broker.creating:
+        # Kafka's controller would run the two one after the other; here the first is still creating logs.
+        raise _Refused(ErrorCode.REASSIGNMENT_IN_PROGRESS, f"Partitions are being added to {topic.name}.")
     current = len(topic.partitions)
     if request.count == current:
         raise _Refused(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
@@ -120,9 +132,3 @@ def _check_budget(additional: int, budget: int) -> None:
     if additional > budget:
         raise _Refused(ErrorCode.UNKNOWN_SERVER_ERROR)
 
-
-def _add(broker: Broker, topic: Topic, layout: list[list[int]]) -> None:
-    for replicas in layout:
-        partition = Partition(topic=topic.name, index=len(topic.partitions), replicas=list(replicas))
-        broker.storage.open_partition(topic, partition)
-        topic.partitions.append(partition)

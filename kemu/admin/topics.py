@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from kemu.broker import topic_configs
 from kemu.broker.broker import Broker
+from kemu.broker.creation import PartitionCreation
 from kemu.broker.errors import ApiError
 from kemu.broker.ids import random_uuid
 from kemu.broker.partition import Partition
@@ -65,6 +66,16 @@ ZERO_UUID = uuid.UUID(int=0)
 
 
 def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: bool = False) -> list[CreateOutcome]:
+    """Check, create every log and register, all at once (see `plan_topics` for a caller that yields)."""
+    outcomes, creation = plan_topics(broker, requested, validate_only)
+    creation.run()
+    return outcomes
+
+
+def plan_topics(broker: Broker, requested: Sequence[NewTopic],
+                validate_only: bool = False) -> tuple[list[CreateOutcome], PartitionCreation]:
+    """The answers, and the creation that makes them true once run (`PartitionCreation.step` until done,
+    then `finish`): the topics exist for other requests only then."""
     names = [t.name for t in requested]
     counts = Counter(names)  # not names.count per name: quadratic in a client's 10^6-topic request
     duplicates = {name: None for name, seen in counts.items() if seen > 1}  # ordered, and O(1) `in`
@@ -81,7 +92,7 @@ def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: 
             errors[topic.name] = (ErrorCode.INVALID_TOPIC_EXCEPTION,
                                   f"Topic '{topic.name}' collides with existing topic: {colliding}")
     for topic in effective:
-        if topic.name in broker.topics:
+        if topic.name in broker.topics or topic.name in broker.creating:
             errors[topic.name] = (ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{topic.name}' already exists.")
     for topic in effective:
         if topic.name not in errors:
@@ -91,7 +102,7 @@ def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: 
                 errors[topic.name] = (ErrorCode.INVALID_CONFIG, str(exc))
 
     outcomes: list[CreateOutcome] = []
-    added = False
+    creation = PartitionCreation(broker)
     for topic in effective:
         if topic.name in errors:
             code, message = errors[topic.name]
@@ -107,20 +118,17 @@ def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: 
             for index, replicas in sorted(layout.items())
         ], overrides)
         if not validate_only:
-            broker.add_topic(created, save=False)
-            added = True
+            creation.add_topic(created)
         outcomes.append(CreateOutcome(
             topic.name, topic_id=created.topic_id, num_partitions=len(created.partitions),
             replication_factor=created.replication_factor,
             configs=topic_configs.effective(overrides, broker.config_layers())))
-    if added:
-        broker.storage.save(broker.topics)
     for name in duplicates:
         outcomes.append(CreateOutcome(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
     if CLUSTER_METADATA_TOPIC in names:
         outcomes.append(CreateOutcome(CLUSTER_METADATA_TOPIC, ErrorCode.INVALID_REQUEST,
                                       f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."))
-    return outcomes
+    return outcomes, creation
 
 
 def _check_total_partitions(broker: Broker, topics: Sequence[NewTopic]) -> None:
@@ -282,6 +290,13 @@ def auto_create_topics(broker: Broker, names: Sequence[str]) -> dict[str, ErrorC
     """`auto_create_topic` for all the missing topics of one Metadata request at once: Kafka's
     AutoTopicCreationManager sends them to the controller as one CreateTopics, so past 10,000 partitions in
     all none is created (the POLICY_VIOLATION is only logged) and each is still LEADER_NOT_AVAILABLE."""
+    codes, creation = plan_auto_creation(broker, names)
+    creation.run()
+    return codes
+
+
+def plan_auto_creation(broker: Broker, names: Sequence[str]) -> tuple[dict[str, ErrorCode], PartitionCreation]:
+    """`auto_create_topics`' answers, and the creation to run (as `plan_topics`')."""
     codes: dict[str, ErrorCode] = {}
     wanted: list[NewTopic] = []
     for name in names:
@@ -291,10 +306,10 @@ def auto_create_topics(broker: Broker, names: Sequence[str]) -> dict[str, ErrorC
             codes[name] = ErrorCode.LEADER_NOT_AVAILABLE
             wanted.append(auto_creation_request(broker, name))
     try:
-        create_topics(broker, wanted, validate_only=False)
+        return codes, plan_topics(broker, wanted, validate_only=False)[1]
     except ApiError as refused:
         log.warning("auto-creation of %d topics refused: %s", len(wanted), refused)
-    return codes
+    return codes, PartitionCreation(broker)
 
 
 def auto_creation_request(broker: Broker, name: str) -> NewTopic:
@@ -320,6 +335,8 @@ def ensure_internal_topic(broker: Broker, name: str) -> bool:
     once. False if the creation failed."""
     if name in broker.topics:
         return True
+    if name in broker.creating:
+        return False  # a client's CreateTopics of it is underway: COORDINATOR_NOT_AVAILABLE meanwhile
     [outcome] = create_topics(broker, [auto_creation_request(broker, name)], validate_only=False)
     if outcome.error not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
         log.error("could not create %s: %s %s", name, outcome.error.name, outcome.message)

@@ -47,6 +47,8 @@ class Broker:
         self.clock = clock
         self.cluster_id = cluster_id or config.cluster_id or new_cluster_id()
         self.topics = TopicRegistry()
+        # Names of topics whose partition logs a request is creating (kemu.broker.creation), not yet registered.
+        self.creating: set[str] = set()
         racks = config.racks or (config.rack,) * config.brokers
         self.cluster = Cluster(config.node_id, config.brokers, racks)
         # Every listener with what it demands of a client (TLS, SASL); the server binds them all, on every
@@ -223,14 +225,6 @@ class Broker:
         if changed:
             self.storage.save(self.topics)
 
-
-    def add_topic(self, topic: Topic, save: bool = True) -> None:
-        """`save=False` leaves writing the topic list to the caller, who adds many at once (rewriting the
-        whole list per topic made a request creating 10,000 topics quadratic)."""
-        self.topics.add(topic)
-        self.storage.open_topic(topic)
-        if save:
-            self.storage.save(self.topics)
 
     def delete_topic(self, topic_id: uuid.UUID) -> Topic:
         topic = self.topics.remove(topic_id)

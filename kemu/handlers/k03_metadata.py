@@ -23,12 +23,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from kemu.admin.topics import auto_create_topics
+from kemu.admin.topics import plan_auto_creation
 from kemu.broker.errors import ApiError
 from kemu.broker.partition import NO_LEADER
 from kemu.broker.topic_names import invalid_name_reason, is_internal
 from kemu.broker.topics import Topic
 from kemu.handlers import _authorize as authz
+from kemu.handlers._creating import run_creation
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -92,7 +93,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         else:
             missing.append(_missing(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
     if to_create:
-        created = auto_create_topics(broker, to_create)
+        created, creation = plan_auto_creation(broker, to_create)
+        await run_creation(creation)
         missing.extend(_missing(name, created[name]) for name in to_create)
     topics = present + missing
     if body["include_topic_authorized_operations"]:

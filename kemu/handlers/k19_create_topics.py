@@ -8,15 +8,17 @@ topic config with its source; v6 may be throttled (kemu never throttles); v7 ret
 The checks and messages are the KRaft controller's: illegal or colliding names, TOPIC_ALREADY_EXISTS,
 INVALID_CONFIG, then partitions / replication factor / manual assignment; duplicate names in one request
 and `__cluster_metadata` are INVALID_REQUEST; more than 10000 partitions in one request is a
-POLICY_VIOLATION for every topic. `timeout_ms` is moot: creation completes before the response.
+POLICY_VIOLATION for every topic. `timeout_ms` is moot: creation completes before the response (the logs
+are made a few at a time, other connections served in between: kemu.broker.creation).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kemu.admin.topics import CreateOutcome, NewTopic, create_topics
+from kemu.admin.topics import CreateOutcome, NewTopic, plan_topics
 from kemu.handlers import _authorize as authz
+from kemu.handlers._creating import run_creation
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.wire.codec import Request
@@ -39,7 +41,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     denied = [CreateOutcome(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.") for t in wanted
               if not authz.may_create_topic(ctx, t.name)]
     wanted = [t for t in wanted if authz.may_create_topic(ctx, t.name)]
-    outcomes = create_topics(ctx.broker, wanted, validate_only=request.body["validate_only"]) + denied
+    outcomes, creation = plan_topics(ctx.broker, wanted, validate_only=request.body["validate_only"])
+    await run_creation(creation)
+    outcomes += denied
     return {"topics": [_result(o) for o in outcomes]}
 
 

@@ -111,7 +111,7 @@ def _plan(broker: Broker, request: NewPartitions, budget: int) -> tuple[Topic, l
         if factor > len(live):
             raise _Refused(ErrorCode.INVALID_REPLICATION_FACTOR, unreachable_factor(factor, len(live)))
         _check_budget(additional, budget)
-        return topic, [broker.place(index, factor) for index in range(current, request.count)]
+        return topic, broker.place_all(range(current, request.count), factor)
     if additional != len(request.assignments):
         raise _Refused(
             ErrorCode.INVALID_REPLICA_ASSIGNMENT,

@@ -184,7 +184,7 @@ def _layout(broker: Broker, topic: NewTopic) -> dict[int, list[int]] | CreateOut
               else topic.replication_factor)
     if factor > len(live):
         return fail(ErrorCode.INVALID_REPLICATION_FACTOR, unreachable_factor(factor, len(live)))
-    return {index: broker.place(index, factor) for index in range(partitions)}
+    return dict(enumerate(broker.place_all(range(partitions), factor)))
 
 
 def assignment_problem(brokers: list[int], live: list[int], width: int | None) -> str | None:

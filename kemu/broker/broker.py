@@ -189,6 +189,9 @@ class Broker:
     def place(self, index: int, factor: int) -> list[int]:
         return self.cluster.place(index, factor)
 
+    def place_all(self, indexes: range, factor: int) -> list[list[int]]:
+        return self.cluster.place_all(indexes, factor)
+
     # ---- nodes going away and coming back, leaders moving -------------------------------------------------
     def stop_node(self, node_id: int) -> None:
         """Node `node_id` is gone: its leaderships move to live ISR replicas (or to nobody), the ISRs shrink.

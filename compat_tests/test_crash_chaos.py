@@ -170,9 +170,12 @@ class Job:
 
     def step(self) -> None:
         """One transaction, on a thread of its own: librdkafka's transactional calls can block past their
-        own timeouts after the broker died under them (seen once in send_offsets_to_transaction), so an
-        instance stuck for HUNG_S is given up as the broker's crash would make a real job give it up — the
-        next one fences it (init_transactions) and its group member expires (max.poll.interval.ms)."""
+        own timeouts after the broker died under them, so an instance stuck for HUNG_S is given up as the
+        broker's crash would make a real job give it up — the next one fences it (init_transactions) and its
+        group member expires (max.poll.interval.ms). The hang seen in send_offsets_to_transaction is
+        librdkafka's own (issues #5456, #5511): losing the only broker re-bootstraps the client, which
+        decommissions the broker its coordinator cache still names, and TxnOffsetCommit is then never sent
+        (see compat_tests/test_txn_offsets_after_restart.py). The job keeps librdkafka's defaults on purpose."""
         outcome: list[BaseException | None] = []
         worker = threading.Thread(target=lambda: outcome.append(self._attempt()), daemon=True)
         worker.start()

@@ -5,6 +5,7 @@ and `kemu serve --transcript FILE` writes the same exchanges as JSON lines a tes
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from confluent_kafka import Producer
@@ -70,3 +71,36 @@ def test_kemu_serve_writes_the_transcript_as_json_lines(tmp_path: Path) -> None:
     produce = next(line for line in lines if line["api"] == "Produce" and "errors" not in line["response"])
     assert produce["request"]["partitions"][0]["topic"] == "auto-created"
     assert produce["response"]["partitions"][0]["base_offset"] == 0
+
+
+def test_a_restarted_kemu_serve_appends_to_its_transcript(tmp_path: Path) -> None:
+    path = tmp_path / "transcript.jsonl"
+    server = KemuServeProcess(tmp_path / "data", port=0, extra_args=("--transcript", str(path)))
+
+    def produce_one(value: bytes) -> None:
+        producer = Producer({"bootstrap.servers": server.bootstrap, "client.id": "writer"})
+        producer.produce("kept", value)
+        assert producer.flush(20) == 0
+
+    def produced(count: int) -> Callable[[], list[dict[str, object]]]:
+        def lines() -> list[dict[str, object]]:
+            found = [json.loads(line) for line in path.read_text().splitlines()]
+            ok = [line for line in found if line["api"] == "Produce" and line["response"]
+                  and "errors" not in line["response"]]
+            return found if len(ok) >= count else []
+        return lines
+
+    server.start()
+    try:
+        produce_one(b"before")
+        wait_for(produced(1), what="the first run's Produce line")
+        server.kill()
+        server.start()
+        produce_one(b"after")
+        lines = wait_for(produced(2), what="the second run's Produce line beside the first's")
+    finally:
+        server.stop_cleanly()
+    offsets = [line["response"]["partitions"][0]["base_offset"] for line in lines  # type: ignore[index]
+               if line["api"] == "Produce" and "errors" not in line["response"]]  # type: ignore[operator]
+    assert offsets == [0, 1]
+    assert [line["seq"] for line in lines].count(1) == 2  # each run numbers its exchanges from 1

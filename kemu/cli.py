@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also serve the control endpoint (HTTP/JSON: clock, faults, inspect, restart, "
                             "topics, records) on the listen host at PORT; 0 picks a free one (default: off)")
     serve.add_argument("--transcript", default=None, metavar="FILE",
-                       help="write every request and response the broker serves to FILE, one JSON line each")
+                       help="append every request and response the broker serves to FILE, one JSON line each "
+                            "(a restart on the same FILE adds to it; each run's seq starts at 1)")
     inspect = commands.add_parser("inspect", help="show a running broker's state, from its control endpoint")
     inspect.add_argument("--control", default=None, metavar="HOST:PORT",
                          help="the control endpoint of a `kemu serve --control-port` "

@@ -241,10 +241,11 @@ def error_name(code: int) -> str:
 
 class JsonLinesFile:
     """`kemu serve --transcript FILE`: every exchange as one JSON line, written as it happens (line-buffered,
-    so a test reading the file while the broker runs sees whole lines)."""
+    so a test reading the file while the broker runs sees whole lines). Appended to, so a broker restarted on
+    the same file keeps what the run before its crash answered: that is usually what explains the failure."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._file = open(path, "w", encoding="utf-8", buffering=1)  # open for the broker's life
+        self._file = open(path, "a", encoding="utf-8", buffering=1)  # open for the broker's life
 
     def attach(self, transcript: Transcript, call: Callable[[Callable[[], None]], None]) -> None:
         """Write what `transcript` holds, then every entry it makes; `call` runs on the broker's thread, so no

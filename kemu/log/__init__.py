@@ -45,8 +45,10 @@ topics with `log.batches(start, end)`.
 DeleteRecords: `log.delete_records(offset)` -> low watermark (OffsetOutOfRangeError beyond the HW).
 OffsetForLeaderEpoch: `log.end_offset_for_epoch(epoch)` -> (epoch, end offset).
 Storage: `LogDir(path, clock)` owns a data directory — `open(topic, partition, config, topic_id=...)`,
-`open_all(config_for)` at start-up, `delete(topic, partition)`, and `run_retention()`, which the server
-calls periodically (Kafka: every log.retention.check.interval.ms, 5 minutes).
+`open_all(config_for)` at start-up, `delete(topic, partition)`, and `run_retention()`, one pass over every
+log. The broker does not call it: its housekeeping maintains partition by partition
+(`log.delete_old_segments()`, `log.maybe_flush()` every log.retention.check.interval.ms, 5 minutes), so
+one partition whose disk fails goes offline and the rest are still maintained.
 Topic configs: `LogConfig` (typed, Kafka names in snake_case), `LogConfig.from_props({...})` validates
 Kafka-style properties; `TOPIC_CONFIGS` lists every topic config with its type, default and synonym.
 """

@@ -21,7 +21,7 @@ from kemu.coordinators import Coordinators
 from kemu.handlers import Handler
 from kemu.handlers.context import ClientInfo, RequestContext
 from kemu.security.settings import ListenerSecurity
-from kemu.server.admission import Answer, Dispatch, Refuse, admit
+from kemu.server.admission import ON_LOOP_ELEMENTS, Answer, Dispatch, Offload, Refuse, admit, admit_whole
 from kemu.server.authenticator import SaslAuthenticator
 from kemu.server.dispatch import dispatch
 from kemu.server.framing import FrameBuffer, FrameError, frame_buffers
@@ -132,7 +132,10 @@ class Connection:
                     continue
             while self.buffered > MAX_BUFFERED_RESPONSE_BYTES:
                 await self._sent.wait()  # a slow reader: admit nothing more until it has taken some
-            decision = admit(frame, self.handlers)
+            first = admit(frame, self.handlers, ON_LOOP_ELEMENTS)
+            # Past ON_LOOP_ELEMENTS, decoded again off the loop: the other connections are served meanwhile.
+            decision = (await trio.to_thread.run_sync(admit_whole, frame, self.handlers)
+                        if isinstance(first, Offload) else first)
             if isinstance(decision, Refuse):
                 return await self._refuse(slots, decision.reason)
             slot = _Slot()

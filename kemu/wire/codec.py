@@ -15,7 +15,14 @@ from construct import ConstructError
 
 from kemu.wire.apis import get_api
 from kemu.wire.headers import REQUEST_HEADERS, RESPONSE_HEADERS, RequestHeader
-from kemu.wire.primitives import Buffer, FrameStream, SpliceStream, element_budget
+from kemu.wire.primitives import (
+    MAX_DECODED_ELEMENTS,
+    Buffer,
+    ElementBudgetExceeded,
+    FrameStream,
+    SpliceStream,
+    element_budget,
+)
 from kemu.wire.schema import Api
 from kemu.wire.structs import message_struct
 
@@ -25,6 +32,10 @@ _PREFIX = struct.Struct(">hhi")
 
 class DecodeError(Exception):
     """The bytes are not a well-formed message of the API and version they claim."""
+
+
+class TooManyElements(DecodeError):
+    """The request holds more array elements than the decoder was allowed."""
 
 
 class UnknownApi(DecodeError):
@@ -69,10 +80,12 @@ def peek_header(frame: bytes | memoryview) -> tuple[int, int, int]:
     return key, version, correlation_id
 
 
-def decode_request(frame: bytes | memoryview, *, allow_trailing: bool = False) -> Request:
+def decode_request(frame: bytes | memoryview, *, allow_trailing: bool = False,
+                   element_limit: int = MAX_DECODED_ELEMENTS) -> Request:
     """`allow_trailing` ignores bytes after the body, as Kafka's broker does (it never checks, and
     librdkafka's all-topics Metadata v12 request carries three stray bytes). Record batches (Produce's
-    `records`) come out as views of `frame`, not copies."""
+    `records`) come out as views of `frame`, not copies. More than `element_limit` array elements:
+    TooManyElements."""
     key, version, correlation_id = peek_header(frame)
     api = get_api(key)
     if api is None:
@@ -81,9 +94,11 @@ def decode_request(frame: bytes | memoryview, *, allow_trailing: bool = False) -
         raise UnsupportedVersion(api, version, correlation_id)
     stream = FrameStream(frame)
     try:
-        with element_budget():
+        with element_budget(element_limit):
             raw = REQUEST_HEADERS[request_header_version(api, version)]._parsereport(stream, {}, "(header)")
             body = message_struct(api, version, "request")._parsereport(stream, {}, f"({api.name} v{version})")
+    except ElementBudgetExceeded as exc:
+        raise TooManyElements(f"malformed {api.name} v{version} request: {exc}") from exc
     except (ConstructError, UnicodeDecodeError, ValueError) as exc:
         raise DecodeError(f"malformed {api.name} v{version} request: {exc}") from exc
     if stream.tell() != len(frame) and not allow_trailing:

@@ -299,16 +299,22 @@ one byte of the frame: without a bound, one 100 MiB frame of one-byte elements i
 No Kafka client sends that many (Kafka itself takes at most 10,000 partitions per CreateTopics)."""
 
 _budget: ContextVar[int | None] = ContextVar("element_budget", default=None)
+_limit: ContextVar[int] = ContextVar("element_limit", default=MAX_DECODED_ELEMENTS)
+
+
+class ElementBudgetExceeded(ConstructError):
+    """More array elements than the budget `element_budget` set."""
 
 
 @contextmanager
 def element_budget(limit: int = MAX_DECODED_ELEMENTS) -> Iterator[None]:
     """Decode within `limit` array elements (arrays decoded outside any budget are unbounded)."""
-    token = _budget.set(limit)
+    token, limit_token = _budget.set(limit), _limit.set(limit)
     try:
         yield
     finally:
         _budget.reset(token)
+        _limit.reset(limit_token)
 
 
 def _spend(count: int, path: str) -> None:
@@ -316,7 +322,7 @@ def _spend(count: int, path: str) -> None:
     if left is None:
         return
     if count > left:
-        raise ConstructError(f"more than {MAX_DECODED_ELEMENTS} array elements in one request", path=path)
+        raise ElementBudgetExceeded(f"more than {_limit.get()} array elements in one request", path=path)
     _budget.set(left - count)
 
 

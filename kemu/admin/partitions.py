@@ -94,7 +94,8 @@ def _plan(broker: Broker, request: NewPartitions, budget: int) -> tuple[Topic, l
     if topic is None:
         raise _Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     if request.name in broker.creating:
-        # Kafka's controller would run the two one after the other; here the first is still creating logs.
+        # The handlers queue creations one after another as Kafka's controller does (kemu.handlers._creating);
+        # only a direct core call (a test power) can arrive while a request's creation is making logs.
         raise _Refused(ErrorCode.REASSIGNMENT_IN_PROGRESS, f"Partitions are being added to {topic.name}.")
     current = len(topic.partitions)
     if request.count == current:

@@ -29,7 +29,7 @@ from kemu.broker.partition import NO_LEADER
 from kemu.broker.topic_names import invalid_name_reason, is_internal
 from kemu.broker.topics import Topic
 from kemu.handlers import _authorize as authz
-from kemu.handlers._creating import run_creation
+from kemu.handlers._creating import create
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -93,8 +93,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         else:
             missing.append(_missing(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
     if to_create:
-        created, creation = plan_auto_creation(broker, to_create)
-        await run_creation(creation)
+        created = await create(broker, lambda: plan_auto_creation(broker, to_create))
         missing.extend(_missing(name, created[name]) for name in to_create)
     topics = present + missing
     if body["include_topic_authorized_operations"]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from kemu.admin.topics import CreateOutcome, NewTopic, plan_topics
 from kemu.handlers import _authorize as authz
-from kemu.handlers._creating import run_creation
+from kemu.handlers._creating import create
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.wire.codec import Request
@@ -41,8 +41,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     denied = [CreateOutcome(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.") for t in wanted
               if not authz.may_create_topic(ctx, t.name)]
     wanted = [t for t in wanted if authz.may_create_topic(ctx, t.name)]
-    outcomes, creation = plan_topics(ctx.broker, wanted, validate_only=request.body["validate_only"])
-    await run_creation(creation)
+    outcomes = await create(ctx.broker, lambda: plan_topics(ctx.broker, wanted,
+                                                            validate_only=request.body["validate_only"]))
     outcomes += denied
     return {"topics": [_result(o) for o in outcomes]}
 

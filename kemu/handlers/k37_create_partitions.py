@@ -13,7 +13,7 @@ from typing import Any
 
 from kemu.admin.partitions import NewPartitions, plan_partitions
 from kemu.handlers import _authorize as authz
-from kemu.handlers._creating import run_creation
+from kemu.handlers._creating import create
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.wire.codec import Request
@@ -30,8 +30,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         for t in body["topics"]
     ]
     alterable = authz.allowed_names(ctx, authz.ALTER, authz.TOPIC, (t.name for t in wanted))
-    outcomes, creation = plan_partitions(ctx.broker, [t for t in wanted if t.name in alterable], body["validate_only"])
-    await run_creation(creation)
+    outcomes = await create(ctx.broker, lambda: plan_partitions(
+        ctx.broker, [t for t in wanted if t.name in alterable], body["validate_only"]))
     return {"results": [
         {"name": o.name, "error_code": int(o.error), "error_message": o.message} for o in outcomes
     ] + [{"name": t.name, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "error_message": None}

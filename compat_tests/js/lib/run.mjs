@@ -20,7 +20,7 @@ function stderrLogCreator() {
 export function makeKafka(bootstrap) {
   return new Kafka({
     clientId: 'kemu-compat-kafkajs',
-    brokers: [bootstrap],
+    brokers: bootstrap.split(','),  // a bootstrap list, host:port,host:port, as every Kafka client takes it
     connectionTimeout: 5000,
     requestTimeout: 15000,
     // Few, quick retries: a broker bug should surface as an error well inside the test timeout.

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from compat_tests.polling import wait_for
 from kemu.testing import Broker
 
 BROKERS = 3
@@ -77,25 +78,19 @@ def disturb(broker: Broker, progress: Progress, steps: list[tuple[str, Callable[
             *, timeout_s: float = 60.0) -> list[Move]:
     """Run the steps `rounds` times; after each, time how long until the client had every partition
     acknowledged again (its recovery)."""
-    _wait(lambda: progress.recovered_at(0.0), "the client's first acknowledgement on every partition", timeout_s)
+    # recovered_at gives monotonic times, never 0, so wait_for's truthiness test is "acknowledged".
+    wait_for(lambda: progress.recovered_at(0.0), what="the client's first acknowledgement on every partition",
+             timeout=timeout_s)
     moves = []
     for _ in range(rounds):
         for what, step in steps:
             moment = time.monotonic()
             step()
-            recovered = _wait(functools.partial(progress.recovered_at, moment),
-                              f"every partition acknowledged after '{what}'", timeout_s)
+            recovered = wait_for(functools.partial(progress.recovered_at, moment),
+                                 what=f"every partition acknowledged after '{what}'", timeout=timeout_s)
             moves.append(Move(what, recovered - moment))
     return moves
 
-
-def _wait(condition: Callable[[], float | None], what: str, timeout_s: float) -> float:
-    deadline = time.monotonic() + timeout_s
-    while (value := condition()) is None:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
-        time.sleep(0.01)
-    return value
 
 
 def report(name: str, moves: list[Move], records: int, lost: int, duplicated: int) -> str:

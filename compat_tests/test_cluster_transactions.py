@@ -15,6 +15,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
 
 from compat_tests.cluster_moves import BROKERS, Progress, disturb, report, rotation
+from compat_tests.polling import wait_for
 from kemu.testing import Broker
 
 PARTITIONS = 3
@@ -142,11 +143,11 @@ def test_transactional_transform_is_exactly_once_through_moves(kemu_broker: Brok
         feeding.set()
         feeder.join()
         # Then let the job finish the input.
-        deadline = time.monotonic() + 90
-        while len(kemu_broker.records("output", read_committed=True)) < len(fed):
+        def finished() -> bool:
             assert not failures, failures
-            assert time.monotonic() < deadline, "the job did not finish the input"
-            time.sleep(0.1)
+            return len(kemu_broker.records("output", read_committed=True)) >= len(fed)
+
+        wait_for(finished, what="the job to finish the input", timeout=90)
     finally:
         feeding.set()
         stop.set()

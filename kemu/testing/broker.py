@@ -57,6 +57,7 @@ from kemu.server.hooks import Intervention, RequestHooks
 from kemu.server.listener import ServedCore
 from kemu.testing.clock import TestClock
 from kemu.testing.faults import BrokerCrashed, Faults
+from kemu.testing.options import broker_config, cluster_settings
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import NewRecord, build_batch
@@ -112,7 +113,8 @@ class Broker:
         self.clock = TestClock(frozen=virtual_clock)
         self.clock.settle = self._settle
         self._virtual_clock = virtual_clock
-        self._settings = dict(config or {})
+        # A cluster's internal topics are replicated as a Kafka cluster of that size has them.
+        self._settings = cluster_settings(config or {}, brokers)
         self._host = host
         self._port = port
         self._listener_ports: dict[str, int] = {}  # each listener's bound port, kept across restarts
@@ -120,11 +122,6 @@ class Broker:
         self._brokers = brokers
         self._node_ports: dict[int, int] = {}
         self._racks = tuple(racks)
-        # A cluster's internal topics are replicated as a Kafka cluster of that size has them (3, its
-        # default, or every broker when there are fewer), so their coordinators can move.
-        for name in ("offsets.topic.replication.factor", "transaction.state.log.replication.factor"):
-            if brokers > 1:
-                self._settings.setdefault(name, str(min(3, brokers)))
         # Refuse a bad setting here, in the test's thread, with Kafka's message (and before making a directory).
         apply_properties(BrokerConfig(), self._settings)
         self._own_dir = data_dir is None
@@ -201,10 +198,8 @@ class Broker:
                 ready.set()
 
     def _config(self, data_dir: Path) -> BrokerConfig:
-        config = BrokerConfig(node_id=self._node_id, host=self._host, port=self._port, data_dir=str(data_dir),
-                              brokers=self._brokers, racks=self._racks)
-        apply_properties(config, self._settings)
-        return config
+        return broker_config(self._settings, data_dir, node_id=self._node_id, host=self._host, port=self._port,
+                             brokers=self._brokers, racks=self._racks)
 
     def _stop(self) -> None:
         thread, token, scope = self._thread, self._token, self._scope

@@ -7,7 +7,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,8 +19,10 @@ BANNER = re.compile(r"kemu serving on (\S+):(\d+)")
 
 
 @contextmanager
-def kemu_serve(*args: str) -> Iterator[tuple[subprocess.Popen[str], str, int]]:
-    process = subprocess.Popen([sys.executable, "-m", "kemu", "serve", "--port", "0", *args],
+def kemu_serve(*args: str, launcher: Sequence[str] = ("-m", "kemu")) -> Iterator[
+        tuple[subprocess.Popen[str], str, int]]:
+    """`kemu serve --port 0 *args` started by `python *launcher`, once it printed its banner."""
+    process = subprocess.Popen([sys.executable, *launcher, "serve", "--port", "0", *args],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:

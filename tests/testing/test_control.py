@@ -14,7 +14,8 @@ import pytest
 from kemu.testing import Broker
 from kemu.testing.control import ControlEndpoint
 from kemu.testing.faults import Fault
-from kemu.testing.serving import ServedBroker, ServeOptions, start_broker
+from kemu.testing.served import ServedBroker, start_broker
+from kemu.testing.serving import ServeOptions
 from tests.server.kafka_socket import KafkaSocket
 from tests.testing.test_control_openapi import send, wait_until_crashed
 

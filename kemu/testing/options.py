@@ -1,0 +1,61 @@
+"""What `kemu serve` is asked to run (`ServeOptions`), and how a handle's or a process's settings become a
+core's config. Kept apart from the handle (`kemu.testing.broker`) so that `kemu serve` without a control
+endpoint or transcript, which serves a core without the handle, never imports it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kemu.broker.broker import Broker as CoreBroker
+from kemu.broker.broker_configs import apply_properties
+from kemu.broker.config import BrokerConfig
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    host: str
+    port: int
+    data_dir: str
+    settings: Mapping[str, str] = field(default_factory=dict)
+    advertised_host: str | None = None
+    advertised_port: int | None = None
+    node_id: int = 1
+    brokers: int = 1
+    racks: tuple[str | None, ...] = ()
+    control_port: int | None = None
+    temporary_data_dir: bool = False  # said in the start-up log line
+    transcript_file: bool = False  # a transcript file is written (it reads the handle's transcript)
+
+    @property
+    def observed(self) -> bool:
+        """Whether anything can read the transcript or the checker: the control endpoint or the file."""
+        return self.control_port is not None or self.transcript_file
+
+
+def cluster_settings(settings: Mapping[str, str], brokers: int) -> dict[str, str]:
+    """`settings` with a cluster's internal topics replicated as a Kafka cluster of that size has them (3,
+    its default, or every broker when there are fewer), so their coordinators can move."""
+    completed = dict(settings)
+    for name in ("offsets.topic.replication.factor", "transaction.state.log.replication.factor"):
+        if brokers > 1:
+            completed.setdefault(name, str(min(3, brokers)))
+    return completed
+
+
+def broker_config(settings: Mapping[str, str], data_dir: str | Path, *, node_id: int, host: str, port: int,
+                  brokers: int, racks: Sequence[str | None]) -> BrokerConfig:
+    config = BrokerConfig(node_id=node_id, host=host, port=port, data_dir=str(data_dir), brokers=brokers,
+                          racks=tuple(racks))
+    apply_properties(config, settings)
+    return config
+
+
+def address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def bootstrap_servers(core: CoreBroker) -> str:
+    """Every broker of the cluster at the address it advertises, comma-separated: the banner's list."""
+    return ",".join(address(*core.advertised_endpoint(node.node_id)) for node in core.cluster)

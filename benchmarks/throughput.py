@@ -11,6 +11,7 @@ measure the client and the broker, not this module.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartit
 SEQUENCE_BYTES = 8
 _FILLER = bytes(range(256)) * 64
 _POLL_EVERY = 1024
+_STATS_INTERVAL_MS = 20
 _CONSUME_BATCH = 10_000
 
 
@@ -113,6 +115,27 @@ class _DeliveryTally:
         return None
 
 
+class _IdempotenceState:
+    """The idempotent producer's state, from librdkafka's statistics (`eos.idemp_state`).
+
+    librdkafka asks for a producer id only once its idempotence state machine finds a broker up; if it
+    looks before the bootstrap connection is, it retries on a 500 ms timer. Whether a run starts with that
+    stall is a race in the client, so the clock starts once the id is assigned, as it starts once the
+    client has connected."""
+
+    def __init__(self) -> None:
+        self.state = "unknown"
+
+    def update(self, stats_json: str) -> None:
+        self.state = str(json.loads(stats_json).get("eos", {}).get("idemp_state", "unknown"))
+
+    def wait_assigned(self, producer: Producer, timeout: float) -> bool:
+        deadline = time.perf_counter() + timeout
+        while self.state != "Assigned" and time.perf_counter() < deadline:
+            producer.poll(_STATS_INTERVAL_MS / 1000)
+        return self.state == "Assigned"
+
+
 def producer_config(bootstrap: str, timeout: float, *, idempotent: bool = False) -> dict[str, Any]:
     # Stock settings except the local queue, which must hold the whole run (no BufferError back-off
     # in the timed loop), and the delivery timeout, which bounds a broker that never answers.
@@ -147,8 +170,15 @@ def run_workload(bootstrap: str, workload: Workload, values: list[bytes], timeou
     next one is written. Every broker runs the same rounds; each phase's time is the sum of its rounds.
     """
     deadline = time.perf_counter() + timeout
-    producer = Producer(producer_config(bootstrap, timeout, idempotent=workload.idempotent))
+    idempotence = _IdempotenceState()
+    config = producer_config(bootstrap, timeout, idempotent=workload.idempotent)
+    if workload.idempotent:
+        config |= {"statistics.interval.ms": _STATS_INTERVAL_MS, "stats_cb": idempotence.update}
+    producer = Producer(config)
     producer.list_topics(workload.topic, timeout=min(timeout, 10.0))  # connect before the clock starts
+    if workload.idempotent and not idempotence.wait_assigned(producer, min(timeout, 10.0)):
+        failed = PhaseResult.failed(workload, f"no producer id assigned (idempotence state {idempotence.state!r})")
+        return failed, PhaseResult.failed(workload, "not run: produce failed")
     tally = _DeliveryTally(workload.partitions)
     batches: list[list[Message]] = []
     produce_seconds = consume_seconds = 0.0

@@ -147,6 +147,14 @@ def rss_kib(pid: int) -> int:
     raise BrokerError(f"process {pid} reports no VmRSS (has it exited?)")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a live process has used, in seconds, from /proc/<pid>/stat."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        # The command name may hold spaces or parentheses: the fields after it follow its last ')'.
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class RunningBroker:
     """One child broker process, from spawn to stop."""
 
@@ -225,6 +233,9 @@ class RunningBroker:
 
     def rss_kib(self) -> int:
         return rss_kib(self.pid)
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds(self.pid)
 
     def create_topic(self, name: str, partitions: int, timeout: float = TOPIC_TIMEOUT_S) -> None:
         """Create a topic (replication factor 1) and wait until every partition has a leader."""

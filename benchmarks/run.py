@@ -32,6 +32,9 @@ from benchmarks.brokers import (
 )
 from benchmarks.kafka_probe import api_versions
 from benchmarks.latency import FETCH_WAIT_MAX_MS, run_latency
+from benchmarks.load import CONSUMERS as LOAD_CONSUMERS
+from benchmarks.load import PRODUCERS as LOAD_PRODUCERS
+from benchmarks.load import RATE as LOAD_RATE
 from benchmarks.load import measure_load
 from benchmarks.profiling import Profile, ProfilerUnavailable, format_top
 from benchmarks.report import Cell, Column, Row, format_table, to_json
@@ -46,7 +49,6 @@ from benchmarks.txn_latency import (
 
 BROKER_KEYS = ("kemu", "tansu", "mock")
 MODES = ("throughput", "txn", "latency", "load", "all")
-LOAD_CLIENTS, LOAD_RATE = 200, 20  # producers, records/s each: 4,000 records/s offered
 BATCHED_TXN = (100, 100, 4)  # transactions, records each, partitions
 SHORT_NAMES = {"kemu": "kemu", "tansu": "Tansu", "mock": "mock"}
 THROUGHPUT_APIS = {0: "Produce", 1: "Fetch", 3: "Metadata"}
@@ -74,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--latency-count", type=int, default=3000,
                         help="records sent ~1 ms apart in latency mode")
     parser.add_argument("--load-seconds", type=float, default=20.0,
-                        help=f"seconds of the {LOAD_CLIENTS}-client load (benchmarks/load.py) in load mode")
+                        help=f"seconds of the {LOAD_PRODUCERS + LOAD_CONSUMERS}-client load "
+                             "(benchmarks/load.py) in load mode")
     parser.add_argument("--profile", metavar="PATH",
                         help="py-spy profile of kemu while its workloads run: collapsed stacks to PATH "
                              "(.MODE before the suffix), the top entries to stderr and under the table")
@@ -322,19 +325,27 @@ def latency_rows(definitions: list[BrokerDefinition], args: argparse.Namespace) 
 
 
 def load_rows(definitions: list[BrokerDefinition], args: argparse.Namespace) -> list[Row]:
-    where = f"{LOAD_CLIENTS} producers × {LOAD_RATE} rec/s ({LOAD_CLIENTS * LOAD_RATE:,} offered), " \
-            f"{args.load_seconds:g} s"
-    names = [f"load, {where}: delivered msgs/s", "load: produce delivery latency, median ms",
-             "load: produce delivery latency, p99 ms", "load: broker peak RSS, MiB"]
+    where = f"{LOAD_PRODUCERS} producers × {LOAD_RATE} rec/s ({LOAD_PRODUCERS * LOAD_RATE:,} offered) " \
+            f"+ {LOAD_CONSUMERS} consumers, {args.load_seconds:g} s"
+    names = [f"load, {where}: delivered msgs/s", "load: produce latency (produce() to ack), median ms",
+             "load: produce latency, p99 ms", "load: end-to-end latency (produce() to a consumer), median ms",
+             "load: end-to-end latency, p99 ms", "load: broker peak RSS, MiB"]
 
     def measure(definition: BrokerDefinition) -> list[Cell]:
         progress(f"[{definition.label}] {where} ...")
-        result = measure_load(definition, clients=LOAD_CLIENTS, rate=LOAD_RATE, seconds=args.load_seconds)
-        progress(f"[{definition.label}]   {result.delivered_per_s:,.0f} msgs/s delivered, p50 {result.p50_ms:.1f} ms, "
-                 f"p99 {result.p99_ms:.1f} ms, {result.errors} errors")
+        result = measure_load(definition, producers=LOAD_PRODUCERS, consumers=LOAD_CONSUMERS, rate=LOAD_RATE,
+                              seconds=args.load_seconds)
+        progress(f"[{definition.label}]   {result.delivered_per_s:,.0f} msgs/s delivered, produce p50 "
+                 f"{result.p50_ms:.1f} ms, p99 {result.p99_ms:.1f} ms; {result.consumed:,} consumed, end-to-end p50 "
+                 f"{result.e2e_p50_ms:.1f} ms, p99 {result.e2e_p99_ms:.1f} ms; {result.errors} errors")
         if result.errors:
-            return [Cell.failed(f"{result.errors} records failed delivery")] * len(names)
-        return [Cell(result.delivered_per_s), Cell(result.p50_ms), Cell(result.p99_ms), Cell(result.rss_mib)]
+            return [Cell.failed(f"{result.errors} records failed delivery or consumption")] * len(names)
+        if result.consumed != result.delivered:
+            short = Cell.failed(f"consumers read {result.consumed:,} of {result.delivered:,} delivered records")
+            return [Cell(result.delivered_per_s), Cell(result.p50_ms), Cell(result.p99_ms), short, short,
+                    Cell(result.rss_mib)]
+        return [Cell(result.delivered_per_s), Cell(result.p50_ms), Cell(result.p99_ms), Cell(result.e2e_p50_ms),
+                Cell(result.e2e_p99_ms), Cell(result.rss_mib)]
 
     return rows_per_broker(definitions, names, measure)
 
@@ -489,9 +500,12 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
         ]
     if mode in ("load", "all"):
         notes += [
-            f"Load: benchmarks/load.py — {LOAD_CLIENTS} confluent-kafka producers (acks=all, linger.ms=5), each on "
-            f"a thread of this process writing 100 B records at {LOAD_RATE}/s to a partition of its own; latency is "
-            "produce() to the delivery report. The clients share the 2 cores with the broker.",
+            f"Load: benchmarks/load.py — {LOAD_PRODUCERS} confluent-kafka producers (acks=all, linger.ms=5), each "
+            f"on a thread of this process writing 100 B records at {LOAD_RATE}/s to a partition of its own, and "
+            f"{LOAD_CONSUMERS} consumers (assigned, default fetch.wait.max.ms=500), each reading one of those "
+            "partitions whole; "
+            "produce latency is librdkafka's own (Message.latency(): produce() to the acknowledgement), end-to-end "
+            "is produce() to the consumer holding the record. The clients share the 2 cores with the broker.",
         ]
     return notes
 

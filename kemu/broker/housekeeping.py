@@ -23,6 +23,9 @@ class Housekeeping:
         self._ticks: list[tuple[str, Tick]] = []
         self._due: dict[str, int | None] = {}
         self._wake: Callable[[], None] = lambda: None
+        # When the server's housekeeper will look next (what `run_due` returned; None: only when woken).
+        self._next_due: int | None = None
+        self._running = False
 
     def add(self, name: str, tick: Tick, first_run_ms: int | None = None) -> None:
         self._ticks.append((name, tick))
@@ -38,19 +41,38 @@ class Housekeeping:
         for tick_name, _ in self._ticks:
             if name is None or tick_name == name:
                 self._due[tick_name] = now
+                self._next_due = now
         self._wake()
+
+    def schedule(self, name: str, at_ms: int) -> None:
+        """Ask for `name` to run no later than `at_ms`. The housekeeper is woken only when that is earlier
+        than it means to look anyway, so a subsystem may call this on every change it makes for the price of
+        a comparison (the transaction coordinator does, once per state change)."""
+        due = self._due.get(name)
+        if due is not None and due <= at_ms:
+            return
+        self._due[name] = at_ms
+        # From inside a tick, the round's end takes it into account; no need to wake anyone.
+        if not self._running and (self._next_due is None or at_ms < self._next_due):
+            self._next_due = at_ms
+            self._wake()
 
     def run_due(self) -> int | None:
         """Run every tick that is due; returns the next deadline (None if nothing is scheduled)."""
         now = self.clock.now_ms()
-        for name, tick in self._ticks:
-            due = self._due.get(name)
-            if due is not None and due <= now:
-                try:
-                    self._due[name] = tick(now)
-                except Exception:
-                    # A failing subsystem must not stop the others' timers; it is retried in a second.
-                    log.exception("housekeeping task %s failed", name)
-                    self._due[name] = now + 1000
+        self._running = True
+        try:
+            for name, tick in self._ticks:
+                due = self._due.get(name)
+                if due is not None and due <= now:
+                    try:
+                        self._due[name] = tick(now)
+                    except Exception:
+                        # A failing subsystem must not stop the others' timers; it is retried in a second.
+                        log.exception("housekeeping task %s failed", name)
+                        self._due[name] = now + 1000
+        finally:
+            self._running = False
         pending = [d for d in self._due.values() if d is not None]
-        return min(pending, default=None)
+        self._next_due = min(pending, default=None)
+        return self._next_due

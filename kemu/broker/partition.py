@@ -150,11 +150,12 @@ class Partition:
                 and not self.producers.has_ongoing_txn(header.producer_id, header.producer_epoch))
 
     def append(self, data: bytes | bytearray | memoryview, *,
-               origin: AppendOrigin = AppendOrigin.CLIENT) -> AppendResult:
-        """Validate, check producer state, append. Raises LogError or ProducerStateError (both with .code)."""
+               origin: AppendOrigin = AppendOrigin.CLIENT, built: bool = False) -> AppendResult:
+        """Validate, check producer state, append. Raises LogError or ProducerStateError (both with .code).
+        `built`: the broker built the batch itself, a coordinator's record or marker (kemu.log.validator)."""
         self._check_storage()
         try:
-            return self._opened().append(data, origin=origin)
+            return self._opened().append(data, origin=origin, built=built)
         except OSError as exc:
             self.storage_failure = f"Error while appending records to {self.topic}-{self.index}: {exc}"
             log.error("%s; the partition is offline until the broker restarts", self.storage_failure)

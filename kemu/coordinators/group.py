@@ -238,7 +238,7 @@ class GroupService:
         )
         self._own_append = True
         try:
-            plog.append(batch, origin=AppendOrigin.COORDINATOR)
+            plog.append(batch, origin=AppendOrigin.COORDINATOR, built=True)
         finally:
             self._own_append = False
         self._applied[run.partition] = plog.log.log_end_offset

@@ -91,10 +91,11 @@ class InternalTopicJournal:
                 yield partition.index, partition
 
     def append(self, index: int, batch: bytes) -> Partition:
-        """Append a coordinator batch; a failure is raised as the coordinator's ApiError for it."""
+        """Append a batch the coordinator built itself (so its CRC and keys are not checked again); a failure
+        is raised as the coordinator's ApiError for it."""
         plog = self.partition(index)
         try:
-            plog.append(batch, origin=AppendOrigin.COORDINATOR)
+            plog.append(batch, origin=AppendOrigin.COORDINATOR, built=True)
         except JOURNAL_ERRORS as error:
             raise self.write_failure(error) from error
         return plog

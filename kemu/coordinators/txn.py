@@ -118,9 +118,11 @@ class TxnService:
             self.broker.housekeeping.wake(MARKERS_TASK)
 
     # ---- after each coordinator operation ---------------------------------------------------------------
-    def changed(self) -> None:
-        """A transaction started (a new timeout) or moved on: re-arm the timer (the coordinator calls this)."""
-        self.broker.housekeeping.wake(TIMEOUTS_TASK)
+    def changed(self, deadline_ms: int | None) -> None:
+        """A transaction started (a new timeout) or moved on (the coordinator calls this): make sure the timer
+        runs by its deadline. Most changes need nothing, the timer being due earlier already."""
+        if deadline_ms is not None:
+            self.broker.housekeeping.schedule(TIMEOUTS_TASK, deadline_ms)
 
     # ---- placement ------------------------------------------------------------------------------------
     def coordinator_error(self, transactional_id: str, node_id: int) -> ErrorCode:
@@ -253,7 +255,7 @@ class TxnService:
             marker = build_end_txn_marker(commit=commit, producer_id=producer_id, producer_epoch=producer_epoch,
                                           coordinator_epoch=coordinator_epoch, timestamp=self.broker.clock.now_ms())
             try:
-                plog.append(marker, origin=AppendOrigin.COORDINATOR)
+                plog.append(marker, origin=AppendOrigin.COORDINATOR, built=True)
             except (LogError, ProducerStateError) as error:
                 results[(topic, index)] = error.code
             else:

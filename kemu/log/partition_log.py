@@ -309,10 +309,12 @@ class PartitionLog:
     # --- appending ---------------------------------------------------------------------------------------
 
     def prepare_append(
-        self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT
+        self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT,
+        built: bool = False,
     ) -> ValidatedBatch:
         """Validate a produce's bytes (raises LogError) without changing the log. The transactions layer
-        checks producer state between this and `commit_append`; nothing else may append in between."""
+        checks producer state between this and `commit_append`; nothing else may append in between.
+        `built`: the broker built the batch itself (kemu.log.validator)."""
         self._check_open()
         return validate_append(
             data,
@@ -322,6 +324,7 @@ class PartitionLog:
             partition_leader_epoch=self.leader_epoch,
             topic_partition=self.topic_partition,
             verify_records=self.verify_records,
+            built=built,
         )
 
     def commit_append(self, batch: ValidatedBatch) -> AppendResult:
@@ -351,10 +354,11 @@ class PartitionLog:
         )
 
     def append(
-        self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT
+        self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT,
+        built: bool = False,
     ) -> AppendResult:
         """Validate and append one batch (raises LogError with Kafka's code, message and record errors)."""
-        return self.commit_append(self.prepare_append(data, origin=origin))
+        return self.commit_append(self.prepare_append(data, origin=origin, built=built))
 
     def _maybe_roll(self, messages_size: int, max_timestamp: int, max_offset: int) -> LogSegment:
         active = self._segments[-1]

@@ -18,6 +18,11 @@ them (`needs_record_scan`): a compacted topic, a finite `before.max.ms`, a heade
 `after.max.ms`, a client-set LogAppendTime, a codec change — or when asked to (`verify_records`). On the
 fast path a batch from an honest client gets exactly Kafka's result; one whose header lies about its
 records (a wrong max timestamp, a record count that the records do not match) is accepted as sent.
+
+A batch the broker built itself (`built=True`: a coordinator's journal record or a transaction marker) skips
+what only a sender's mistake could fail: its CRC is not recomputed, and a compacted topic does not make its
+records be walked for keys (the coordinators always write one). The topic's settings still apply to it as to
+any other batch.
 """
 
 from __future__ import annotations
@@ -112,8 +117,10 @@ def validate_append(
     partition_leader_epoch: int,
     topic_partition: str,
     verify_records: bool = False,
+    built: bool = False,
 ) -> ValidatedBatch:
-    """Check one append's bytes; raise LogError (code, message, record errors) or return what to write."""
+    """Check one append's bytes; raise LogError (code, message, record errors) or return what to write.
+    `built`: the broker built the batch itself (see the module docstring)."""
     try:
         pieces = list(batch_slices(data))
     except RecordsError as exc:
@@ -121,7 +128,7 @@ def validate_append(
     if not pieces:
         raise LogError("Record batch has no batches at all", ErrorCode.INVALID_RECORD)
     for piece in pieces:
-        _analyze(piece, config, origin, topic_partition)
+        _analyze(piece, config, origin, topic_partition, check_crc=not built)
     if len(pieces) > 1:
         raise LogError("Compressed outer record has more than one batch", ErrorCode.INVALID_RECORD)
     piece = pieces[0]
@@ -129,7 +136,7 @@ def validate_append(
     if origin is AppendOrigin.CLIENT:
         _validate_batch(source, topic_partition)
     validated = _validate_records(
-        piece, source, config, now_ms, partition_leader_epoch, topic_partition, verify_records
+        piece, source, config, now_ms, partition_leader_epoch, topic_partition, verify_records, built
     )
     if validated.size > config.segment_bytes:
         raise LogError(
@@ -140,7 +147,8 @@ def validate_append(
     return validated
 
 
-def _analyze(piece: memoryview, config: LogConfig, origin: AppendOrigin, topic_partition: str) -> None:
+def _analyze(piece: memoryview, config: LogConfig, origin: AppendOrigin, topic_partition: str, *,
+             check_crc: bool) -> None:
     magic = piece[MAGIC_OFFSET]
     if magic != MAGIC_V2:
         raise LogError(
@@ -167,7 +175,7 @@ def _analyze(piece: memoryview, config: LogConfig, origin: AppendOrigin, topic_p
             f"configured value of {config.max_message_bytes}.",
             ErrorCode.MESSAGE_TOO_LARGE,
         )
-    if not batch.is_valid():
+    if check_crc and not batch.is_valid():
         raise LogError(
             f"Record is corrupt (stored crc = {header.crc}) in topic partition {topic_partition}.",
             ErrorCode.CORRUPT_MESSAGE,
@@ -209,9 +217,10 @@ def _validate_batch(header: BatchHeader, topic_partition: str) -> None:
         )
 
 
-def needs_record_scan(header: BatchHeader, config: LogConfig, now_ms: int, target: int) -> bool:
+def needs_record_scan(header: BatchHeader, config: LogConfig, now_ms: int, target: int,
+                      built: bool = False) -> bool:
     """Whether Kafka's answer for this batch could depend on its records (see the module docstring)."""
-    if config.compact or header.timestamp_type is TimestampType.LOG_APPEND_TIME:
+    if (config.compact and not built) or header.timestamp_type is TimestampType.LOG_APPEND_TIME:
         return True
     if target != header.compression and not (header.compression == CompressionType.NONE and header.is_control):
         return True
@@ -234,6 +243,7 @@ def _validate_records(
     partition_leader_epoch: int,
     topic_partition: str,
     verify_records: bool,
+    built: bool,
 ) -> ValidatedBatch:
     timestamp_type = config.timestamp_type
     log_append_time = now_ms if timestamp_type is TimestampType.LOG_APPEND_TIME else NO_TIMESTAMP
@@ -242,7 +252,7 @@ def _validate_records(
     header = bytearray(piece[:HEADER_SIZE])
     rewrite_header(header, partition_leader_epoch=partition_leader_epoch)
 
-    if not verify_records and not needs_record_scan(source, config, now_ms, target):
+    if not verify_records and not needs_record_scan(source, config, now_ms, target, built):
         max_timestamp = source.max_timestamp
         if timestamp_type is TimestampType.LOG_APPEND_TIME:
             max_timestamp = now_ms

@@ -29,6 +29,8 @@ from kemu.wire.errors import ErrorCode
 Journal = Callable[[str, "dict[str, Any] | None"], None]
 
 _COMPLETING = (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
+# States an id may sit in between transactions; it expires after transactional.id.expiration.ms in them.
+_IDLE = (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +74,9 @@ class TransactionCoordinator:
         self.pending_markers: dict[str, MarkerJob] = {}
         # Called with each queued job so the shell can wake its marker writer.
         self.on_markers_queued: Callable[[MarkerJob], None] = lambda job: None
-        # Called after every state change, so the shell can re-arm its timer for `next_deadline`.
-        self.on_change: Callable[[], None] = lambda: None
+        # Called after every state change with the changed transaction's deadline (`deadline_of`), so the
+        # shell can make sure its timer runs `tick` by then.
+        self.on_change: Callable[[int | None], None] = lambda deadline: None
 
     # ---- InitProducerId ---------------------------------------------------------------------------
     def init_producer_id(
@@ -255,11 +258,17 @@ class TransactionCoordinator:
         del self.pending_markers[job.transactional_id]
 
     # ---- timers ---------------------------------------------------------------------------------------
+    def deadline_of(self, txn: TxnMetadata) -> int | None:
+        """When `tick` has something to do for `txn`: abort it (ongoing) or expire its id (idle)."""
+        if txn.state == TxnState.ONGOING:
+            # Kafka aborts a transaction once start + timeout < now: the first millisecond past the timeout.
+            return txn.start_ms + txn.timeout_ms + 1
+        if txn.state in _IDLE:
+            return txn.update_ms + self.config.id_expiration_ms
+        return None
+
     def next_deadline(self) -> int | None:
-        # Kafka aborts a transaction once start + timeout < now: the first millisecond past the timeout.
-        deadlines = [t.start_ms + t.timeout_ms + 1 for t in self.txns.values() if t.state == TxnState.ONGOING]
-        deadlines += [t.update_ms + self.config.id_expiration_ms for t in self.txns.values()
-                      if t.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)]
+        deadlines = [deadline for deadline in map(self.deadline_of, self.txns.values()) if deadline is not None]
         return min(deadlines, default=None)
 
     def tick(self) -> list[str]:
@@ -270,8 +279,7 @@ class TransactionCoordinator:
             if txn.state == TxnState.ONGOING and now > txn.start_ms + txn.timeout_ms:
                 self._fence_and_abort(txn)
                 aborted.append(txn.transactional_id)
-            elif (txn.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
-                  and now >= txn.update_ms + self.config.id_expiration_ms):
+            elif txn.state in _IDLE and now >= txn.update_ms + self.config.id_expiration_ms:
                 # Dead is never stored: as in Kafka, the tombstone removes the id instead.
                 txn.check_transition(TxnState.DEAD)
                 self.journal(txn.transactional_id, None)
@@ -282,7 +290,7 @@ class TransactionCoordinator:
     def _commit(self, nxt: TxnMetadata) -> None:
         self.journal(nxt.transactional_id, nxt.log_value())
         self.txns[nxt.transactional_id] = nxt
-        self.on_change()
+        self.on_change(self.deadline_of(nxt))
 
     def replay(self, transactional_id: str, value: dict[str, Any] | None) -> None:
         """Apply one `__transaction_state` record read back at start-up (None is a tombstone).

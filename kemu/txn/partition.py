@@ -58,12 +58,12 @@ class TransactionalPartition:
 
     # ---- appending -------------------------------------------------------------------------------------
     def append(self, data: bytes | bytearray | memoryview, *,
-               origin: AppendOrigin = AppendOrigin.CLIENT) -> AppendResult:
+               origin: AppendOrigin = AppendOrigin.CLIENT, built: bool = False) -> AppendResult:
         """Validate, check producer state, append. Raises LogError or ProducerStateError (both with .code).
 
         KIP-890's partition verification happens before, at the partition's caller: the coordinator is
         asked once, and only then is the batch appended here."""
-        prepared = self.log.prepare_append(data, origin=origin)
+        prepared = self.log.prepare_append(data, origin=origin, built=built)
         source = prepared.source
         if source.is_control:
             return self._append_marker(prepared, source)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import IntEnum
 from types import MappingProxyType
 from typing import Any
@@ -103,7 +103,10 @@ class TxnMetadata:
         return nxt
 
     def copy(self) -> TxnMetadata:
-        return replace(self, partitions=set(self.partitions))
+        # Spelled out: dataclasses.replace re-inspects the fields on every call, and every state change copies.
+        return TxnMetadata(self.transactional_id, self.producer_id, self.last_producer_id, self.next_producer_id,
+                           self.producer_epoch, self.last_producer_epoch, self.timeout_ms, self.state,
+                           set(self.partitions), self.start_ms, self.update_ms)
 
     def log_value(self) -> dict[str, Any]:
         """TransactionLogValue v1, field names in snake_case."""

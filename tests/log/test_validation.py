@@ -230,3 +230,27 @@ def test_compressed_inner_offsets_out_of_order_are_rewritten(open_log: OpenLog) 
     stored = RecordBatch(log.read(0, 1 << 20).records)
     assert stored.is_valid()
     assert [r.offset for r in stored.records()] == [0, 1, 2]
+
+
+def test_a_batch_the_broker_built_skips_the_key_walk_but_not_the_topic_settings(open_log: OpenLog, clock) -> None:
+    from kemu.log.validator import validate_append
+
+    compacted = LogConfig(cleanup_policy=("compact",))
+    data = batch(3)
+
+    def validated(config: LogConfig, built: bool) -> tuple[bytes, bytes, bool]:
+        v = validate_append(data, config=config, origin=AppendOrigin.COORDINATOR, now_ms=clock.now_ms(),
+                            partition_leader_epoch=0, topic_partition="t-0", built=built)
+        return bytes(v.header), bytes(v.payload), v.records_scanned
+
+    # A compacted topic walks a client's records for keys; a coordinator's own batch always has them, and is
+    # written exactly as the walk would have left it.
+    checked, trusted = validated(compacted, built=False), validated(compacted, built=True)
+    assert checked[2] and not trusted[2]
+    assert checked[:2] == trusted[:2]
+    # The topic's own settings still apply: a codec to convert to, a size limit.
+    assert validated(LogConfig(cleanup_policy=("compact",), compression_type="gzip"), built=True)[2]
+    log = open_log(LogConfig(cleanup_policy=("compact",), max_message_bytes=len(data) - 1))
+    with pytest.raises(LogError) as info:
+        log.append(data, origin=AppendOrigin.COORDINATOR, built=True)
+    assert info.value.code == ErrorCode.MESSAGE_TOO_LARGE

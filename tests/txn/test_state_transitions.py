@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,20 @@ def test_every_pair_is_allowed_exactly_when_the_table_says(current: TxnState, ta
         with pytest.raises(IllegalStateError):
             txn.check_transition(target)
         assert txn.state is current
+
+
+def test_a_copy_carries_every_field_and_a_partition_set_of_its_own() -> None:
+    # Each field gets a value unlike its default and unlike the others', so a field the copy drops or
+    # swaps with another shows.
+    values: dict[str, Any] = {}
+    for number, spec in enumerate(dataclasses.fields(TxnMetadata)):
+        values[spec.name] = {"transactional_id": "t", "state": TxnState.PREPARE_ABORT,
+                             "partitions": {("a", 0), ("b", 1)}}.get(spec.name, 1000 + number)
+    txn = TxnMetadata(**values)
+    copied = txn.copy()
+    assert {spec.name: getattr(copied, spec.name) for spec in dataclasses.fields(TxnMetadata)} == values
+    copied.partitions.add(("c", 2))
+    assert txn.partitions == {("a", 0), ("b", 1)}
 
 
 def test_an_illegal_transition_in_the_coordinator_raises_and_journals_nothing() -> None:

@@ -1,0 +1,63 @@
+"""Housekeeping: ticks run when due, `wake` runs one at once, and `schedule` wakes the server's housekeeper
+only when it moves a deadline earlier than the housekeeper means to look anyway."""
+
+from __future__ import annotations
+
+from kemu.broker.housekeeping import Housekeeping
+from kemu.clock import VirtualClock
+
+
+def make() -> tuple[VirtualClock, Housekeeping, list[str], list[int]]:
+    clock = VirtualClock(1_000)
+    housekeeping = Housekeeping(clock)
+    ran: list[str] = []
+    wakes: list[int] = []
+    housekeeping.set_waker(lambda: wakes.append(clock.now_ms()))
+    return clock, housekeeping, ran, wakes
+
+
+def test_schedule_wakes_only_for_an_earlier_deadline() -> None:
+    clock, housekeeping, ran, wakes = make()
+    housekeeping.add("slow", lambda now: ran.append("slow") or now + 10_000)
+    housekeeping.add("on-demand", lambda now: ran.append("on-demand") or None)
+    wakes.clear()
+    assert housekeeping.run_due() == 11_000 and ran == ["slow", "on-demand"]
+    housekeeping.schedule("on-demand", 20_000)  # later than the housekeeper looks anyway
+    assert wakes == []
+    housekeeping.schedule("on-demand", 5_000)  # earlier: it must be told
+    assert wakes == [1_000]
+    housekeeping.schedule("on-demand", 7_000)  # already due earlier: nothing changes
+    assert wakes == [1_000]
+    ran.clear()
+    clock.advance(3_999)
+    assert housekeeping.run_due() == 5_000 and ran == []
+    clock.advance(1)
+    assert housekeeping.run_due() == 11_000 and ran == ["on-demand"]
+
+
+def test_schedule_from_inside_a_tick_is_taken_by_that_round() -> None:
+    clock, housekeeping, ran, wakes = make()
+    housekeeping.add("later", lambda now: ran.append("later") or None)
+
+    def first(now: int) -> None:
+        ran.append("first")
+        housekeeping.schedule("later", now + 50)
+
+    housekeeping.add("first", first)
+    wakes.clear()
+    # "later" runs before "first" in the round, so it is not due yet; the round's answer includes it.
+    assert housekeeping.run_due() == 1_050 and wakes == []
+    ran.clear()
+    clock.advance(50)
+    assert housekeeping.run_due() is None and ran == ["later"]
+
+
+def test_wake_runs_a_tick_at_once() -> None:
+    clock, housekeeping, ran, wakes = make()
+    housekeeping.add("t", lambda now: ran.append("t") or now + 60_000)
+    housekeeping.run_due()
+    ran.clear()
+    wakes.clear()
+    housekeeping.wake("t")
+    assert wakes == [1_000]
+    assert housekeeping.run_due() == 61_000 and ran == ["t"]

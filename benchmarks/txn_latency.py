@@ -32,6 +32,10 @@ class TxnResult:
     commit_ms: list[float]
     transaction_ms: list[float]
     failure: str | None = None
+    # The transactions alone, from the first begin_transaction() to the last commit's return: as the batched
+    # workload's clock, it leaves out init_transactions() (whose first coordinator lookup may wait on a 500 ms
+    # retry timer in librdkafka, whichever broker answers) and the read_committed check after.
+    seconds: float = 0.0
     # Set when the broker does not offer transactions at all (distinct from trying and failing).
     unsupported: str | None = None
     # What read_committed showed after a commit, an abort, a commit and a still-open transaction.
@@ -68,6 +72,7 @@ def run_transactions(bootstrap: str, topic: str, count: int, timeout: float) -> 
     transaction_ms: list[float] = []
     try:
         producer.init_transactions(timeout)
+        first_began = time.perf_counter()
         for sequence in range(count):
             began = time.perf_counter()
             producer.begin_transaction()
@@ -80,8 +85,9 @@ def run_transactions(bootstrap: str, topic: str, count: int, timeout: float) -> 
     except KafkaException as error:
         return TxnResult(commit_ms, transaction_ms,
                          failure=f"after {len(commit_ms)} commits: {error.args[0] if error.args else error}")
+    seconds = time.perf_counter() - first_began
     problem = check_committed(bootstrap, topic, count, timeout)
-    return TxnResult(commit_ms, transaction_ms, failure=problem)
+    return TxnResult(commit_ms, transaction_ms, failure=problem, seconds=seconds)
 
 
 _IDLE_S = 1.0

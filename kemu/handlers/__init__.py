@@ -3,10 +3,12 @@
 Each module exports `KEY` and `async def handle(ctx, request) -> dict | None` (None: the request gets no
 response, as acks=0 Produce). A module answering fewer versions than its wire declaration has sets
 `VERSIONS = NARROWED[KEY]` from `kemu.handlers.versions`, the table the registry reads without importing
-the module. It may export `error_response(request, code, message) -> dict | None`, Kafka's
-`getErrorResponse` for that API (most are built by `kemu.handlers.error_responses` from the response
-schema), which answers a request the handler refused with `ApiError` or failed on unexpectedly; without it
-(or when it returns None, as Kafka's does for an acks=0 Produce) such a failure closes the connection.
+the module; the others' ranges come from `kemu.wire.apis.VERSIONS`, so neither a handler module nor its
+wire declaration is imported before its API is first asked for. A module may export
+`error_response(request, code, message) -> dict | None`, Kafka's `getErrorResponse` for that API (most are
+built by `kemu.handlers.error_responses` from the response schema), which answers a request the handler
+refused with `ApiError` or failed on unexpectedly; without it (or when it returns None, as Kafka's does for
+an acks=0 Produce) such a failure closes the connection.
 Handlers leave `throttle_time_ms` out: kemu throttles nothing, and the encoder writes every absent field
 as its schema default, here 0. Modules open with a note of what each version changes and what is left out.
 
@@ -23,7 +25,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from kemu.handlers.versions import NARROWED
-from kemu.wire.apis import get_api
+from kemu.wire.apis import VERSIONS, get_api
 from kemu.wire.schema import Api
 
 if TYPE_CHECKING:
@@ -38,17 +40,19 @@ _MODULE_NAME = re.compile(r"k(\d\d)_\w+")
 
 
 class Handler:
-    """One API's handler. Discovered handlers import their module on first use: a broker answering its
-    first Metadata should not pay for importing every API it may never be asked for."""
+    """One API's handler. Discovered handlers import their module, and their API's wire declaration, on
+    first use: a broker answering its first Metadata should not pay for every API it may never be asked
+    for."""
 
-    __slots__ = ("key", "api", "min_version", "max_version", "_module_name", "_handle", "_error_response")
+    __slots__ = ("key", "_api", "min_version", "max_version", "_module_name", "_handle", "_error_response")
 
-    def __init__(self, key: int, api: Api, min_version: int, max_version: int, handle: HandleFn | None = None,
-                 error_response: ErrorResponseFn | None = None, *, module_name: str | None = None) -> None:
+    def __init__(self, key: int, api: Api | None, min_version: int, max_version: int,
+                 handle: HandleFn | None = None, error_response: ErrorResponseFn | None = None, *,
+                 module_name: str | None = None) -> None:
         if handle is None and module_name is None:
             raise ValueError("a handler needs a handle function or a module to load it from")
         self.key = key
-        self.api = api
+        self._api = api  # None: kemu.wire.apis declares it, loaded when first wanted
         self.min_version = min_version
         self.max_version = max_version
         self._module_name = module_name
@@ -60,6 +64,15 @@ class Handler:
             module = importlib.import_module(self._module_name)
             self._error_response = getattr(module, "error_response", None)
             self._handle = module.handle
+
+    @property
+    def api(self) -> Api:
+        if self._api is None:
+            declared = get_api(self.key)
+            if declared is None:
+                raise RuntimeError(f"no wire declaration for API key {self.key}")
+            self._api = declared
+        return self._api
 
     @property
     def handle(self) -> HandleFn:
@@ -84,16 +97,15 @@ def all_handlers() -> dict[int, Handler]:
         if name is None:
             continue
         key = int(name.group(1))
-        api = get_api(key)
-        if api is None:
+        declared = VERSIONS.get(key)
+        if declared is None:
             raise RuntimeError(f"{info.name}: no wire declaration for API key {key}")
-        low, high = NARROWED.get(key, (api.min_version, api.max_version))
-        if low < api.min_version or high > api.max_version or low > high:
-            raise RuntimeError(f"{info.name}: versions {low}-{high} outside {api.name}'s "
-                               f"{api.min_version}-{api.max_version}")
+        low, high = NARROWED.get(key, declared)
+        if low < declared[0] or high > declared[1] or low > high:
+            raise RuntimeError(f"{info.name}: versions {low}-{high} outside the declared {declared[0]}-{declared[1]}")
         if key in found:
             raise RuntimeError(f"API key {key} handled twice")
-        found[key] = Handler(key, api, low, high, module_name=f"{__name__}.{info.name}")
+        found[key] = Handler(key, None, low, high, module_name=f"{__name__}.{info.name}")
     if stray := sorted(NARROWED.keys() - found.keys()):
         raise RuntimeError(f"kemu.handlers.versions narrows API keys no module handles: {stray}")
     return dict(sorted(found.items()))

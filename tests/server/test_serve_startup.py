@@ -1,12 +1,15 @@
 """What `kemu serve` loads to serve: the modules a process has imported once it answered a Metadata and was
 stopped. A process with nothing to read the in-process handle serves its core without it; one with a
-transcript file (or a control endpoint) runs through it."""
+transcript file (or a control endpoint) runs through it. Handler modules and wire declarations load on
+their API's first request, and every API ApiVersions advertises answers that first request."""
 
 from __future__ import annotations
 
 import signal
 from pathlib import Path
 
+from kemu.handlers import all_handlers
+from tests.server.kafka_socket import KafkaSocket
 from tests.server.test_cli import kemu_serve, metadata
 
 # `python -m kemu` as runpy runs it, printing every module the process imported once it exits.
@@ -33,13 +36,43 @@ def served_modules(*args: str) -> set[str]:
     return set(listed.removeprefix("modules: ").split())
 
 
-def test_serve_without_observers_never_loads_the_handle() -> None:
+def test_serve_without_observers_never_loads_the_handle_or_unasked_apis() -> None:
     modules = served_modules()
-    assert {"kemu.server.listener", "kemu.handlers.k03_metadata"} <= modules  # the list is the process's
+    assert {"kemu.server.listener", "kemu.handlers.k03_metadata", "kemu.wire.apis.k03_metadata"} <= modules
     assert not modules & HANDLE
+    # Only Metadata was asked for: no other API's handler module or wire declaration was imported.
+    assert {name for name in modules if name.startswith(("kemu.handlers.k", "kemu.wire.apis.k"))} == {
+        "kemu.handlers.k03_metadata", "kemu.wire.apis.k03_metadata"}
 
 
 def test_serve_with_a_transcript_file_runs_through_the_handle(tmp_path: Path) -> None:
     modules = served_modules("--transcript", str(tmp_path / "transcript.jsonl"))
     assert HANDLE <= modules
     assert (tmp_path / "transcript.jsonl").read_text().count("\n") == 1  # the Metadata exchange
+
+
+# Bodies the schema defaults would not do: an acks=0 Produce gets no response, and a DescribeAcls filter of
+# resource type UNKNOWN is refused by closing the connection (both as Kafka does).
+BODIES: dict[int, dict[str, object]] = {
+    0: {"acks": -1, "timeout_ms": 1000},
+    29: {"resource_type_filter": 1, "pattern_type_filter": 1, "operation": 1, "permission_type": 1},
+}
+
+
+def test_every_advertised_api_answers_its_first_request_after_a_lazy_start() -> None:
+    # A fresh process: no handler module or wire declaration is loaded before its API's first request.
+    with kemu_serve() as (process, host, port):
+        with KafkaSocket((host, port)) as conn:
+            advertised = conn.request(18, 4, {"client_software_name": "kemu-tests",
+                                              "client_software_version": "1"})["api_keys"]
+        assert len(advertised) == len(all_handlers())
+        for entry in advertised:
+            key = entry["api_key"]
+            for version in sorted({entry["min_version"], entry["max_version"]}):
+                with KafkaSocket((host, port)) as conn:  # its own connection: the first of its kind
+                    assert isinstance(conn.request(key, version, BODIES.get(key, {})), dict), (key, version)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+        assert process.stderr is not None
+        logged = process.stderr.read()
+    assert " failed" not in logged and "Traceback" not in logged, logged

@@ -1,27 +1,115 @@
-"""One declaration per Kafka API, in modules named by key (`k18_api_versions.py`), each exporting `API`."""
+"""One declaration per Kafka API, in modules named by key (`k18_api_versions.py`), each exporting `API`.
+
+A declaration is imported when its API is first used (`get_api`): a broker answering its first requests
+should not pay for declaring the ~50 APIs it may never be asked for. `VERSIONS` holds each declaration's
+version range, so the broker can advertise them all (ApiVersions) without importing one; a declaration
+whose range differs from its entry here is refused when it loads (tests/wire/test_api_registry.py loads
+them all).
+"""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
+from collections.abc import Mapping
 from functools import cache
+from types import MappingProxyType
+from typing import Final
 
 from kemu.wire.schema import Api
 
+VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
+    0: (0, 11),  # Produce
+    1: (0, 17),  # Fetch
+    2: (0, 10),  # ListOffsets
+    3: (0, 12),  # Metadata
+    8: (0, 9),  # OffsetCommit
+    9: (0, 9),  # OffsetFetch
+    10: (0, 6),  # FindCoordinator
+    11: (0, 9),  # JoinGroup
+    12: (0, 4),  # Heartbeat
+    13: (0, 5),  # LeaveGroup
+    14: (0, 5),  # SyncGroup
+    15: (0, 5),  # DescribeGroups
+    16: (0, 5),  # ListGroups
+    17: (0, 1),  # SaslHandshake
+    18: (0, 4),  # ApiVersions
+    19: (0, 7),  # CreateTopics
+    20: (0, 6),  # DeleteTopics
+    21: (0, 2),  # DeleteRecords
+    22: (0, 5),  # InitProducerId
+    23: (0, 4),  # OffsetForLeaderEpoch
+    24: (0, 5),  # AddPartitionsToTxn
+    25: (0, 4),  # AddOffsetsToTxn
+    26: (0, 5),  # EndTxn
+    27: (0, 1),  # WriteTxnMarkers
+    28: (0, 4),  # TxnOffsetCommit
+    29: (0, 3),  # DescribeAcls
+    30: (0, 3),  # CreateAcls
+    31: (0, 3),  # DeleteAcls
+    32: (0, 4),  # DescribeConfigs
+    33: (0, 2),  # AlterConfigs
+    35: (0, 4),  # DescribeLogDirs
+    36: (0, 2),  # SaslAuthenticate
+    37: (0, 3),  # CreatePartitions
+    42: (0, 2),  # DeleteGroups
+    43: (0, 2),  # ElectLeaders
+    44: (0, 1),  # IncrementalAlterConfigs
+    45: (0, 0),  # AlterPartitionReassignments
+    46: (0, 0),  # ListPartitionReassignments
+    47: (0, 0),  # OffsetDelete
+    50: (0, 0),  # DescribeUserScramCredentials
+    51: (0, 0),  # AlterUserScramCredentials
+    60: (0, 1),  # DescribeCluster
+    61: (0, 0),  # DescribeProducers
+    65: (0, 0),  # DescribeTransactions
+    66: (0, 1),  # ListTransactions
+    68: (0, 1),  # ConsumerGroupHeartbeat
+    69: (0, 0),  # ConsumerGroupDescribe
+    75: (0, 0),  # DescribeTopicPartitions
+})
+
+_MODULE_NAME = re.compile(r"k(\d\d)_\w+")
+_loaded: dict[int, Api] = {}
+
 
 @cache
-def all_apis() -> dict[int, Api]:
-    found: dict[int, Api] = {}
+def declaration_modules() -> Mapping[int, str]:
+    """Each API key's declaration module, by its file name (nothing imported)."""
+    found: dict[int, str] = {}
     for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("k"):
+        name = _MODULE_NAME.fullmatch(info.name)
+        if name is None:
             continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        declared: Api = module.API
-        if declared.key in found:
-            raise RuntimeError(f"API key {declared.key} declared twice")
-        found[declared.key] = declared
-    return found
+        key = int(name.group(1))
+        if key in found:
+            raise RuntimeError(f"API key {key} declared twice: {found[key]} and {info.name}")
+        found[key] = f"{__name__}.{info.name}"
+    return MappingProxyType(found)
 
 
 def get_api(key: int) -> Api | None:
-    return all_apis().get(key)
+    api = _loaded.get(key)
+    if api is not None:
+        return api
+    module_name = declaration_modules().get(key)
+    if module_name is None:
+        return None
+    declared: Api = importlib.import_module(module_name).API
+    if declared.key != key:
+        raise RuntimeError(f"{module_name} declares API key {declared.key}")
+    if VERSIONS.get(key) != (declared.min_version, declared.max_version):
+        raise RuntimeError(f"{module_name} declares versions {declared.min_version}-{declared.max_version}; "
+                           f"kemu.wire.apis.VERSIONS says {VERSIONS.get(key)}")
+    _loaded[key] = declared
+    return declared
+
+
+def all_apis() -> dict[int, Api]:
+    found: dict[int, Api] = {}
+    for key in declaration_modules():
+        api = get_api(key)
+        assert api is not None
+        found[key] = api
+    return found

@@ -44,11 +44,12 @@ class Handler:
     first use: a broker answering its first Metadata should not pay for every API it may never be asked
     for."""
 
-    __slots__ = ("key", "_api", "min_version", "max_version", "_module_name", "_handle", "_error_response")
+    __slots__ = ("key", "_api", "min_version", "max_version", "_module_name", "_handle", "_error_response",
+                 "_suspends")
 
     def __init__(self, key: int, api: Api | None, min_version: int, max_version: int,
                  handle: HandleFn | None = None, error_response: ErrorResponseFn | None = None, *,
-                 module_name: str | None = None) -> None:
+                 module_name: str | None = None, suspends: bool = True) -> None:
         if handle is None and module_name is None:
             raise ValueError("a handler needs a handle function or a module to load it from")
         self.key = key
@@ -58,11 +59,13 @@ class Handler:
         self._module_name = module_name
         self._handle = handle
         self._error_response = error_response
+        self._suspends = suspends
 
     def _load(self) -> None:
         if self._handle is None and self._module_name is not None:
             module = importlib.import_module(self._module_name)
             self._error_response = getattr(module, "error_response", None)
+            self._suspends = bool(getattr(module, "SUSPENDS", False))
             self._handle = module.handle
 
     @property
@@ -84,6 +87,14 @@ class Handler:
     def error_response(self) -> ErrorResponseFn | None:
         self._load()
         return self._error_response
+
+    @property
+    def suspends(self) -> bool:
+        """Whether the handler may wait (its module says `SUSPENDS = True`): a long-polling Fetch, a JoinGroup.
+        One that never waits can run on the connection's reader; one that may wait gets a task, so the
+        connection's next request can start while it waits. A handler given as a function is assumed to."""
+        self._load()
+        return self._suspends
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version

@@ -46,6 +46,8 @@ from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 1
+# A long poll waits for data (max_wait_ms) with the connection's next request started (kemu.handlers).
+SUSPENDS = True
 VERSIONS = NARROWED[KEY]
 
 FETCH_MAX_BYTES = 57671680  # fetch.max.bytes: the broker's cap on a response's max_bytes (55 MiB)

@@ -35,6 +35,8 @@ from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 3
+# Auto-creating a topic waits its turn behind other creations (kemu.handlers._creating).
+SUSPENDS = True
 
 ZERO_UUID = uuid.UUID(int=0)
 

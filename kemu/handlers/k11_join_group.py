@@ -22,6 +22,8 @@ from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 11
+# A join waits for the rebalance to complete.
+SUSPENDS = True
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:

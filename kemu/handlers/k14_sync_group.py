@@ -20,6 +20,8 @@ from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 14
+# A follower's sync waits for the leader's assignment.
+SUSPENDS = True
 FIRST_VERSION_WITH_PROTOCOL = 5
 
 

@@ -25,6 +25,8 @@ from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 19
+# Creations queue one after another and make their logs in steps (kemu.handlers._creating).
+SUSPENDS = True
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:

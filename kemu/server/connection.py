@@ -1,9 +1,12 @@
-"""One client connection: a reader, a task per request, and a sender that keeps request order.
+"""One client connection: a reader that runs requests in order, and responses sent strictly in that order.
 
-The reader admits frames in arrival order. Each request runs in its own task, but a request reaches the
-core only after the previous one has finished (or `detach`ed to wait), so the core sees a connection's
-requests in order, one at a time, as on a Kafka broker. The sender writes responses strictly in request
-order, however the handlers' finishing times interleave; a request that gets no response (acks=0
+The reader admits frames in arrival order. A request reaches the core only after the previous one has
+finished (or `detach`ed to wait), so the core sees a connection's requests in order, one at a time, as on
+a Kafka broker. A request whose handler never waits runs on the reader itself; one that may wait (a long
+poll, a JoinGroup) runs in a task of its own, so the next request can start while it waits. Responses
+leave strictly in request order, however the handlers' finishing times interleave: each request holds a
+slot in the connection's queue, and whoever completes the slot at its head (the reader, or a waiting
+request's task) sends every finished slot from the head on. A request that gets no response (acks=0
 Produce) still holds its place. Anything that forces the connection closed is queued in that order too,
 so responses to earlier requests still go out first.
 """
@@ -11,8 +14,10 @@ so responses to earlier requests still go out first.
 from __future__ import annotations
 
 import logging
+import os
+from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import trio
 
@@ -33,6 +38,8 @@ log = logging.getLogger("kemu.server")
 
 # Requests admitted but not yet answered, per connection; beyond it the reader waits (backpressure).
 MAX_PENDING = 32
+# Requests the reader runs back to back from what it has already received before it lets other tasks run.
+_REQUESTS_PER_TURN = 16
 # A response this small goes out as one joined string; a bigger one as its pieces (one sendmsg).
 _JOIN_BELOW_BYTES = 16 * 1024
 _MAX_IOV = 512  # below every platform's IOV_MAX (1024 on Linux)
@@ -46,7 +53,7 @@ MAX_BUFFERED_RESPONSE_BYTES = 64 * 1024 * 1024
 class _Slot:
     """One request's place in the response order."""
 
-    done: trio.Event = field(default_factory=trio.Event)
+    done: bool = False
     payload: Sequence[Buffer] | None = None
     close: bool = False  # close the connection once everything before has been sent
     close_delay_s: float = 0.0  # and this long after this slot's payload went out
@@ -83,15 +90,16 @@ class Connection:
             self.client.principal = principal
 
     async def run(self) -> None:
+        self._queue: deque[_Slot] = deque()  # admitted requests, oldest first, until their response is sent
+        self._draining = False  # a task is sending from the head of the queue
+        self._closing = False  # a close slot reached the head: send nothing more
         async with self.stream:
             async with trio.open_nursery() as nursery:
-                to_sender, from_reader = trio.open_memory_channel[_Slot](MAX_PENDING)
-                nursery.start_soon(self._send_in_order, from_reader, nursery.cancel_scope)
-                async with to_sender:
-                    if not await self._read(nursery, to_sender):
-                        nursery.cancel_scope.cancel()  # the client went away: drop what is pending
+                self._scope = nursery.cancel_scope
+                if not await self._read(nursery):
+                    nursery.cancel_scope.cancel()  # the client went away: drop what is pending
 
-    async def _read(self, nursery: trio.Nursery, slots: trio.MemorySendChannel[_Slot]) -> bool:
+    async def _read(self, nursery: trio.Nursery) -> bool:
         """Admit frames until the client leaves (False) or a frame forces a close (True)."""
         frames = FrameBuffer(self.broker.config.socket_request_max_bytes)
         authenticator = self.authenticator
@@ -100,12 +108,17 @@ class Connection:
             frames.max_size = min(frames.max_size, authenticator.security.max_receive_size)
         previous_turn = trio.Event()
         previous_turn.set()
+        run_back_to_back = 0
         while True:
             try:
                 frame = frames.next_frame()
             except FrameError as exc:
-                return await self._refuse(slots, str(exc) + _tls_hint(exc.size))
+                return await self._refuse(str(exc) + _tls_hint(exc.size))
             if frame is None:
+                # Everything received has been run: send what is finished before waiting for more (the
+                # responses to requests that arrived together go out together).
+                run_back_to_back = 0
+                await self._drain()
                 try:
                     received = await self._receive_or_expire(frames)
                 except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -121,36 +134,54 @@ class Connection:
                 if not step.dispatch:
                     if step.close:
                         log.warning("closing connection from %s: %s", self.name, step.reason)
-                    slot = _Slot(payload=None if step.payload is None else [step.payload], close=step.close,
-                                 close_delay_s=step.close_delay_ms / 1000)
+                    slot = _Slot(done=True, payload=None if step.payload is None else [step.payload],
+                                 close=step.close, close_delay_s=step.close_delay_ms / 1000)
                     self._owed += 1
                     self.buffered += 0 if step.payload is None else len(step.payload)
-                    slot.done.set()
-                    await slots.send(slot)
+                    self._queue.append(slot)
+                    await self._drain()
                     if step.close:
                         return True
                     continue
-            while self.buffered > MAX_BUFFERED_RESPONSE_BYTES:
-                await self._sent.wait()  # a slow reader: admit nothing more until it has taken some
+            run_back_to_back += 1
+            if run_back_to_back > _REQUESTS_PER_TURN:
+                # A client that keeps the buffer full would otherwise hold the loop: let the others run.
+                run_back_to_back = 0
+                await self._drain()
+                await trio.lowlevel.checkpoint()
+            while self.buffered > MAX_BUFFERED_RESPONSE_BYTES or len(self._queue) >= MAX_PENDING:
+                await self._drain()
+                if self.buffered > MAX_BUFFERED_RESPONSE_BYTES or len(self._queue) >= MAX_PENDING:
+                    await self._sent.wait()  # a slow reader: admit nothing more until it has taken some
             first = admit(frame, self.handlers, ON_LOOP_ELEMENTS)
             # Past ON_LOOP_ELEMENTS, decoded again off the loop: the other connections are served meanwhile.
             decision = (await trio.to_thread.run_sync(admit_whole, frame, self.handlers)
                         if isinstance(first, Offload) else first)
             if isinstance(decision, Refuse):
-                return await self._refuse(slots, decision.reason)
+                return await self._refuse(decision.reason)
             slot = _Slot()
             self._owed += 1
             if isinstance(decision, Answer):
                 slot.payload = [decision.payload]
                 self.buffered += len(decision.payload)
-                slot.done.set()
+                slot.done = True
+                self._queue.append(slot)
+            elif previous_turn.is_set() and not decision.handler.suspends and (
+                    self.hooks is None or not self.hooks.intercepting):
+                # Its turn has come and it will not wait: run it here rather than in a task of its own (a
+                # spawn, a turn event and a wake-up per request were a fifth of a small request's cost).
+                self._queue.append(slot)
+                await self._run(decision, slot, RequestContext(
+                    self.broker, self.coordinators, self.client, decision.request.header.client_id,
+                    node=self.node_id))
             else:
                 if self.limits is not None:
                     await self.limits.queue_slots.acquire()  # released when the request's turn comes
                 turn = trio.Event()
+                self._queue.append(slot)
                 nursery.start_soon(self._run_request, decision, slot, previous_turn, turn)
                 previous_turn = turn
-            await slots.send(slot)
+
 
     async def _receive_or_expire(self, frames: FrameBuffer) -> int:
         """Receive once; 0 also when the connection has been idle for connections.max.idle.ms (nothing
@@ -171,57 +202,79 @@ class Connection:
             if self._owed:
                 self._last_activity = trio.current_time()  # a response is still being worked on
 
-    async def _refuse(self, slots: trio.MemorySendChannel[_Slot], reason: str) -> bool:
+    async def _refuse(self, reason: str) -> bool:
         log.warning("closing connection from %s: %s", self.name, reason)
         self._owed += 1
-        slot = _Slot(close=True)
-        slot.done.set()
-        await slots.send(slot)
+        self._queue.append(_Slot(done=True, close=True))
+        await self._drain()
         return True
 
-    async def _send_in_order(self, slots: trio.MemoryReceiveChannel[_Slot], scope: trio.CancelScope) -> None:
+    async def _drain(self) -> None:
+        """Send every finished response from the head of the queue on, unless another task already is
+        (it sends this one too once it gets there). A close at the head ends the connection after the
+        responses before it, and its delay."""
+        if self._draining:
+            return
+        self._draining = True
         try:
-            async for slot in slots:
-                await slot.done.wait()
+            queue = self._queue
+            while queue and queue[0].done and not self._closing:
+                slot = queue[0]
                 if slot.payload is not None:
                     await _send(self.stream, frame_buffers(slot.payload))
                     self.buffered -= sum(len(part) for part in slot.payload)
                     self._last_activity = trio.current_time()
+                queue.popleft()
                 self._owed -= 1
                 self._sent.set()
                 self._sent = trio.Event()
                 if slot.close:
+                    self._closing = True
                     if slot.close_delay_s > 0:
                         await trio.sleep(slot.close_delay_s)
-                    break
+                    self._scope.cancel()
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-            pass
-        scope.cancel()
+            self._scope.cancel()
+        finally:
+            self._draining = False
 
-    async def _run_request(self, job: Dispatch, slot: _Slot, after: trio.Event, turn: trio.Event) -> None:
-        request = job.request
+    async def _run(self, job: Dispatch, slot: _Slot, ctx: RequestContext) -> None:
         try:
-            try:
-                await after.wait()
-            finally:
-                if self.limits is not None:
-                    self.limits.queue_slots.release()  # out of the queue: its turn has come (or never will)
-            ctx = RequestContext(self.broker, self.coordinators, self.client, request.header.client_id, turn.set,
-                                 node=self.node_id)
-            reply = await dispatch(job.handler, request, ctx, self.name, self.hooks)
+            reply = await dispatch(job.handler, job.request, ctx, self.name, self.hooks)
             slot.payload, slot.close = reply.payload, reply.close
             if reply.payload is not None:
                 self.buffered += sum(len(part) for part in reply.payload)
         finally:
-            slot.done.set()
+            slot.done = True
+
+    async def _run_request(self, job: Dispatch, slot: _Slot, after: trio.Event, turn: trio.Event) -> None:
+        request = job.request
+        try:
+            await after.wait()
+        finally:
+            if self.limits is not None:
+                self.limits.queue_slots.release()  # out of the queue: its turn has come (or never will)
+        await self._run(job, slot, RequestContext(self.broker, self.coordinators, self.client,
+                                                  request.header.client_id, turn.set, node=self.node_id))
+        await self._drain()
 
 
 async def _receive(stream: trio.abc.Stream, frames: FrameBuffer) -> int:
     """Receive once into `frames`: straight into its buffer from a plain socket, through a copy from a
-    stream that hands out bytes of its own (TLS). 0: the peer closed."""
+    stream that hands out bytes of its own (TLS). 0: the peer closed.
+
+    A plain socket is read through its descriptor, waiting only when it has nothing: trio's socket methods
+    pass through the scheduler on every call even when data is there, which per small request cost more
+    than the read itself."""
     if isinstance(stream, trio.SocketStream):
+        fd = stream.socket.fileno()
         with frames.writable() as target:
-            count = await stream.socket.recv_into(target)
+            while True:
+                try:
+                    count = os.readv(fd, [target])
+                    break
+                except BlockingIOError:
+                    await trio.lowlevel.wait_readable(fd)
         frames.advance(count)
         return count
     data = await stream.receive_some()
@@ -230,16 +283,24 @@ async def _receive(stream: trio.abc.Stream, frames: FrameBuffer) -> int:
 
 
 async def _send(stream: trio.abc.Stream, buffers: list[Buffer]) -> None:
-    """Send a framed response: record bytes as they lie, with one sendmsg over all the pieces when the
-    stream is a plain socket."""
-    if not isinstance(stream, trio.SocketStream) or sum(len(buffer) for buffer in buffers) < _JOIN_BELOW_BYTES:
-        # TLS copies whatever it encrypts anyway; a small response is cheaper joined than gathered.
-        await stream.send_all(b"".join(buffers))
+    """Send a framed response: record bytes as they lie, gathered by one writev over all the pieces when
+    the stream is a plain socket, through its descriptor (as `_receive` reads it)."""
+    if not isinstance(stream, trio.SocketStream):
+        await stream.send_all(b"".join(buffers))  # TLS copies whatever it encrypts anyway
         return
-    views = [memoryview(buffer) for buffer in buffers if len(buffer)]
+    fd = stream.socket.fileno()
+    if sum(len(buffer) for buffer in buffers) < _JOIN_BELOW_BYTES:
+        # A small response is cheaper joined than gathered.
+        views = [memoryview(b"".join(buffers))]
+    else:
+        views = [memoryview(buffer) for buffer in buffers if len(buffer)]
     first = 0
     while first < len(views):
-        sent = await stream.socket.sendmsg(views[first:first + _MAX_IOV])
+        try:
+            sent = os.writev(fd, views[first:first + _MAX_IOV])
+        except BlockingIOError:
+            await trio.lowlevel.wait_writable(fd)
+            continue
         while sent and sent >= len(views[first]):
             sent -= len(views[first])
             first += 1

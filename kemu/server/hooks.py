@@ -112,6 +112,11 @@ class RequestHooks:
         self._observers.append(observer)
         return lambda: _discard(self._observers, observer)
 
+    @property
+    def intercepting(self) -> bool:
+        """Whether an interceptor may intervene (a delay or a dropped response needs a task of its own)."""
+        return bool(self._interceptors)
+
     def before(self, ctx: RequestContext, handler: Handler, request: Request) -> Intervention | None:
         """The first intervention any interceptor asks for (dispatch calls this before the handler)."""
         for interceptor in tuple(self._interceptors):

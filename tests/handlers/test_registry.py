@@ -39,3 +39,14 @@ def test_modules_are_imported_only_when_first_used() -> None:
     for handler in handlers.values():
         if handler._module_name not in loaded_before:
             assert handler._handle is None
+
+
+def test_a_handler_suspends_exactly_when_its_module_awaits() -> None:
+    # The connection runs a handler that never suspends on its reader, so one that awaits without saying
+    # SUSPENDS would hold the connection's reading while it waits; one that says it needlessly costs a task.
+    import inspect
+
+    for handler in all_handlers().values():
+        module = importlib.import_module(handler._module_name or "")
+        awaits = "await " in inspect.getsource(module)
+        assert handler.suspends == awaits, (module.__name__, handler.suspends, awaits)

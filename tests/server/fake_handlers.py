@@ -24,6 +24,7 @@ class Script:
     "slow": detach, then wait for `gate`. "hold": wait for `gate` without detaching. "fast": answer at once
     and set `fast_done`. "none": no response. "boom": raise. "refuse": ApiError(INVALID_REQUEST).
     "software": answer with the client software name the connection recorded. "yield:N": N checkpoints.
+    "task": answer with the identity of the Trio task that ran it.
     Every request appends ("start", name) and ("end", name) to `events`.
     """
 
@@ -55,6 +56,8 @@ class Script:
                     await trio.lowlevel.checkpoint()
             elif name == "fast":
                 self.fast_done.set()
+            elif name == "task":
+                name = str(id(trio.lowlevel.current_task()))  # which task ran it
             return {"topics": [{"name": name, "error_code": 0}]}
         finally:
             self.events.append(("end", name))
@@ -62,12 +65,14 @@ class Script:
     def error_response(self, request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
         return {"topics": [{"name": message or "", "error_code": int(code)}]}
 
-    def handlers(self) -> dict[int, Handler]:
+    def handlers(self, *, suspends: bool = True) -> dict[int, Handler]:
+        """The table with this Metadata stand-in; `suspends=False` declares it never waits, as a handler
+        module without SUSPENDS does, so the connection runs it on its reader."""
         api = get_api(METADATA)
         assert api is not None
         table = {18: all_handlers()[18]}
         table[METADATA] = Handler(METADATA, api, 0, 12, self.handle,
-                                  self.error_response if self.with_error_response else None)
+                                  self.error_response if self.with_error_response else None, suspends=suspends)
         return table
 
 

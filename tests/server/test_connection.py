@@ -247,3 +247,27 @@ def test_shutdown_with_a_request_waiting(script: Script) -> None:
         conn.send(METADATA, 12, metadata("hold"))
         broker.stop()
         assert conn.closed_by_peer()
+
+
+def test_a_handler_that_never_waits_runs_on_the_reader_and_one_that_may_in_a_task_each(script: Script) -> None:
+    for suspends, tasks_expected in ((False, 1), (True, 3)):
+        with BrokerThread(handlers=script.handlers(suspends=suspends)) as broker, \
+                KafkaSocket(broker.address) as conn:
+            conn.send_raw(b"".join(conn.encode(METADATA, 12, metadata("task"), correlation_id=i) for i in range(3)))
+            tasks = {conn.receive(METADATA, 12)[1]["topics"][0]["name"] for _ in range(3)}
+        assert len(tasks) == tasks_expected, suspends
+
+
+def test_requests_run_on_the_reader_answer_after_a_waiting_one_before_them(script: Script,
+                                                                           scripted: BrokerThread) -> None:
+    software = {"client_software_name": "kemu-tests", "client_software_version": "1"}
+    with KafkaSocket(scripted.address) as conn:
+        conn.send_raw(conn.encode(METADATA, 12, metadata("slow"), correlation_id=1)
+                      + b"".join(conn.encode(API_VERSIONS, 3, software, correlation_id=2 + i) for i in range(3)))
+        conn.sock.settimeout(0.5)
+        with pytest.raises(TimeoutError):
+            conn.sock.recv(1)  # ApiVersions ran on the reader, but its answers wait behind the Metadata's
+        conn.sock.settimeout(10)
+        scripted.call(script.gate.set)
+        assert conn.receive(METADATA, 12)[0] == 1
+        assert [conn.receive(API_VERSIONS, 3)[0] for _ in range(3)] == [2, 3, 4]

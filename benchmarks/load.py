@@ -9,10 +9,10 @@ The clients are spread over 4 worker processes (`--processes`). Each producer is
 (acks=all, linger.ms=5) on a thread of its own, writing 100-byte
 records at `rate` per second to a partition of its own (a topic of `producers` partitions), so the offered load
 is producers x rate records per second whatever the broker does. Produce latency is librdkafka's own
-(`Message.latency()`: produce() to the broker's acknowledgement), so it does not depend on how often the
-thread polls for delivery reports. Consumer i (assigned at offset 0, no commits, librdkafka's default
-fetch.wait.max.ms of 500: a fetch waits at the broker until a record arrives) reads partition i mod producers;
-end-to-end latency is produce() to the consumer holding the record
+(`Message.latency()`: produce() to the delivery report, which each producer thread waits for in poll()
+between its sends, so a report is taken as it arrives). Consumer i (assigned at offset 0, no commits,
+librdkafka's default fetch.wait.max.ms of 500: a fetch waits at the broker until a record arrives) reads
+partition i mod producers; end-to-end latency is produce() to the consumer holding the record
 (each value carries its send time; producer and consumer of a partition share a process, so one clock).
 Markdown goes to stdout, progress to stderr.
 
@@ -155,7 +155,6 @@ def _run_share(bootstrap: str, share: _Share, partitions: int, rate: int, second
     latencies: dict[int, list[float]] = {index: [] for index in share.producers}
     end_to_end: dict[int, list[float]] = {index: [] for index in share.consumers}
     errors = [0]
-    stop = threading.Event()
     producing = threading.Event()  # set while this worker's producers still run
     producing.set()
 
@@ -175,7 +174,9 @@ def _run_share(bootstrap: str, share: _Share, partitions: int, rate: int, second
         while time.perf_counter() - started < seconds:
             now = time.perf_counter()
             if now < next_at:
-                stop.wait(min(next_at - now, seconds - (now - started)))
+                # Wait in poll(): it serves a delivery report the moment it arrives, and latency() reads
+                # the clock when called, so a report left for the next send would count the wait too.
+                producer.poll(min(next_at - now, seconds - (now - started)))
                 continue
             stamp = time.perf_counter_ns().to_bytes(8, "big")
             producer.produce(TOPIC, stamp + bytes(VALUE_SIZE - 8), partition=index, on_delivery=delivered)

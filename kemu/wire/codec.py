@@ -13,6 +13,7 @@ from typing import Any
 
 from construct import ConstructError
 
+from kemu.wire import compiled
 from kemu.wire.apis import get_api
 from kemu.wire.headers import REQUEST_HEADERS, RESPONSE_HEADERS, RequestHeader
 from kemu.wire.primitives import (
@@ -22,12 +23,16 @@ from kemu.wire.primitives import (
     FrameStream,
     SpliceStream,
     element_budget,
+    spliced_parts,
 )
 from kemu.wire.schema import Api
 from kemu.wire.structs import message_struct
 
 API_VERSIONS_KEY = 18
 _PREFIX = struct.Struct(">hhi")
+_CORRELATION = struct.Struct(">i")
+# Outside a request, construct counts no elements; the fast path's budget is then one no frame can spend.
+_UNBOUNDED = 1 << 62
 
 
 class DecodeError(Exception):
@@ -86,6 +91,38 @@ def decode_request(frame: bytes | memoryview, *, allow_trailing: bool = False,
     librdkafka's all-topics Metadata v12 request carries three stray bytes). Record batches (Produce's
     `records`) come out as views of `frame`, not copies. More than `element_limit` array elements:
     TooManyElements."""
+    if len(frame) >= _PREFIX.size:
+        key, version, correlation_id = _PREFIX.unpack_from(frame)
+        try:
+            known = _REQUEST_DECODERS.get((key, version)) or _request_decoder(key, version)
+            if known is not None:
+                view = memoryview(frame).cast("B")
+                client_id, pos = compiled.read_request_header(view, known[1])
+                body, pos, _ = known[2](view, pos, element_limit)
+                if pos == len(view) or allow_trailing:
+                    return Request(RequestHeader(key, version, correlation_id, client_id), known[0], body)
+        except Exception:  # noqa: S110 - construct decodes it again and says what is wrong
+            pass
+    return decode_request_with_construct(frame, allow_trailing=allow_trailing, element_limit=element_limit)
+
+
+# (API key, version) -> (Api, request header version, decoder), for the versions the schemas declare.
+_REQUEST_DECODERS: dict[tuple[int, int], tuple[Api, int, compiled.Decoder]] = {}
+
+
+def _request_decoder(key: int, version: int) -> tuple[Api, int, compiled.Decoder] | None:
+    api = get_api(key)
+    if api is None or version not in api.versions:
+        return None  # construct's path raises the error
+    made = (api, request_header_version(api, version), compiled.message_decoder(api, version, "request", True))
+    _REQUEST_DECODERS[(key, version)] = made
+    return made
+
+
+def decode_request_with_construct(frame: bytes | memoryview, *, allow_trailing: bool = False,
+                                  element_limit: int = MAX_DECODED_ELEMENTS) -> Request:
+    """`decode_request` by construct alone: the reference the fast path is checked against, and the path
+    that finds the error in what the fast path could not take."""
     key, version, correlation_id = peek_header(frame)
     api = get_api(key)
     if api is None:
@@ -114,6 +151,20 @@ def encode_response(api: Api, version: int, correlation_id: int, body: dict[str,
 def encode_response_parts(api: Api, version: int, correlation_id: int, body: dict[str, Any]) -> list[Buffer]:
     """The response as buffers to send one after the other: record batches handed over as views (Fetch's
     segment bytes) stay where they lie, between the encoded pieces around them."""
+    try:
+        out = bytearray(_CORRELATION.pack(correlation_id))
+        if response_header_version(api, version):
+            out.append(0)  # no tagged fields
+        spliced: compiled.Spliced = []
+        compiled.message_encoder(api, version, "response")(body, out, spliced)
+    except Exception:
+        return encode_response_parts_with_construct(api, version, correlation_id, body)
+    return spliced_parts(bytes(out), spliced)
+
+
+def encode_response_parts_with_construct(api: Api, version: int, correlation_id: int,
+                                         body: dict[str, Any]) -> list[Buffer]:
+    """`encode_response_parts` by construct alone (the reference, and the path that raises its errors)."""
     stream = SpliceStream()
     RESPONSE_HEADERS[response_header_version(api, version)]._build(
         {"correlation_id": correlation_id}, stream, {}, "(header)")
@@ -122,6 +173,19 @@ def encode_response_parts(api: Api, version: int, correlation_id: int, body: dic
 
 
 def encode_request(
+    api_key: int, version: int, correlation_id: int, body: dict[str, Any], client_id: str | None = "kemu"
+) -> bytes:
+    api = _known(api_key)
+    try:
+        out = bytearray(_PREFIX.pack(api_key, version, correlation_id))
+        compiled.write_request_header(out, request_header_version(api, version), client_id)
+        compiled.message_encoder(api, version, "request")(body, out, None)
+        return bytes(out)
+    except Exception:
+        return encode_request_with_construct(api_key, version, correlation_id, body, client_id)
+
+
+def encode_request_with_construct(
     api_key: int, version: int, correlation_id: int, body: dict[str, Any], client_id: str | None = "kemu"
 ) -> bytes:
     api = _known(api_key)
@@ -134,6 +198,20 @@ def encode_request(
 
 
 def decode_response(api_key: int, version: int, frame: bytes | memoryview) -> tuple[int, dict[str, Any]]:
+    api = _known(api_key)
+    try:
+        correlation_id = _CORRELATION.unpack_from(frame)[0]
+        pos = compiled.skip_tags(frame, 4) if response_header_version(api, version) else 4
+        body, pos, _ = compiled.message_decoder(api, version, "response", False)(frame, pos, _UNBOUNDED)
+        if pos == len(frame):
+            return correlation_id, body
+    except Exception:  # noqa: S110 - construct decodes it again and says what is wrong
+        pass
+    return decode_response_with_construct(api_key, version, frame)
+
+
+def decode_response_with_construct(api_key: int, version: int,
+                                   frame: bytes | memoryview) -> tuple[int, dict[str, Any]]:
     api = _known(api_key)
     stream = io.BytesIO(frame)
     try:
@@ -148,12 +226,33 @@ def decode_response(api_key: int, version: int, frame: bytes | memoryview) -> tu
 
 def encode_body(api_key: int, version: int, direction: str, body: dict[str, Any]) -> bytes:
     """A message body alone, without any header: what the oracle tests compare with kio."""
+    api = _known(api_key)
+    try:
+        out = bytearray()
+        compiled.message_encoder(api, version, direction)(body, out, None)
+        return bytes(out)
+    except Exception:
+        return encode_body_with_construct(api_key, version, direction, body)
+
+
+def encode_body_with_construct(api_key: int, version: int, direction: str, body: dict[str, Any]) -> bytes:
     stream = io.BytesIO()
     message_struct(_known(api_key), version, direction)._build(body, stream, {}, "(body)")
     return stream.getvalue()
 
 
 def decode_body(api_key: int, version: int, direction: str, data: bytes) -> dict[str, Any]:
+    api = _known(api_key)
+    try:
+        body, pos, _ = compiled.message_decoder(api, version, direction, False)(data, 0, _UNBOUNDED)
+        if pos == len(data):
+            return body
+    except Exception:  # noqa: S110 - construct decodes it again and says what is wrong
+        pass
+    return decode_body_with_construct(api_key, version, direction, data)
+
+
+def decode_body_with_construct(api_key: int, version: int, direction: str, data: bytes) -> dict[str, Any]:
     stream = io.BytesIO(data)
     body: dict[str, Any] = message_struct(_known(api_key), version, direction)._parsereport(stream, {}, "(body)")
     if stream.tell() != len(data):

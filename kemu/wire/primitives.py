@@ -69,20 +69,24 @@ class SpliceStream(io.BytesIO):
         self._spliced.append((self.tell(), data))
 
     def parts(self) -> list[Buffer]:
-        encoded = self.getvalue()
-        if not self._spliced:
-            return [encoded]
-        out: list[Buffer] = []
-        whole = memoryview(encoded)
-        at = 0
-        for position, data in self._spliced:
-            if position > at:
-                out.append(whole[at:position])
-            out.append(data)
-            at = position
-        if at < len(encoded):
-            out.append(whole[at:])
-        return out
+        return spliced_parts(self.getvalue(), self._spliced)
+
+
+def spliced_parts(encoded: bytes, spliced: list[tuple[int, Buffer]]) -> list[Buffer]:
+    """The encoded bytes with the byte strings left out of them put back at their positions, as buffers."""
+    if not spliced:
+        return [encoded]
+    out: list[Buffer] = []
+    whole = memoryview(encoded)
+    at = 0
+    for position, data in spliced:
+        if position > at:
+            out.append(whole[at:position])
+        out.append(data)
+        at = position
+    if at < len(encoded):
+        out.append(whole[at:])
+    return out
 
 
 class KafkaEncodeError(ConstructError):

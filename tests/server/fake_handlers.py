@@ -33,6 +33,8 @@ class Script:
         self.fast_done = threading.Event()
         self.events: list[tuple[str, str]] = []
         self.with_error_response = with_error_response
+        # The tasks "task" named, kept alive: a finished task's id could otherwise be reused by the next one.
+        self.tasks: list[trio.lowlevel.Task] = []
 
     async def handle(self, ctx: RequestContext, request: Request) -> dict[str, Any] | None:
         name = request.body["topics"][0]["name"]
@@ -57,7 +59,8 @@ class Script:
             elif name == "fast":
                 self.fast_done.set()
             elif name == "task":
-                name = str(id(trio.lowlevel.current_task()))  # which task ran it
+                self.tasks.append(trio.lowlevel.current_task())
+                name = str(id(self.tasks[-1]))  # which task ran it
             return {"topics": [{"name": name, "error_code": 0}]}
         finally:
             self.events.append(("end", name))

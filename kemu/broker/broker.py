@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kemu.authorizer.standard import StandardAuthorizer, build_authorizer
 from kemu.broker.broker_configs import ConfigLayers, DynamicBrokerConfigs, default_listeners, static_values
@@ -22,13 +23,17 @@ from kemu.broker.storage import Storage
 from kemu.broker.topic_configs import log_defaults
 from kemu.broker.topics import Topic, TopicRegistry
 from kemu.clock import Clock
-from kemu.log.cleaner import CleanerSource
-from kemu.log.log_cleaner import DEFAULT_BACKOFF_MS as LOG_CLEANER_BACKOFF_MS
-from kemu.log.log_cleaner import CleanResult, LogCleaner
+from kemu.log.config import LOG_CLEANER_BACKOFF_MS
 from kemu.security.listeners import Endpoint
 from kemu.security.scram import ScramCredentialStore, parse_add_scram
 from kemu.security.settings import SecuritySettings, security_settings
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    # The cleaner loads with the first log it could clean (Broker.cleaner): a broker without partitions
+    # need not import compaction.
+    from kemu.log.cleaner import CleanerSource
+    from kemu.log.log_cleaner import CleanResult, LogCleaner
 
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 
@@ -76,7 +81,7 @@ class Broker:
         self.housekeeping.add("log-retention", self._run_retention)
         # Kafka's cleaner thread, as a timer: one log per run, again at once while logs are due, else after
         # log.cleaner.backoff.ms. The internal topics are compacted topics like any other.
-        self.cleaner = LogCleaner(self.data_dir, clock)
+        self._cleaner: LogCleaner | None = None
         self.housekeeping.add("log-cleaner", self._run_cleaner)
         # Producer state lives in each partition, whether or not a coordinator was ever asked for an id.
         self.housekeeping.add("producer-id-expiration", self._expire_producers,
@@ -101,12 +106,24 @@ class Broker:
         return [p.cleaner_source for t in self.topics if topic is None or t.name == topic
                 for p in t.partitions if p.is_open]
 
+    @property
+    def cleaner(self) -> LogCleaner:
+        """Kafka's cleaner, made (reading its offset checkpoint) when first there is a log to clean."""
+        if self._cleaner is None:
+            from kemu.log.log_cleaner import LogCleaner
+
+            self._cleaner = LogCleaner(self.data_dir, self.clock)
+        return self._cleaner
+
     def _run_cleaner(self, now_ms: int) -> int:
         sources = self._cleaner_sources()
-        self.cleaner.forget((s.log.topic, s.log.partition) for s in sources)
-        result = self.cleaner.clean_filthiest(sources)
-        if result is not None and result.end_offset > result.first_dirty_offset:
-            return now_ms
+        # Without an open log there is nothing to clean, and the checkpoints of logs that are gone are
+        # dropped on the first round that has logs, which leaves the same checkpoints as dropping them now.
+        if sources or self._cleaner is not None:
+            self.cleaner.forget((s.log.topic, s.log.partition) for s in sources)
+            result = self.cleaner.clean_filthiest(sources)
+            if result is not None and result.end_offset > result.first_dirty_offset:
+                return now_ms
         return now_ms + LOG_CLEANER_BACKOFF_MS
 
     def clean_logs(self, topic: str | None = None) -> list[CleanResult]:

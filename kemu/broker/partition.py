@@ -12,15 +12,19 @@ appended batch and its epoch cache), before that the value loaded or assigned.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.log import AppendOrigin, AppendResult, FetchData, FetchIsolation, PartitionLog
 from kemu.log.errors import LogError
 from kemu.log.segment import TimestampAndOffset
-from kemu.txn.partition import AbortedTxn, TransactionalPartition
-from kemu.txn.producer_state import ProducerStateManager
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import BatchHeader
+
+if TYPE_CHECKING:
+    # Loaded when the first partition opens (attach): producer state, the aborted-transaction index and
+    # what compaction asks of them are ~5 ms of imports a broker with no partition yet need not pay.
+    from kemu.txn.partition import AbortedTxn, TransactionalPartition
+    from kemu.txn.producer_state import ProducerStateManager
 
 NO_LEADER = -1  # Kafka's LeaderAndIsr.NO_LEADER: every replica that could lead is offline
 
@@ -79,6 +83,8 @@ class Partition:
         OffsetForLeaderEpoch and ListOffsets know it on an empty partition too)."""
         log.leader_epoch = self._leader_epoch
         log.epoch_cache.assign(self._leader_epoch, log.log_end_offset)
+        from kemu.txn.partition import TransactionalPartition
+
         self._txn = TransactionalPartition(log)
 
     def detach(self) -> None:

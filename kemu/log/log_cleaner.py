@@ -31,7 +31,6 @@ from kemu.wire.records import RecordsError
 logger = logging.getLogger(__name__)
 
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
-DEFAULT_BACKOFF_MS = 15_000  # log.cleaner.backoff.ms
 
 
 @dataclass(frozen=True, slots=True)

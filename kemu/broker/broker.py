@@ -15,7 +15,6 @@ from kemu.broker.broker_configs import ConfigLayers, DynamicBrokerConfigs, defau
 from kemu.broker.cluster import Cluster, Node, eligible_leader, leave, rejoin
 from kemu.broker.config import BrokerConfig
 from kemu.broker.errors import ApiError
-from kemu.broker.fetch_sessions import FetchSessionCache
 from kemu.broker.housekeeping import Housekeeping
 from kemu.broker.ids import new_cluster_id
 from kemu.broker.partition import Partition
@@ -30,8 +29,9 @@ from kemu.security.settings import SecuritySettings, security_settings
 from kemu.wire.errors import ErrorCode
 
 if TYPE_CHECKING:
-    # The cleaner loads with the first log it could clean (Broker.cleaner): a broker without partitions
-    # need not import compaction.
+    # The cleaner loads with the first log it could clean (Broker.cleaner), the fetch session cache with
+    # the first Fetch (Broker.fetch_sessions): a broker that has served neither need not import them.
+    from kemu.broker.fetch_sessions import FetchSessionCache
     from kemu.log.cleaner import CleanerSource
     from kemu.log.log_cleaner import CleanResult, LogCleaner
 
@@ -75,8 +75,7 @@ class Broker:
         self.authorizer: StandardAuthorizer | None = build_authorizer(config.properties, self.data_dir)
         self.apply_log_defaults()
         self.storage.load(self.topics, list(self.cluster.nodes))
-        # KIP-227 incremental fetch sessions live as long as the broker, across connections.
-        self.fetch_sessions = FetchSessionCache()
+        self._fetch_sessions: FetchSessionCache | None = None
         self.housekeeping = Housekeeping(clock)
         self.housekeeping.add("log-retention", self._run_retention)
         # Kafka's cleaner thread, as a timer: one log per run, again at once while logs are due, else after
@@ -105,6 +104,15 @@ class Broker:
     def _cleaner_sources(self, topic: str | None = None) -> list[CleanerSource]:
         return [p.cleaner_source for t in self.topics if topic is None or t.name == topic
                 for p in t.partitions if p.is_open]
+
+    @property
+    def fetch_sessions(self) -> FetchSessionCache:
+        """KIP-227 incremental fetch sessions: they live as long as the broker, across connections."""
+        if self._fetch_sessions is None:
+            from kemu.broker.fetch_sessions import FetchSessionCache
+
+            self._fetch_sessions = FetchSessionCache()
+        return self._fetch_sessions
 
     @property
     def cleaner(self) -> LogCleaner:

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from construct import ConstructError
 
+from kemu.wire import compiled
 from kemu.wire.schema import F, Field, Versions
 from kemu.wire.structs import KStruct, struct_for
 
@@ -33,6 +34,7 @@ CONSUMER_OFFSETS = "__consumer_offsets"
 TRANSACTION_STATE = "__transaction_state"
 
 _VERSION = struct.Struct(">h")
+_UNBOUNDED = 1 << 62  # construct counts no elements outside a request: a budget no record can spend
 
 
 class CoordinatorRecordError(ValueError):
@@ -258,14 +260,28 @@ def _value_struct(record_type: str, version: int) -> KStruct:
     return struct_for(schema.value, version, flexible=version in schema.value_flexible)
 
 
+# The generated codec (kemu.wire.compiled) first, construct when it cannot: the transaction coordinator writes
+# a key and a value on every state change (three per transaction) and the group coordinator one per committed
+# offset, and construct's build cost more than the rest of the journal write together.
+_CODECS: dict[tuple[str, int, bool], tuple[compiled.Decoder, compiled.Encoder]] = {}
+
+
+def _codec(record_type: str, version: int, key: bool) -> tuple[compiled.Decoder, compiled.Encoder]:
+    found = _CODECS.get((record_type, version, key))
+    if found is None:
+        schema = schema_for(record_type)
+        if version not in (schema.key_versions if key else schema.value_versions):
+            raise CoordinatorRecordError(f"{record_type} has no {'key' if key else 'value'} version {version}")
+        fields = schema.key if key else schema.value
+        flexible = not key and version in schema.value_flexible
+        found = (compiled.decoder(fields, version, flexible, views=False),
+                 compiled.encoder(fields, version, flexible))
+        _CODECS[(record_type, version, key)] = found
+    return found
+
+
 def encode_key(record_type: str, version: int, key: dict[str, Any]) -> bytes:
-    laid_out = _LAID_OUT_KEYS.get((record_type, version))
-    if laid_out is not None:
-        return laid_out(key)
-    schema = schema_for(record_type)
-    if version not in schema.key_versions:
-        raise CoordinatorRecordError(f"{record_type} has no key version {version}")
-    return _framed(_key_struct(record_type, version), version, key, f"({record_type}Key v{version})")
+    return _encode(record_type, version, True, key)
 
 
 def decode_key(data: bytes | memoryview, topic: str) -> DecodedKey:
@@ -274,18 +290,12 @@ def decode_key(data: bytes | memoryview, topic: str) -> DecodedKey:
     schema = _KEY_OWNERS.get((topic, version))
     if schema is None:
         raise UnknownRecordType(topic, version)
-    fields = _parse(_key_struct(schema.name, version), data, f"{schema.name}Key v{version}")
+    fields = _parse(schema.name, version, True, data, f"{schema.name}Key v{version}")
     return DecodedKey(schema.name, version, fields)
 
 
 def encode_value(record_type: str, version: int, value: dict[str, Any]) -> bytes:
-    laid_out = _LAID_OUT_VALUES.get((record_type, version))
-    if laid_out is not None:
-        return laid_out(value)
-    schema = schema_for(record_type)
-    if version not in schema.value_versions:
-        raise CoordinatorRecordError(f"{record_type} has no value version {version}")
-    return _framed(_value_struct(record_type, version), version, value, f"({record_type}Value v{version})")
+    return _encode(record_type, version, False, value)
 
 
 def decode_value(record_type: str, data: bytes | memoryview) -> DecodedValue:
@@ -296,54 +306,23 @@ def decode_value(record_type: str, data: bytes | memoryview) -> DecodedValue:
         raise CoordinatorRecordError(f"{record_type} has no value version {version}")
     highest = schema.value_versions.high
     layout = version if highest is None else min(version, highest)
-    fields = _parse(_value_struct(record_type, layout), data, f"{record_type}Value v{version}")
+    fields = _parse(record_type, layout, False, data, f"{record_type}Value v{version}")
     return DecodedValue(version, fields)
 
 
-def _framed(body: KStruct, version: int, fields: dict[str, Any], path: str) -> bytes:
+def _encode(record_type: str, version: int, key: bool, fields: dict[str, Any]) -> bytes:
+    encoder = _codec(record_type, version, key)[1]
+    out = bytearray(_VERSION.pack(version))
+    try:
+        encoder(fields, out, None)
+        return bytes(out)
+    except Exception:  # noqa: S110 - construct builds it again and raises what is wrong
+        pass
     stream = io.BytesIO()
     stream.write(_VERSION.pack(version))
-    body._build(fields, stream, {}, path)
+    body = _key_struct(record_type, version) if key else _value_struct(record_type, version)
+    body._build(fields, stream, {}, f"({record_type}{'Key' if key else 'Value'} v{version})")
     return stream.getvalue()
-
-
-# TransactionLogKey v0 and TransactionLogValue v0 laid out by hand: the transaction coordinator writes one
-# of each on every state change (three per transaction), and the schema-driven build cost more than the rest
-# of the journal write together. tests/wire/test_coordinator_records.py holds them to Kafka's bytes and, by
-# round trips of random values, to the schema's decoder.
-_TXN_VALUE_HEAD = struct.Struct(">hqhib")  # version 0, producer id, epoch, timeout, status
-_TXN_VALUE_TAIL = struct.Struct(">qq")  # last update, start
-_INT16 = struct.Struct(">h")
-_INT32 = struct.Struct(">i")
-
-
-def _string(text: str) -> bytes:
-    encoded = text.encode("utf-8")
-    return _INT16.pack(len(encoded)) + encoded
-
-
-def _transaction_log_key_v0(key: dict[str, Any]) -> bytes:
-    return _VERSION.pack(0) + _string(key["transactional_id"])
-
-
-def _transaction_log_value_v0(value: dict[str, Any]) -> bytes:
-    parts = [_TXN_VALUE_HEAD.pack(0, value["producer_id"], value["producer_epoch"],
-                                  value["transaction_timeout_ms"], value["transaction_status"])]
-    partitions = value["transaction_partitions"]
-    if partitions is None:
-        parts.append(_INT32.pack(-1))
-    else:
-        parts.append(_INT32.pack(len(partitions)))
-        for entry in partitions:
-            ids = entry["partition_ids"]
-            parts += (_string(entry["topic"]), struct.pack(f">i{len(ids)}i", len(ids), *ids))
-    parts.append(_TXN_VALUE_TAIL.pack(value["transaction_last_update_timestamp_ms"],
-                                      value["transaction_start_timestamp_ms"]))
-    return b"".join(parts)
-
-
-_LAID_OUT_KEYS = {("TransactionLog", 0): _transaction_log_key_v0}
-_LAID_OUT_VALUES = {("TransactionLog", 0): _transaction_log_value_v0}
 
 
 def _version_of(data: bytes | memoryview) -> int:
@@ -353,13 +332,20 @@ def _version_of(data: bytes | memoryview) -> int:
     return version
 
 
-def _parse(body: KStruct, data: bytes | memoryview, what: str) -> dict[str, Any]:
+def _parse(record_type: str, version: int, key: bool, data: bytes | memoryview, what: str) -> dict[str, Any]:
+    try:
+        fields, end, _ = _codec(record_type, version, key)[0](data, _VERSION.size, _UNBOUNDED)
+        if end == len(data):
+            return fields
+    except Exception:  # noqa: S110 - construct decodes it again and says what is wrong
+        pass
     stream = io.BytesIO(data)
     stream.seek(_VERSION.size)
+    body = _key_struct(record_type, version) if key else _value_struct(record_type, version)
     try:
-        fields: dict[str, Any] = body._parsereport(stream, {}, f"({what})")
+        parsed: dict[str, Any] = body._parsereport(stream, {}, f"({what})")
     except (ConstructError, UnicodeDecodeError) as exc:
         raise CoordinatorRecordError(f"malformed {what}: {exc}") from exc
     if stream.tell() != len(data):
         raise CoordinatorRecordError(f"{len(data) - stream.tell()} trailing bytes after {what}")
-    return fields
+    return parsed

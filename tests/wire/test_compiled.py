@@ -13,6 +13,7 @@ KEMU_COMPILED_EXAMPLES raises the examples per case.
 
 from __future__ import annotations
 
+import io
 import os
 import struct
 import uuid
@@ -23,10 +24,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kemu.wire import codec, compiled
+from kemu.wire import codec, compiled, coordinator_records
 from kemu.wire.apis import all_apis, get_api
+from kemu.wire.coordinator_records import RECORDS
 from kemu.wire.primitives import SPLICE_MIN_BYTES
 from kemu.wire.schema import Api, Field
+from kemu.wire.structs import struct_for
 from tests.wire.test_decoder_fuzz import mutated
 
 EXAMPLES = int(os.environ.get("KEMU_COMPILED_EXAMPLES", "5"))
@@ -293,3 +296,38 @@ def test_a_too_short_or_unknown_request_fails_as_before() -> None:
                   struct.pack(">hhih", 3, 9, 1, 5) + b"ab"):
         same_outcome(lambda frame=frame: codec.decode_request(frame),
                      lambda frame=frame: codec.decode_request_with_construct(frame))
+
+
+RECORD_CASES = [(schema.name, part, version)
+                for schema in RECORDS.values()
+                for part, versions in (("key", schema.key_versions), ("value", schema.value_versions))
+                for version in range(versions.low, (versions.high or versions.low) + 1)]
+
+
+@pytest.mark.parametrize(("record_type", "part", "version"), RECORD_CASES)
+def test_coordinator_records_are_written_and_read_as_construct_does(record_type: str, part: str,
+                                                                    version: int) -> None:
+    schema = RECORDS[record_type]
+    fields = schema.key if part == "key" else schema.value
+    flexible = part == "value" and version in schema.value_flexible
+    reference = struct_for(fields, version, flexible)
+    encode = coordinator_records.encode_key if part == "key" else coordinator_records.encode_value
+
+    @SETTINGS
+    @given(_struct(fields, version))
+    def check(body: dict[str, Any]) -> None:
+        stream = io.BytesIO()
+        stream.write(struct.pack(">h", version))
+        reference._build(body, stream, {}, "(reference)")
+        written = encode(record_type, version, body)
+        assert written == stream.getvalue()
+        generated, end, _ = compiled.decoder(fields, version, flexible, views=False)(written, 2, 10**6)
+        assert end == len(written)
+        stream.seek(2)
+        assert same(generated, reference._parsereport(stream, {}, "(reference)"))
+        if part == "key":
+            assert same(coordinator_records.decode_key(written, schema.topic).fields, generated)
+        else:
+            assert same(coordinator_records.decode_value(record_type, written).fields, generated)
+
+    check()

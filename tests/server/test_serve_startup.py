@@ -12,28 +12,44 @@ from kemu.handlers import all_handlers
 from tests.server.kafka_socket import KafkaSocket
 from tests.server.test_cli import kemu_serve, metadata
 
-# `python -m kemu` as runpy runs it, printing every module the process imported once it exits.
+# `python -m kemu` as runpy runs it, printing every module the process imported once it exits, and how
+# many objects the cyclic collector was told to leave alone.
 DRIVER = """
-import runpy, sys
+import gc, runpy, sys
 sys.argv = ["kemu", *sys.argv[1:]]
 try:
     runpy.run_module("kemu", run_name="__main__", alter_sys=True)
 finally:
     print("modules: " + " ".join(sorted(sys.modules)), file=sys.stderr)
+    print(f"gc: {gc.isenabled()} {gc.get_freeze_count()}", file=sys.stderr)
 """
 
 HANDLE = {"kemu.testing.broker", "kemu.testing.served", "kemu.testing.faults", "kemu.testing.transcript"}
 
 
-def served_modules(*args: str) -> set[str]:
-    """The modules of a `kemu serve` that answered one Metadata and was stopped by SIGTERM."""
+def served(*args: str) -> tuple[set[str], str]:
+    """The modules of a `kemu serve` that answered one Metadata and was stopped by SIGTERM, and its gc line."""
     with kemu_serve(*args, launcher=("-c", DRIVER)) as (process, host, port):
         assert metadata(host, port)["brokers"] == [{"node_id": 1, "host": host, "port": port, "rack": None}]
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
         assert process.stderr is not None
-        [listed] = [line for line in process.stderr.read().splitlines() if line.startswith("modules: ")]
-    return set(listed.removeprefix("modules: ").split())
+        lines = process.stderr.read().splitlines()
+    [listed] = [line for line in lines if line.startswith("modules: ")]
+    [collector] = [line for line in lines if line.startswith("gc: ")]
+    return set(listed.removeprefix("modules: ").split()), collector
+
+
+def served_modules(*args: str) -> set[str]:
+    return served(*args)[0]
+
+
+def test_start_up_objects_are_frozen_out_of_collections_once_serving() -> None:
+    # The collector is off while kemu serve starts and back once it serves, with start-up's tens of
+    # thousands of long-lived objects set aside (gc.freeze) rather than walked by every full collection.
+    _, collector = served()
+    enabled, frozen = collector.removeprefix("gc: ").split()
+    assert enabled == "True" and int(frozen) > 10_000
 
 
 def test_serve_without_observers_never_loads_the_handle_or_unasked_apis() -> None:

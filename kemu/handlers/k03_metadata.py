@@ -23,13 +23,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from kemu.admin.topics import plan_auto_creation
 from kemu.broker.errors import ApiError
 from kemu.broker.partition import NO_LEADER
 from kemu.broker.topic_names import invalid_name_reason, is_internal
 from kemu.broker.topics import Topic
 from kemu.handlers import _authorize as authz
-from kemu.handlers._creating import create
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -95,6 +93,11 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         else:
             missing.append(_missing(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
     if to_create:
+        # Topic creation's machinery loads with the first topic a Metadata creates: a broker's first
+        # Metadata is often a client's bootstrap, asking for nothing to be made.
+        from kemu.admin.topics import plan_auto_creation
+        from kemu.handlers._creating import create
+
         created = await create(broker, lambda: plan_auto_creation(broker, to_create))
         missing.extend(_missing(name, created[name]) for name in to_create)
     topics = present + missing

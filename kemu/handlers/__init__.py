@@ -29,11 +29,12 @@ from kemu.wire.apis import VERSIONS, get_api
 from kemu.wire.schema import Api
 
 if TYPE_CHECKING:
-    from kemu.handlers.context import RequestContext
+    from kemu.handlers.context import Continuation, RequestContext
     from kemu.wire.codec import Request
     from kemu.wire.errors import ErrorCode
 
-HandleFn = Callable[["RequestContext", "Request"], Awaitable["dict[str, Any] | None"]]
+# A handler answers with a response body, None (no response), or a Continuation that finishes it later.
+HandleFn = Callable[["RequestContext", "Request"], Awaitable["dict[str, Any] | Continuation | None"]]
 ErrorResponseFn = Callable[["Request", "ErrorCode", "str | None"], "dict[str, Any] | None"]
 
 _MODULE_NAME = re.compile(r"k(\d\d)_\w+")

@@ -3,9 +3,9 @@ request order."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kemu.broker.broker import Broker
 from kemu.clock import Clock
@@ -63,3 +63,15 @@ class RequestContext:
 
     def detach(self) -> None:
         self._on_detach()
+
+
+class Continuation:
+    """What a handler returns when its answer has to wait (a long-polling Fetch): `finish()` waits and
+    returns the response body. Everything before the wait has run, in request order; the connection
+    finishes it in a task of its own while its next requests start (as `detach` lets them), so the
+    handler itself never suspends and a request that needs no wait costs no task."""
+
+    __slots__ = ("finish",)
+
+    def __init__(self, finish: Callable[[], Awaitable[dict[str, Any] | None]]) -> None:
+        self.finish = finish

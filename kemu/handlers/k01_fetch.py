@@ -33,12 +33,12 @@ from typing import Any, NamedTuple
 import trio
 
 from kemu.broker.broker import Broker
-from kemu.broker.fetch_sessions import PartitionFetch, PartitionKey, PartitionResults
+from kemu.broker.fetch_sessions import FetchContext, PartitionFetch, PartitionKey, PartitionResults
 from kemu.broker.partition import Partition, StorageError
 from kemu.handlers import _authorize as authz
 from kemu.handlers._leadership import current_leader, leads, node_endpoints
 from kemu.handlers._waiting import LogWatch
-from kemu.handlers.context import RequestContext
+from kemu.handlers.context import Continuation, RequestContext
 from kemu.handlers.error_responses import Fixed, each, error_responder
 from kemu.handlers.versions import NARROWED
 from kemu.log import FetchIsolation, LogClosedError, OffsetOutOfRangeError, PartitionLog
@@ -46,8 +46,6 @@ from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 1
-# A long poll waits for data (max_wait_ms) with the connection's next request started (kemu.handlers).
-SUSPENDS = True
 VERSIONS = NARROWED[KEY]
 
 FETCH_MAX_BYTES = 57671680  # fetch.max.bytes: the broker's cap on a response's max_bytes (55 MiB)
@@ -72,7 +70,7 @@ class _Target:
         self.key, self.name, self.topic_id, self.index, self.fetch = key, name, topic_id, index, fetch
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Continuation:
     broker, body, version = ctx.broker, request.body, request.version
     uses_ids = version >= 13
     wanted: dict[PartitionKey, PartitionFetch] = {}
@@ -112,20 +110,36 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     results, ready, complete = _read_all(broker, targets, max_bytes, read_committed, where)
     max_wait_ms = body["max_wait_ms"]
     if targets and not complete and ready < min_bytes and max_wait_ms > 0:
-        # Long poll: let the connection's next request run while this one waits for data.
-        ctx.detach()
+        # Long poll: the wait runs after this returns, while the connection's next requests start.
         deadline = trio.current_time() + max_wait_ms / 1000
-        satisfied = False
-        with LogWatch(_logs_of(broker, targets)) as watch:
-            while await watch.wait_until(deadline):
-                results, ready, complete = _read_all(broker, targets, max_bytes, read_committed, where)
-                if complete or ready >= min_bytes:
-                    satisfied = True
-                    break
-        if not satisfied:
-            results, ready, complete = _read_all(broker, targets, max_bytes, read_committed, where)
 
-    outcome = context.respond(results + erroneous, broker.clock.monotonic_ms())
+        async def finish() -> dict[str, Any]:
+            results = await _long_poll(broker, targets, max_bytes, min_bytes, read_committed, where, deadline)
+            return _respond(broker, version, context, results + erroneous, uses_ids)
+
+        return Continuation(finish)
+    return _respond(broker, version, context, results + erroneous, uses_ids)
+
+
+async def _long_poll(broker: Broker, targets: list[_Target], max_bytes: int, min_bytes: int,
+                     read_committed: bool, where: _Fetcher, deadline: float) -> PartitionResults:
+    """Read again on every change to the targets' logs until min_bytes are ready or Trio's clock reaches
+    `deadline`, and then once more. The first read is once the watch is in place, as Kafka's purgatory
+    tries a delayed fetch again after watching it: whatever the connection ran between the handler's read
+    and this task's start (a produce right behind the fetch) is seen."""
+    with LogWatch(_logs_of(broker, targets)) as watch:
+        while True:
+            results, ready, complete = _read_all(broker, targets, max_bytes, read_committed, where)
+            if complete or ready >= min_bytes:
+                return results
+            if not await watch.wait_until(deadline):
+                break
+    return _read_all(broker, targets, max_bytes, read_committed, where)[0]
+
+
+def _respond(broker: Broker, version: int, context: FetchContext, results: PartitionResults,
+             uses_ids: bool) -> dict[str, Any]:
+    outcome = context.respond(results, broker.clock.monotonic_ms())
     partitions = outcome.partitions
     if version < ZSTD_FETCH_VERSION:
         partitions = [(key, _refuse_zstd_topic(broker, key, data)) for key, data in partitions]

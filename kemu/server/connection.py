@@ -28,7 +28,7 @@ from kemu.handlers.context import ClientInfo, RequestContext
 from kemu.security.settings import ListenerSecurity
 from kemu.server.admission import ON_LOOP_ELEMENTS, Answer, Dispatch, Offload, Refuse, admit, admit_whole
 from kemu.server.authenticator import SaslAuthenticator
-from kemu.server.dispatch import dispatch
+from kemu.server.dispatch import Reply, Unfinished, dispatch, dispatch_or_defer
 from kemu.server.framing import FrameBuffer, FrameError, frame_buffers
 from kemu.server.hooks import RequestHooks
 from kemu.server.limits import ServerLimits
@@ -171,9 +171,7 @@ class Connection:
                 # Its turn has come and it will not wait: run it here rather than in a task of its own (a
                 # spawn, a turn event and a wake-up per request were a fifth of a small request's cost).
                 self._queue.append(slot)
-                await self._run(decision, slot, RequestContext(
-                    self.broker, self.coordinators, self.client, decision.request.header.client_id,
-                    node=self.node_id))
+                await self._run_here(nursery, decision, slot)
             else:
                 if self.limits is not None:
                     await self.limits.queue_slots.acquire()  # released when the request's turn comes
@@ -238,14 +236,32 @@ class Connection:
         finally:
             self._draining = False
 
-    async def _run(self, job: Dispatch, slot: _Slot, ctx: RequestContext) -> None:
+    async def _run_here(self, nursery: trio.Nursery, job: Dispatch, slot: _Slot) -> None:
+        """Run a request on the reader; an answer that has to wait is finished in a task of its own."""
+        ctx = RequestContext(self.broker, self.coordinators, self.client, job.request.header.client_id,
+                             node=self.node_id)
         try:
-            reply = await dispatch(job.handler, job.request, ctx, self.name, self.hooks)
-            slot.payload, slot.close = reply.payload, reply.close
-            if reply.payload is not None:
-                self.buffered += sum(len(part) for part in reply.payload)
+            outcome = await dispatch_or_defer(job.handler, job.request, ctx, self.name, self.hooks)
+        except BaseException:
+            slot.done = True
+            raise
+        if isinstance(outcome, Unfinished):
+            nursery.start_soon(self._finish_later, outcome, slot)
+        else:
+            self._fill(slot, outcome)
+
+    async def _finish_later(self, unfinished: Unfinished, slot: _Slot) -> None:
+        try:
+            self._fill(slot, await unfinished.finish())
         finally:
             slot.done = True
+        await self._drain()
+
+    def _fill(self, slot: _Slot, reply: Reply) -> None:
+        slot.payload, slot.close = reply.payload, reply.close
+        if reply.payload is not None:
+            self.buffered += sum(len(part) for part in reply.payload)
+        slot.done = True
 
     async def _run_request(self, job: Dispatch, slot: _Slot, after: trio.Event, turn: trio.Event) -> None:
         request = job.request
@@ -254,8 +270,12 @@ class Connection:
         finally:
             if self.limits is not None:
                 self.limits.queue_slots.release()  # out of the queue: its turn has come (or never will)
-        await self._run(job, slot, RequestContext(self.broker, self.coordinators, self.client,
-                                                  request.header.client_id, turn.set, node=self.node_id))
+        ctx = RequestContext(self.broker, self.coordinators, self.client, request.header.client_id, turn.set,
+                             node=self.node_id)
+        try:
+            self._fill(slot, await dispatch(job.handler, request, ctx, self.name, self.hooks))
+        finally:
+            slot.done = True
         await self._drain()
 
 

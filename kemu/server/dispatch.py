@@ -16,7 +16,7 @@ import trio
 
 from kemu.broker.errors import ApiError
 from kemu.handlers import Handler
-from kemu.handlers.context import RequestContext
+from kemu.handlers.context import Continuation, RequestContext
 from kemu.server.hooks import Exchange, Intervention, RequestHooks
 from kemu.wire import codec
 from kemu.wire.codec import Request
@@ -56,6 +56,39 @@ async def dispatch(handler: Handler, request: Request, ctx: RequestContext, peer
     return reply
 
 
+class Unfinished:
+    """A request whose handler answered with a Continuation: `finish()` waits for it and gives the Reply."""
+
+    __slots__ = ("_handler", "_request", "_ctx", "_peer", "_hooks", "_continuation")
+
+    def __init__(self, handler: Handler, request: Request, ctx: RequestContext, peer: str,
+                 hooks: RequestHooks | None, continuation: Continuation) -> None:
+        self._handler, self._request, self._ctx, self._peer = handler, request, ctx, peer
+        self._hooks, self._continuation = hooks, continuation
+
+    async def finish(self) -> Reply:
+        handler, request, ctx = self._handler, self._request, self._ctx
+        reply = await _finish(handler, request, ctx, self._peer, self._continuation)
+        if self._hooks is not None:
+            self._hooks.after(Exchange(ctx, handler, request, reply.body, reply.payload is not None, reply.close))
+        return reply
+
+
+async def dispatch_or_defer(handler: Handler, request: Request, ctx: RequestContext, peer: str,
+                            hooks: RequestHooks | None = None) -> Reply | Unfinished:
+    """`dispatch` for a request run where it must not wait (a connection's reader): a handler's
+    Continuation comes back unfinished, for the caller to finish in a task of its own. `hooks` must not be
+    intercepting (an intervention may delay; such a request is dispatched in a task instead)."""
+    body, close = await _start(handler, request, ctx, peer)
+    if isinstance(body, Continuation):
+        return Unfinished(handler, request, ctx, peer, hooks, body)
+    ctx.detach()
+    reply = _encoded(handler, request, body, close, peer)
+    if hooks is not None:
+        hooks.after(Exchange(ctx, handler, request, reply.body, reply.payload is not None, reply.close))
+    return reply
+
+
 async def _intervened(handler: Handler, request: Request, ctx: RequestContext, peer: str,
                       intervention: Intervention) -> Reply:
     if intervention.drop_before:
@@ -83,17 +116,40 @@ async def _intervened(handler: Handler, request: Request, ctx: RequestContext, p
 
 
 async def _run(handler: Handler, request: Request, ctx: RequestContext, peer: str) -> Reply:
+    body, close = await _start(handler, request, ctx, peer)
+    if isinstance(body, Continuation):
+        ctx.detach()  # the handler is about to wait: the connection's next request may start
+        return await _finish(handler, request, ctx, peer, body)
+    ctx.detach()
+    return _encoded(handler, request, body, close, peer)
+
+
+async def _start(handler: Handler, request: Request, ctx: RequestContext,
+                 peer: str) -> tuple[dict[str, Any] | Continuation | None, bool]:
+    """The handler's answer, or the error response it failed with; and whether to close the connection.
+    The turn is still the request's: the caller detaches."""
+    try:
+        return await handler.handle(ctx, request), False
+    except ApiError as exc:
+        return _error_body(handler, request, exc.code, exc.message, peer)
+    except Exception:
+        log.exception("%s v%d from %s failed", handler.api.name, request.version, peer)
+        return _error_body(handler, request, ErrorCode.UNKNOWN_SERVER_ERROR, None, peer)
+    except BaseException:
+        ctx.detach()
+        raise
+
+
+async def _finish(handler: Handler, request: Request, ctx: RequestContext, peer: str,
+                  continuation: Continuation) -> Reply:
     close = False
     try:
-        try:
-            body = await handler.handle(ctx, request)
-        except ApiError as exc:
-            body, close = _error_body(handler, request, exc.code, exc.message, peer)
-        except Exception:
-            log.exception("%s v%d from %s failed", handler.api.name, request.version, peer)
-            body, close = _error_body(handler, request, ErrorCode.UNKNOWN_SERVER_ERROR, None, peer)
-    finally:
-        ctx.detach()
+        body = await continuation.finish()
+    except ApiError as exc:
+        body, close = _error_body(handler, request, exc.code, exc.message, peer)
+    except Exception:
+        log.exception("%s v%d from %s failed", handler.api.name, request.version, peer)
+        body, close = _error_body(handler, request, ErrorCode.UNKNOWN_SERVER_ERROR, None, peer)
     return _encoded(handler, request, body, close, peer)
 
 

@@ -22,7 +22,6 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from decimal import Decimal
 from typing import Any
 
 from kemu.wire.compression import DEFAULT_LZ4_LEVEL, DEFAULT_ZSTD_LEVEL
@@ -81,6 +80,8 @@ def java_double(value: float) -> str:
     magnitude = abs(value)
     if 1e-3 <= magnitude < 1e7:
         return sign + repr(magnitude)  # Python's shortest round-trip form is plain decimal in this range
+    from decimal import Decimal  # only for these rare magnitudes: its import is ~1 ms of every start-up
+
     exponent_digits = Decimal(repr(magnitude)).normalize().as_tuple()
     digits = "".join(map(str, exponent_digits.digits))
     exponent = int(exponent_digits.exponent) + len(digits) - 1

@@ -95,14 +95,24 @@ def decode_request(frame: bytes | memoryview, *, allow_trailing: bool = False,
         key, version, correlation_id = _PREFIX.unpack_from(frame)
         try:
             known = _REQUEST_DECODERS.get((key, version)) or _request_decoder(key, version)
-            if known is not None:
+        except Exception:
+            known = None  # construct's path raises what is wrong
+        if known is not None:
+            api, header_version, decoder = known
+            try:
                 view = memoryview(frame).cast("B")
-                client_id, pos = compiled.read_request_header(view, known[1])
-                body, pos, _ = known[2](view, pos, element_limit)
+                client_id, pos = compiled.read_request_header(view, header_version)
+                body, pos, _ = decoder(view, pos, element_limit)
                 if pos == len(view) or allow_trailing:
-                    return Request(RequestHeader(key, version, correlation_id, client_id), known[0], body)
-        except Exception:  # noqa: S110 - construct decodes it again and says what is wrong
-            pass
+                    return Request(RequestHeader(key, version, correlation_id, client_id), api, body)
+            except compiled.BudgetSpent:
+                # Not decoded again by construct to find it out: past the budget is where the server offloads
+                # a request to a thread, and construct's pass up to it is what the budget spares the event loop.
+                name = f"{api.name} v{version}"
+                raise TooManyElements(f"malformed {name} request: Error in path ({name})\n"
+                                      f"more than {element_limit} array elements in one request") from None
+            except Exception:  # noqa: S110 - construct decodes it again and says what is wrong
+                pass
     return decode_request_with_construct(frame, allow_trailing=allow_trailing, element_limit=element_limit)
 
 
@@ -152,11 +162,14 @@ def encode_response_parts(api: Api, version: int, correlation_id: int, body: dic
     """The response as buffers to send one after the other: record batches handed over as views (Fetch's
     segment bytes) stay where they lie, between the encoded pieces around them."""
     try:
+        encoder = compiled.repeated_encoder(api, version, "response")
+        if encoder is None:
+            return encode_response_parts_with_construct(api, version, correlation_id, body)
         out = bytearray(_CORRELATION.pack(correlation_id))
         if response_header_version(api, version):
             out.append(0)  # no tagged fields
         spliced: compiled.Spliced = []
-        compiled.message_encoder(api, version, "response")(body, out, spliced)
+        encoder(body, out, spliced)
     except Exception:
         return encode_response_parts_with_construct(api, version, correlation_id, body)
     return spliced_parts(bytes(out), spliced)

@@ -13,6 +13,7 @@ KEMU_COMPILED_EXAMPLES raises the examples per case.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import struct
@@ -331,3 +332,11 @@ def test_coordinator_records_are_written_and_read_as_construct_does(record_type:
             assert same(coordinator_records.decode_value(record_type, written).fields, generated)
 
     check()
+
+
+def test_a_response_encoder_is_generated_the_second_time_it_is_asked_for() -> None:
+    api = dataclasses.replace(_api(61))  # an Api of its own: no other test has asked for its messages
+    assert compiled.repeated_encoder(api, 0, "response") is None
+    encoder = compiled.repeated_encoder(api, 0, "response")
+    assert encoder is compiled.message_encoder(api, 0, "response")
+    assert compiled.repeated_encoder(api, 0, "response") is encoder

@@ -19,7 +19,9 @@ TransactionStateManager and TransactionMarkerChannelManager are:
   topic was deleted is skipped, as Kafka skips partitions without a leader. Until then the transactional
   id answers CONCURRENT_TRANSACTIONS — the window `hold_markers` keeps open for tests (and the
   `KEMU_HOLD_TXN_MARKERS=1` environment variable from the start, so a `kemu serve` child can be stopped
-  with a transaction still prepared).
+  with a transaction still prepared). A request for the id that arrives before the writer has run has the
+  markers written first instead (`_complete_now`): they are due, and librdkafka would back off a whole
+  retry.backoff.ms on CONCURRENT_TRANSACTIONS.
 - **Time.** "txn-timeouts" aborts transactions older than their timeout (with an epoch bump, fencing the
   stalled producer) and expires idle transactional ids; "producer-id-expiration" drops idle producers'
   state from every partition every `producer.id.expiration.check.interval.ms`.
@@ -98,6 +100,7 @@ class TxnService:
         self._unwritten: dict[str, set[TopicPartition]] = {}
         self.crash_hook: CrashHook | None = None
         self.coordinator.on_markers_queued = self._markers_queued
+        self.coordinator.complete_pending = self._complete_now
         self.coordinator.on_change = self.changed
         self._load()
         housekeeping = broker.housekeeping
@@ -207,27 +210,49 @@ class TxnService:
             return None
         retry = False
         for job in self.coordinator.take_marker_jobs():
-            remaining = self._unwritten.setdefault(job.transactional_id, set(job.partitions))
-            if self.crash_hook is None:
-                results = self.write_markers(job.producer_id, job.producer_epoch, job.commit, job.coordinator_epoch,
-                                             sorted(remaining))
-            else:
-                results = self._write_markers_with_crash_points(job, self.crash_hook, sorted(remaining))
-            for tp, error in results.items():
-                if error is ErrorCode.NONE or error is ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-                    remaining.discard(tp)  # written, or its topic is gone: nothing left to mark
-                elif error in _FENCED:
-                    log.warning("%s marker of %r not written to %s-%d: %s", "COMMIT" if job.commit else "ABORT",
-                                job.transactional_id, tp[0], tp[1], error.name)
-                    remaining.discard(tp)
-            if remaining:
-                retry = True
-                continue
-            if self.crash_hook is not None:
-                self.crash_hook(CrashPoint.BEFORE_COMPLETE, job.transactional_id)
-            self.coordinator.markers_written(job)
-            self._unwritten.pop(job.transactional_id, None)
+            retry = not self._complete(job) or retry
         return now_ms + _MARKER_RETRY_MS if retry else None
+
+    def _complete_now(self, transactional_id: str) -> None:
+        """A request for `transactional_id` came while its markers were queued but not yet written (the
+        marker writer runs right after EndTxn's response; a client quick enough, or a busy machine, gets
+        there first): write them now and complete the transaction, instead of answering
+        CONCURRENT_TRANSACTIONS for work that is due anyway — librdkafka backs off a whole retry.backoff.ms
+        on it. Not while markers are held or a crash hook decides where the writer stops (those windows stay
+        observable), and a marker or journal write that fails leaves the transaction completing, as before."""
+        if self._hold_markers or self.crash_hook is not None:
+            return
+        job = self.coordinator.pending_markers.get(transactional_id)
+        if job is None:
+            return
+        try:
+            self._complete(job)
+        except ApiError:
+            pass  # the journal write failed and said so; the marker writer retries
+
+    def _complete(self, job: MarkerJob) -> bool:
+        """Write `job`'s markers still unwritten; once all are, complete its transaction. False: some are
+        left for a retry."""
+        remaining = self._unwritten.setdefault(job.transactional_id, set(job.partitions))
+        if self.crash_hook is None:
+            results = self.write_markers(job.producer_id, job.producer_epoch, job.commit, job.coordinator_epoch,
+                                         sorted(remaining))
+        else:
+            results = self._write_markers_with_crash_points(job, self.crash_hook, sorted(remaining))
+        for tp, error in results.items():
+            if error is ErrorCode.NONE or error is ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                remaining.discard(tp)  # written, or its topic is gone: nothing left to mark
+            elif error in _FENCED:
+                log.warning("%s marker of %r not written to %s-%d: %s", "COMMIT" if job.commit else "ABORT",
+                            job.transactional_id, tp[0], tp[1], error.name)
+                remaining.discard(tp)
+        if remaining:
+            return False
+        if self.crash_hook is not None:
+            self.crash_hook(CrashPoint.BEFORE_COMPLETE, job.transactional_id)
+        self.coordinator.markers_written(job)
+        self._unwritten.pop(job.transactional_id, None)
+        return True
 
     def _write_markers_with_crash_points(self, job: MarkerJob, hook: CrashHook,
                                          partitions: list[TopicPartition]) -> dict[TopicPartition, ErrorCode]:

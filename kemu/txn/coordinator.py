@@ -4,7 +4,9 @@ Every state change is journaled first (to `__transaction_state`, through the inj
 after, so replaying the journal rebuilds exactly this state. Writing the COMMIT/ABORT markers is the
 shell's job: entering PrepareCommit/PrepareAbort queues a `MarkerJob`; the shell writes the markers to each
 partition and calls `markers_written`, which completes the transaction. Between the two, the transactional
-id answers CONCURRENT_TRANSACTIONS — the same two-phase window Kafka has, which tests can observe.
+id answers CONCURRENT_TRANSACTIONS — the same two-phase window Kafka has, which tests can observe; a request
+that finds the markers queued first asks the shell to write them (`complete_pending`), which it does when
+nothing holds them.
 """
 
 from __future__ import annotations
@@ -74,6 +76,9 @@ class TransactionCoordinator:
         self.pending_markers: dict[str, MarkerJob] = {}
         # Called with each queued job so the shell can wake its marker writer.
         self.on_markers_queued: Callable[[MarkerJob], None] = lambda job: None
+        # Called when a request finds the id's markers still queued: the shell may write them at once (and
+        # call `markers_written`), so the request sees the transaction complete rather than completing.
+        self.complete_pending: Callable[[str], None] = lambda transactional_id: None
         # Called after every state change with the changed transaction's deadline (`deadline_of`), so the
         # shell can make sure its timer runs `tick` by then.
         self.on_change: Callable[[int | None], None] = lambda deadline: None
@@ -94,6 +99,7 @@ class TransactionCoordinator:
         if timeout_ms <= 0 or timeout_ms > self.config.max_timeout_ms:
             return InitResult(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
         expected = expected_producer_id != NO_PRODUCER_ID or expected_epoch != NO_PRODUCER_EPOCH
+        self._settle(transactional_id)
         txn = self.txns.get(transactional_id)
         if txn is None or txn.state == TxnState.DEAD:
             txn = TxnMetadata(transactional_id, self.producer_ids.next_id(), timeout_ms=timeout_ms,
@@ -142,6 +148,7 @@ class TransactionCoordinator:
     def add_partitions(
         self, transactional_id: str, producer_id: int, epoch: int, partitions: Iterable[TopicPartition]
     ) -> ErrorCode:
+        self._settle(transactional_id)
         txn, error = self._check_producer(transactional_id, producer_id, epoch)
         if txn is None:
             return error
@@ -171,6 +178,7 @@ class TransactionCoordinator:
         TRANSACTION_ABORTABLE if not (callers translate that for clients that predate the code).
         """
         wanted = list(partitions)
+        self._settle(transactional_id)
         txn, error = self._check_producer(transactional_id, producer_id, epoch)
         if txn is not None and txn.state in _COMPLETING:
             error = ErrorCode.CONCURRENT_TRANSACTIONS
@@ -180,6 +188,7 @@ class TransactionCoordinator:
 
     # ---- EndTxn ---------------------------------------------------------------------------------------
     def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool) -> ErrorCode:
+        self._settle(transactional_id)
         txn, error = self._check_producer(transactional_id, producer_id, epoch)
         if txn is None:
             return error
@@ -198,6 +207,10 @@ class TransactionCoordinator:
         if state == TxnState.PREPARE_EPOCH_FENCE:
             return ErrorCode.CONCURRENT_TRANSACTIONS
         return ErrorCode.INVALID_TXN_STATE
+
+    def _settle(self, transactional_id: str) -> None:
+        if transactional_id in self.pending_markers:
+            self.complete_pending(transactional_id)
 
     def _check_producer(
         self, transactional_id: str, producer_id: int, epoch: int

@@ -12,6 +12,7 @@ from kemu.admin.topics import NewTopic, create_topics
 from kemu.broker.config import BrokerConfig
 from kemu.broker.topic_names import TRANSACTION_STATE_TOPIC
 from kemu.clock import VirtualClock
+from kemu.coordinators.crash_points import CrashPoint
 from kemu.coordinators.txn import COORDINATOR_EPOCH_FILE, HOLD_MARKERS_ENV
 from kemu.hashing import partition_for
 from kemu.log import FetchIsolation
@@ -268,6 +269,7 @@ def test_verify_produce_refuses_a_partition_not_in_the_transaction(broker: CoreN
     assert a0.log.log_end_offset == 1
     # The transaction is open here now: the next batch needs no coordinator.
     assert not a0.needs_verification(header)
+    broker.txn.hold_markers = True  # keep the transaction completing
     coordinator.end_txn("t", pid, epoch, commit=True)
     code, message = verify(9, partition=1)
     assert code == E.NOT_ENOUGH_REPLICAS
@@ -304,3 +306,56 @@ def test_expired_transactional_id_stays_gone_after_a_restart(tmp_path: Path, clo
         assert set(again.txn.coordinator.txns) == {"kept"}  # the tombstone was replayed
     finally:
         again.close()
+
+
+def journaled_states(broker: CoreNode, tid: str) -> list[TxnState]:
+    plog = broker.partition(TRANSACTION_STATE_TOPIC, partition_for(tid, 50))
+    assert plog is not None
+    return [TxnState(decode_value("TransactionLog", r.value).fields["transaction_status"])
+            for b in plog.log.batches() for r in b.records() if r.value is not None]
+
+
+def test_a_request_that_finds_markers_queued_has_them_written_first(broker: CoreNode) -> None:
+    pid, epoch = begin(broker, "t", [("a", 0)])
+    coordinator = broker.txn.coordinator
+    assert coordinator.end_txn("t", pid, epoch, commit=True) == E.NONE
+    assert coordinator.txns["t"].state == TxnState.PREPARE_COMMIT and markers(broker, "a", 0) == []
+    # The next transaction's AddPartitionsToTxn comes before the marker writer has run: the markers are
+    # written and the transaction completed (journaled) first, and the request goes through.
+    assert coordinator.add_partitions("t", pid, epoch, [("a", 1)]) == E.NONE
+    assert markers(broker, "a", 0) == [(True, pid, epoch, coordinator.coordinator_epoch)]
+    assert journaled_states(broker, "t")[-3:] == [TxnState.PREPARE_COMMIT, TxnState.COMPLETE_COMMIT,
+                                                   TxnState.ONGOING]
+    broker.housekeeping.run_due()  # the writer finds nothing left to do
+    assert len(markers(broker, "a", 0)) == 1 and coordinator.txns["t"].state == TxnState.ONGOING
+    a0 = broker.partition("a", 0)
+    assert a0 is not None and a0.last_stable_offset == a0.log.log_end_offset
+
+
+def test_markers_are_not_written_early_while_a_crash_hook_decides_where_the_writer_stops(
+        broker: CoreNode) -> None:
+    pid, epoch = begin(broker, "t", [("a", 0)])
+    points: list[CrashPoint] = []
+    broker.txn.crash_hook = lambda point, tid: points.append(point)
+    coordinator = broker.txn.coordinator
+    coordinator.end_txn("t", pid, epoch, commit=False)
+    assert coordinator.add_partitions("t", pid, epoch, [("a", 1)]) == E.CONCURRENT_TRANSACTIONS
+    assert coordinator.end_txn("t", pid, epoch, commit=False) == E.CONCURRENT_TRANSACTIONS
+    assert points == [] and markers(broker, "a", 0) == []
+    broker.housekeeping.run_due()
+    assert points == [CrashPoint.AFTER_PREPARE, CrashPoint.BEFORE_COMPLETE]
+    assert coordinator.txns["t"].state == TxnState.COMPLETE_ABORT
+
+
+def test_a_marker_that_cannot_be_written_keeps_the_transaction_completing(broker: CoreNode) -> None:
+    pid, epoch = begin(broker, "t", [("a", 0)])
+    a0 = broker.partition("a", 0)
+    assert a0 is not None
+    a0.storage_failure = "the disk went away"  # appends refused with KAFKA_STORAGE_ERROR
+    coordinator = broker.txn.coordinator
+    coordinator.end_txn("t", pid, epoch, commit=True)
+    assert coordinator.add_partitions("t", pid, epoch, [("a", 1)]) == E.CONCURRENT_TRANSACTIONS
+    assert coordinator.txns["t"].state == TxnState.PREPARE_COMMIT
+    a0.storage_failure = None
+    assert coordinator.add_partitions("t", pid, epoch, [("a", 1)]) == E.NONE
+    assert markers(broker, "a", 0) == [(True, pid, epoch, coordinator.coordinator_epoch)]

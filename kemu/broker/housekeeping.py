@@ -26,6 +26,7 @@ class Housekeeping:
         # When the server's housekeeper will look next (what `run_due` returned; None: only when woken).
         self._next_due: int | None = None
         self._running = False
+        self._woken = False  # `wake()` asked for a tick that has not run yet
 
     def add(self, name: str, tick: Tick, first_run_ms: int | None = None) -> None:
         self._ticks.append((name, tick))
@@ -42,6 +43,7 @@ class Housekeeping:
             if name is None or tick_name == name:
                 self._due[tick_name] = now
                 self._next_due = now
+        self._woken = True
         self._wake()
 
     def schedule(self, name: str, at_ms: int) -> None:
@@ -57,9 +59,18 @@ class Housekeeping:
             self._next_due = at_ms
             self._wake()
 
+    def run_woken(self) -> None:
+        """Run now what `wake()` asked for, if anything. The server calls this once it has written a batch
+        of responses, before it reads another request: so EndTxn's markers are written right after its
+        answer, before any request that could observe them (the client's OffsetFetch of the offsets it just
+        committed) — the housekeeper task, also woken, could only run after whatever else is runnable."""
+        if self._woken:
+            self.run_due()
+
     def run_due(self) -> int | None:
         """Run every tick that is due; returns the next deadline (None if nothing is scheduled)."""
         now = self.clock.now_ms()
+        self._woken = False
         self._running = True
         try:
             for name, tick in self._ticks:

@@ -99,6 +99,9 @@ class TxnService:
         # Partitions of a queued job still to be written, by transactional id (a retry writes only these).
         self._unwritten: dict[str, set[TopicPartition]] = {}
         self.crash_hook: CrashHook | None = None
+        # Set once a crash hook stopped the marker writer: nothing after that point is written, whoever runs
+        # the writer next (the housekeeper and the connections that answered a request may both).
+        self._stopped_dead = False
         self.coordinator.on_markers_queued = self._markers_queued
         self.coordinator.complete_pending = self._complete_now
         self.coordinator.on_change = self.changed
@@ -206,7 +209,7 @@ class TxnService:
         self.broker.housekeeping.wake(MARKERS_TASK)
 
     def _write_queued_markers(self, now_ms: int) -> int | None:
-        if self._hold_markers:
+        if self._hold_markers or self._stopped_dead:
             return None
         retry = False
         for job in self.coordinator.take_marker_jobs():
@@ -249,20 +252,27 @@ class TxnService:
         if remaining:
             return False
         if self.crash_hook is not None:
-            self.crash_hook(CrashPoint.BEFORE_COMPLETE, job.transactional_id)
+            self._reach(self.crash_hook, CrashPoint.BEFORE_COMPLETE, job.transactional_id)
         self.coordinator.markers_written(job)
         self._unwritten.pop(job.transactional_id, None)
         return True
 
+    def _reach(self, hook: CrashHook, point: CrashPoint, transactional_id: str) -> None:
+        try:
+            hook(point, transactional_id)
+        except BaseException:
+            self._stopped_dead = True
+            raise
+
     def _write_markers_with_crash_points(self, job: MarkerJob, hook: CrashHook,
                                          partitions: list[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
         if len(partitions) == len(job.partitions):
-            hook(CrashPoint.AFTER_PREPARE, job.transactional_id)
+            self._reach(hook, CrashPoint.AFTER_PREPARE, job.transactional_id)
         # One marker first, so that a crash between the two writes leaves the others unwritten.
         results = self.write_markers(job.producer_id, job.producer_epoch, job.commit, job.coordinator_epoch,
                                      partitions[:1])
         if len(partitions) > 1:
-            hook(CrashPoint.PARTIAL_MARKERS, job.transactional_id)
+            self._reach(hook, CrashPoint.PARTIAL_MARKERS, job.transactional_id)
             results.update(self.write_markers(job.producer_id, job.producer_epoch, job.commit,
                                               job.coordinator_epoch, partitions[1:]))
         return results

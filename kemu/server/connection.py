@@ -235,6 +235,7 @@ class Connection:
             self._scope.cancel()
         finally:
             self._draining = False
+        self.broker.housekeeping.run_woken()  # work a request queued for after its answer: EndTxn's markers
 
     async def _run_here(self, nursery: trio.Nursery, job: Dispatch, slot: _Slot) -> None:
         """Run a request on the reader; an answer that has to wait is finished in a task of its own."""

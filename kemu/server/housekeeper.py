@@ -50,11 +50,10 @@ async def run_housekeeper(broker: Broker | Callable[[], Broker], *,
             delay = _IDLE_CHECK_S
             if next_due is not None:
                 delay = min(delay, max(0.0, (next_due - core.clock.now_ms()) / 1000))
+            # Work a request wakes (EndTxn's markers) is usually done already by then: its connection runs it
+            # once the answer is written (Housekeeping.run_woken). This round finds the rest.
             with trio.move_on_after(delay):
                 await woken.wait()
-            # Woken by a request (EndTxn queues its markers): let the tasks woken with it — the sender of that
-            # request's response — run first, so a client never waits on work Kafka does after answering.
-            await trio.lowlevel.checkpoint()
     finally:
         if driven is not None:
             _stop_listening(driven, wake_from_clock)

@@ -61,3 +61,17 @@ def test_wake_runs_a_tick_at_once() -> None:
     housekeeping.wake("t")
     assert wakes == [1_000]
     assert housekeeping.run_due() == 61_000 and ran == ["t"]
+
+
+def test_run_woken_runs_only_what_a_wake_asked_for() -> None:
+    clock, housekeeping, ran, wakes = make()
+    housekeeping.add("t", lambda now: ran.append("t") or now + 60_000)
+    housekeeping.run_due()
+    ran.clear()
+    housekeeping.run_woken()  # nothing asked: nothing runs, even though the server may call it often
+    assert ran == []
+    housekeeping.wake("t")
+    housekeeping.run_woken()
+    assert ran == ["t"]
+    housekeeping.run_woken()  # done once
+    assert ran == ["t"]

@@ -359,3 +359,28 @@ def test_a_marker_that_cannot_be_written_keeps_the_transaction_completing(broker
     a0.storage_failure = None
     assert coordinator.add_partitions("t", pid, epoch, [("a", 1)]) == E.NONE
     assert markers(broker, "a", 0) == [(True, pid, epoch, coordinator.coordinator_epoch)]
+
+
+class _StopDead(BaseException):
+    pass
+
+
+def test_a_writer_stopped_dead_at_a_crash_point_writes_nothing_more(broker: CoreNode) -> None:
+    pid, epoch = begin(broker, "t", [("a", 0), ("a", 1)])
+    reached: list[CrashPoint] = []
+
+    def hook(point: CrashPoint, tid: str) -> None:
+        reached.append(point)
+        if len(reached) == 1:
+            raise _StopDead  # the test handle's crash: once, then it would let everything through
+
+    broker.txn.crash_hook = hook
+    broker.txn.coordinator.end_txn("t", pid, epoch, commit=True)
+    with pytest.raises(_StopDead):
+        broker.housekeeping.run_due()
+    # Whoever runs the writer next (the housekeeper, a connection after its answer) finds it stopped.
+    broker.housekeeping.wake()
+    broker.housekeeping.run_due()
+    assert reached == [CrashPoint.AFTER_PREPARE]
+    assert markers(broker, "a", 0) == [] and markers(broker, "a", 1) == []
+    assert broker.txn.coordinator.txns["t"].state == TxnState.PREPARE_COMMIT

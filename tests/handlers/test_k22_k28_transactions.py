@@ -357,3 +357,19 @@ def test_transactional_produce_to_a_partition_not_in_the_transaction(conn: Conne
     assert produce(conn, version, "t", pid, 0, 1)["error_code"] == 0
     # An epoch the coordinator does not know: fenced, which a produce answers as INVALID_PRODUCER_EPOCH.
     assert produce(conn, version, "t", pid, 5, 0, partition=1)["error_code"] == E.INVALID_PRODUCER_EPOCH
+
+
+@pytest.mark.real_socket
+def test_the_markers_are_written_before_the_broker_does_anything_after_answering_end_txn(
+        broker: Broker, conn: Connection, topics: None) -> None:
+    # The answer goes first (the client never waits on the markers), but nothing else may run between it
+    # and the markers: a client's next request on another connection (an OffsetFetch of the offsets the
+    # transaction committed) must find the transaction complete.
+    for round_number in range(20):
+        p = init(conn, "t")
+        pid, epoch = p["producer_id"], p["producer_epoch"]
+        assert add_partitions(conn, "t", pid, epoch, {"a": [0]}) == {("a", 0): 0}
+        produce_direct(broker, "a", 0, pid, epoch, 0)
+        assert end_txn(conn, "t", pid, epoch, commit=True) == E.NONE
+        # The first thing the broker's thread runs after the answer is out:
+        assert state(broker, "t") == TxnState.COMPLETE_COMMIT, f"round {round_number}"

@@ -161,18 +161,36 @@ def encode_response(api: Api, version: int, correlation_id: int, body: dict[str,
 def encode_response_parts(api: Api, version: int, correlation_id: int, body: dict[str, Any]) -> list[Buffer]:
     """The response as buffers to send one after the other: record batches handed over as views (Fetch's
     segment bytes) stay where they lie, between the encoded pieces around them."""
-    try:
-        encoder = compiled.repeated_encoder(api, version, "response")
-        if encoder is None:
+    known = _RESPONSE_ENCODERS.get((id(api), version))
+    if known is None or known[0] is not api:
+        try:
+            known = _response_encoder(api, version)
+        except Exception:
+            known = None  # construct's path raises what is wrong
+        if known is None:
             return encode_response_parts_with_construct(api, version, correlation_id, body)
+    try:
         out = bytearray(_CORRELATION.pack(correlation_id))
-        if response_header_version(api, version):
-            out.append(0)  # no tagged fields
+        if known[1]:
+            out.append(0)  # response header v1: no tagged fields
         spliced: compiled.Spliced = []
-        encoder(body, out, spliced)
+        known[2](body, out, spliced)
     except Exception:
         return encode_response_parts_with_construct(api, version, correlation_id, body)
     return spliced_parts(bytes(out), spliced)
+
+
+# (id of the Api, version) -> (Api, response header v1?, encoder); keyed by identity as message_struct is.
+_RESPONSE_ENCODERS: dict[tuple[int, int], tuple[Api, int, compiled.Encoder]] = {}
+
+
+def _response_encoder(api: Api, version: int) -> tuple[Api, int, compiled.Encoder] | None:
+    encoder = compiled.repeated_encoder(api, version, "response")
+    if encoder is None:
+        return None
+    made = (api, response_header_version(api, version), encoder)
+    _RESPONSE_ENCODERS[(id(api), version)] = made
+    return made
 
 
 def encode_response_parts_with_construct(api: Api, version: int, correlation_id: int,

@@ -210,7 +210,12 @@ class _DecoderSource:
         emit(indent, f"{target} = buf[pos]")
         emit(indent, "pos += 1")
         emit(indent, f"if {target} > 0x7F:")
-        emit(indent + 1, f"{target}, pos = _uvr(buf, pos, {target})")
+        # Two bytes inline (a record batch's length, a long string's): below 16384 no call is needed.
+        emit(indent + 1, "if buf[pos] < 0x80:")
+        emit(indent + 2, f"{target} = ({target} & 0x7F) | (buf[pos] << 7)")
+        emit(indent + 2, "pos += 1")
+        emit(indent + 1, "else:")
+        emit(indent + 2, f"{target}, pos = _uvr(buf, pos, {target})")
 
     def length(self, indent: int, target: str, compact: bool, wide: bool) -> None:
         if compact:
@@ -591,6 +596,8 @@ def message_decoder(api: Api, version: int, direction: str, views: bool) -> Deco
     found = _DECODERS.get(key)
     if found is not None and found[0] is api:
         return found[1]
+    if version not in api.versions:
+        raise ValueError(f"{api.name} has no version {version}")  # construct's path says so
     fields = api.request if direction == "request" else api.response
     made = decoder(fields, version, api.flexible_for(version, direction), views)
     _DECODERS[key] = (api, made)
@@ -602,6 +609,8 @@ def message_encoder(api: Api, version: int, direction: str) -> Encoder:
     found = _ENCODERS.get(key)
     if found is not None and found[0] is api:
         return found[1]
+    if version not in api.versions:
+        raise ValueError(f"{api.name} has no version {version}")  # construct's path says so
     fields = api.request if direction == "request" else api.response
     made = encoder(fields, version, api.flexible_for(version, direction))
     _ENCODERS[key] = (api, made)

@@ -340,3 +340,23 @@ def test_a_response_encoder_is_generated_the_second_time_it_is_asked_for() -> No
     encoder = compiled.repeated_encoder(api, 0, "response")
     assert encoder is compiled.message_encoder(api, 0, "response")
     assert compiled.repeated_encoder(api, 0, "response") is encoder
+
+
+@pytest.mark.parametrize("version", [-1, 13, 99])
+def test_a_version_the_api_lacks_fails_as_before(version: int) -> None:
+    api = _api(3)  # Metadata: versions 0-12
+    body: dict[str, Any] = {"topics": None}
+    data = b"\x00\x00\x00\x01\xff\xff\xff\xff"
+    frame = struct.pack(">hhih", 3, version, 1, -1) + b"\xff\xff\xff\xff"
+    for _ in range(2):  # the second time too, when a response's encoder would be generated
+        same_outcome(lambda: codec.encode_response_parts(api, version, 1, body),
+                     lambda: codec.encode_response_parts_with_construct(api, version, 1, body))
+        same_outcome(lambda: codec.encode_request(3, version, 1, body),
+                     lambda: codec.encode_request_with_construct(3, version, 1, body))
+        same_outcome(lambda: codec.encode_body(3, version, "request", body),
+                     lambda: codec.encode_body_with_construct(3, version, "request", body))
+        same_outcome(lambda: codec.decode_response(3, version, data),
+                     lambda: codec.decode_response_with_construct(3, version, data))
+        same_outcome(lambda: codec.decode_body(3, version, "request", data),
+                     lambda: codec.decode_body_with_construct(3, version, "request", data))
+        same_outcome(lambda: codec.decode_request(frame), lambda: codec.decode_request_with_construct(frame))

@@ -96,8 +96,24 @@ class Connection:
         async with self.stream:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
-                if not await self._read(nursery):
-                    nursery.cancel_scope.cancel()  # the client went away: drop what is pending
+                if self.limits is not None:
+                    self.limits.live.add(self)
+                try:
+                    if not await self._read(nursery):
+                        nursery.cancel_scope.cancel()  # the client went away: drop what is pending
+                finally:
+                    if self.limits is not None:
+                        self.limits.live.discard(self)
+
+    def expire_if_idle(self, now: float, idle_s: float) -> None:
+        """Close the connection if nothing was received, owed or sent for `idle_s` (connections.max.idle.ms),
+        as Kafka's Selector does; one still working on a response counts as active."""
+        if self._owed:
+            self._last_activity = now
+        elif now >= self._last_activity + idle_s and not self._scope.cancel_called:
+            log.info("closing connection from %s: idle for %d ms (connections.max.idle.ms)", self.name,
+                     round(idle_s * 1000))
+            self._scope.cancel()
 
     async def _read(self, nursery: trio.Nursery) -> bool:
         """Admit frames until the client leaves (False) or a frame forces a close (True)."""
@@ -120,7 +136,7 @@ class Connection:
                 run_back_to_back = 0
                 await self._drain()
                 try:
-                    received = await self._receive_or_expire(frames)
+                    received = await self._receive_once(frames)
                 except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                     return False
                 if not received:
@@ -181,24 +197,11 @@ class Connection:
                 previous_turn = turn
 
 
-    async def _receive_or_expire(self, frames: FrameBuffer) -> int:
-        """Receive once; 0 also when the connection has been idle for connections.max.idle.ms (nothing
-        received, nothing owed, nothing sent), which closes it as Kafka's Selector does."""
-        if self.limits is None:
-            return await _receive(self.stream, frames)
-        idle_s = self.limits.idle_ms / 1000
-        while True:
-            deadline = self._last_activity + idle_s
-            with trio.move_on_at(deadline):
-                received = await _receive(self.stream, frames)
-                self._last_activity = trio.current_time()
-                return received
-            if self._owed == 0 and trio.current_time() >= self._last_activity + idle_s:
-                log.info("closing connection from %s: idle for %d ms (connections.max.idle.ms)",
-                         self.name, self.limits.idle_ms)
-                return 0
-            if self._owed:
-                self._last_activity = trio.current_time()  # a response is still being worked on
+    async def _receive_once(self, frames: FrameBuffer) -> int:
+        """Receive once (0: the peer closed), noting the activity for `expire_if_idle`."""
+        received = await _receive(self.stream, frames)
+        self._last_activity = trio.current_time()
+        return received
 
     async def _refuse(self, reason: str) -> bool:
         log.warning("closing connection from %s: %s", self.name, reason)

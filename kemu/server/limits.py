@@ -8,7 +8,9 @@
 - `queued.max.requests`: requests read from all connections and waiting for their turn; once that many
   wait, connections stop reading until one starts (Kafka's network threads block on the full queue).
 - `connections.max.idle.ms`: a connection with nothing read, nothing owed and nothing sent for that long
-  is closed (Kafka's Selector expires idle channels).
+  is closed (Kafka's Selector expires idle channels). As the Selector does on its polls, one task looks
+  over every connection now and then (`expire_idle`), rather than each read of each connection running
+  under a deadline of its own.
 
 Shared by every connection of one server; touched only on its Trio thread.
 """
@@ -19,6 +21,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import trio
 
@@ -43,6 +46,14 @@ def parse_overrides(text: str) -> dict[str, int]:
     return overrides
 
 
+class Expirable(Protocol):
+    def expire_if_idle(self, now: float, idle_s: float) -> None: ...
+
+
+# How often the idle connections are looked for: a tenth of connections.max.idle.ms, between these bounds.
+_IDLE_CHECK_MIN_S, _IDLE_CHECK_MAX_S = 0.01, 1.0
+
+
 @dataclass
 class ServerLimits:
     max_connections: int
@@ -54,6 +65,7 @@ class ServerLimits:
     connection_slots: trio.Semaphore = field(init=False)
     queue_slots: trio.Semaphore = field(init=False)
     refused: int = 0  # connections closed for max.connections.per.ip
+    live: set[Expirable] = field(default_factory=set)  # open connections, for expire_idle
 
     def __post_init__(self) -> None:
         self.connection_slots = trio.Semaphore(self.max_connections)
@@ -101,3 +113,13 @@ class ServerLimits:
             finally:
                 self.release_address(host)
 
+
+    async def expire_idle(self) -> None:
+        """Forever: close the connections idle for connections.max.idle.ms."""
+        idle_s = self.idle_ms / 1000
+        interval = min(max(idle_s / 10, _IDLE_CHECK_MIN_S), _IDLE_CHECK_MAX_S)
+        while True:
+            await trio.sleep(interval)
+            now = trio.current_time()
+            for connection in tuple(self.live):
+                connection.expire_if_idle(now, idle_s)

@@ -172,6 +172,7 @@ async def serve(
     async with trio.open_nursery() as nursery:
         served.nodes.bind(nursery, connection)
         await nursery.start(run_housekeeper, lambda: served.broker)
+        nursery.start_soon(limits.expire_idle)
         for node_id, sockets in bound:
             served.nodes.serve(node_id, sockets)
         for security in securities:

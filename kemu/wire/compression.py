@@ -18,7 +18,8 @@ import struct
 from enum import IntEnum
 from typing import Any
 
-import cramjam
+# cramjam is imported by the functions that compress or decompress (its import is ~1 ms): a broker whose
+# batches are all uncompressed, or that has served none yet, never loads it.
 
 
 class CompressionType(IntEnum):
@@ -55,6 +56,8 @@ def compress(codec: CompressionType | int, data: bytes | bytearray | memoryview,
     codec = CompressionType(codec)
     if codec is CompressionType.NONE:
         return bytes(data)
+    import cramjam
+
     if codec is CompressionType.GZIP:
         gzip_level = DEFAULT_GZIP_LEVEL if level is None or level < 0 else level
         return bytes(cramjam.gzip.compress(data, level=gzip_level))
@@ -91,11 +94,13 @@ def decompress(codec: CompressionType | int, data: bytes | bytearray | memoryvie
         codec = CompressionType(codec)
     except ValueError:
         raise CompressionError(f"Unknown compression type id: {codec}") from None
+    if codec is CompressionType.NONE:
+        if limit is not None and len(data) > limit:
+            raise DecompressedTooLarge(codec, limit)
+        return bytes(data)
+    import cramjam
+
     try:
-        if codec is CompressionType.NONE:
-            if limit is not None and len(data) > limit:
-                raise DecompressedTooLarge(codec, limit)
-            return bytes(data)
         if codec is CompressionType.SNAPPY:
             return snappy_decompress(data, limit)
         module = {CompressionType.GZIP: cramjam.gzip, CompressionType.LZ4: cramjam.lz4,
@@ -110,6 +115,8 @@ def decompress(codec: CompressionType | int, data: bytes | bytearray | memoryvie
 
 
 def _bounded(codec: CompressionType, module: Any, data: bytes | bytearray | memoryview, limit: int) -> bytes:
+    import cramjam
+
     size = min(limit + 1, max(_MIN_FIRST_GUESS, _FIRST_GUESS_RATIO * len(data)))
     while True:
         out = bytearray(size)
@@ -129,6 +136,8 @@ def _bounded(codec: CompressionType, module: Any, data: bytes | bytearray | memo
 
 def snappy_xerial_compress(data: bytes | bytearray | memoryview) -> bytes:
     """Snappy in xerial's block framing, as the Java client's SnappyOutputStream writes it."""
+    import cramjam
+
     view = memoryview(data)
     parts = [_XERIAL_HEADER.pack(XERIAL_MAGIC, _XERIAL_VERSION, _XERIAL_MIN_COMPATIBLE_VERSION)]
     for start in range(0, len(view), _XERIAL_BLOCK_SIZE):
@@ -141,6 +150,8 @@ def snappy_xerial_compress(data: bytes | bytearray | memoryview) -> bytes:
 def snappy_decompress(data: bytes | bytearray | memoryview, limit: int | None = None) -> bytes:
     """Read xerial-framed snappy (Java clients) or a plain raw snappy block (librdkafka and others).
     A raw block states its decompressed length first: past `limit`, nothing is decompressed."""
+    import cramjam
+
     view = memoryview(data)
     if not _starts_with_xerial_header(view, 0):
         _check_snappy_length(view, limit)
@@ -172,6 +183,8 @@ def _check_snappy_length(block: memoryview, budget: int | None, limit: int | Non
     """The block's stated decompressed length, refused past what is left of the limit."""
     if budget is None:
         return 0
+    import cramjam
+
     length: int = cramjam.snappy.decompress_raw_len(block)
     if length > budget:
         raise DecompressedTooLarge(CompressionType.SNAPPY, budget if limit is None else limit)

@@ -60,9 +60,10 @@ def test_serve_without_observers_never_loads_the_handle_or_unasked_apis() -> Non
     assert {name for name in modules if name.startswith(("kemu.handlers.k", "kemu.wire.apis.k"))} == {
         "kemu.handlers.k03_metadata", "kemu.wire.apis.k03_metadata"}
     # A broker without a partition has no producer state to keep and no log to compact; one not asked to
-    # Fetch keeps no fetch sessions, nor topic creation's machinery before a Metadata creates a topic.
+    # Fetch keeps no fetch sessions, nor topic creation's machinery before a Metadata creates a topic, nor
+    # the compression codecs before a compressed batch.
     assert not modules & {"kemu.txn.partition", "kemu.txn.producer_state", "kemu.log.log_cleaner",
-                          "kemu.broker.fetch_sessions", "kemu.admin.topics", "kemu.broker.creation"}
+                          "kemu.broker.fetch_sessions", "kemu.admin.topics", "kemu.broker.creation", "cramjam"}
 
 
 def test_serve_with_a_transcript_file_runs_through_the_handle(tmp_path: Path) -> None:

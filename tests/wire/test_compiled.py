@@ -360,3 +360,21 @@ def test_a_version_the_api_lacks_fails_as_before(version: int) -> None:
         same_outcome(lambda: codec.decode_body(3, version, "request", data),
                      lambda: codec.decode_body_with_construct(3, version, "request", data))
         same_outcome(lambda: codec.decode_request(frame), lambda: codec.decode_request_with_construct(frame))
+
+
+def test_lengths_of_three_varint_bytes_and_more_are_read_and_written_as_construct_does() -> None:
+    records = bytes(range(256)) * 400  # 102,400 bytes: a three-byte compact length
+    produce = {"acks": -1, "timeout_ms": 1, "topic_data": [
+        {"name": "n" * 20_000, "partition_data": [{"index": 0, "records": records}]}]}
+    frame = codec.encode_request(0, 9, 1, produce)
+    assert frame == codec.encode_request_with_construct(0, 9, 1, produce)
+    _, start = compiled.read_request_header(frame, 2)
+    decoded, end, _ = compiled.message_decoder(_api(0), 9, "request", True)(memoryview(frame), start, 10**6)
+    assert end == len(frame) and same(decoded, codec.decode_request_with_construct(frame).body)
+    metadata = {"topics": [{"name": "é" * 9_000, "partitions": [{"replica_nodes": list(range(20_000))}]}]}
+    written = bytearray()
+    compiled.message_encoder(_api(3), 12, "response")(metadata, written, None)
+    assert bytes(written) == codec.encode_body_with_construct(3, 12, "response", metadata)
+    decoded, end, _ = compiled.message_decoder(_api(3), 12, "response", False)(bytes(written), 0, 10**6)
+    assert end == len(written)
+    assert same(decoded, codec.decode_body_with_construct(3, 12, "response", bytes(written)))

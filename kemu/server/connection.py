@@ -196,7 +196,6 @@ class Connection:
                 nursery.start_soon(self._run_request, decision, slot, previous_turn, turn)
                 previous_turn = turn
 
-
     async def _receive_once(self, frames: FrameBuffer) -> int:
         """Receive once (0: the peer closed), noting the activity for `expire_if_idle`."""
         received = await _receive(self.stream, frames)

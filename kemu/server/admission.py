@@ -44,9 +44,10 @@ class Offload:
     """Past `element_limit` elements: admit it again with the full budget off the event loop."""
 
 
-# Decoding costs ~3 us per array element on the loop; a request near the 200,000-element budget held it for
-# ~0.6 s (2 s under load). Past this many, the connection decodes it again on a worker thread.
-ON_LOOP_ELEMENTS = 2_000
+# Decoding costs ~1.4 us per array element on the loop with the generated codec (~3 us with construct); a
+# request near the 200,000-element budget would hold it for ~0.3 s. Past this many (~7 ms of decoding, what
+# 2,000 cost before), the connection decodes it again on a worker thread.
+ON_LOOP_ELEMENTS = 5_000
 
 
 def admit(frame: bytes | memoryview, handlers: Mapping[int, Handler],

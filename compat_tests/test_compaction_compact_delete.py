@@ -21,10 +21,12 @@ __all__ = ["compacting"]
 
 
 def rounds(bootstrap: str, topic: str, labels: list[str], keys: int = 5) -> None:
-    """One round of `keys` updates per label, each round in a segment of its own (segment.ms=1)."""
+    """One round of `keys` updates per label, each round in a segment of its own (segment.ms=1): a round is
+    one batch (queued within linger.ms, sent by flush), so no millisecond can pass between its appends and
+    roll a segment in the middle of it."""
     from confluent_kafka import Producer
 
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 1000})
     for label in labels:
         time.sleep(0.005)  # a new millisecond: the round's first append rolls the segment
         for k in range(keys):

@@ -195,6 +195,9 @@ class Connection:
                 self._queue.append(slot)
                 nursery.start_soon(self._run_request, decision, slot, previous_turn, turn)
                 previous_turn = turn
+            # The request holds views of the frame buffer; let them go, so the buffer is rewound for the
+            # next frames instead of replaced (a bytearray cannot move while a view of it is alive).
+            del first, decision, frame
 
     async def _receive_once(self, frames: FrameBuffer) -> int:
         """Receive once (0: the peer closed), noting the activity for `expire_if_idle`."""

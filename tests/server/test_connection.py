@@ -271,3 +271,28 @@ def test_requests_run_on_the_reader_answer_after_a_waiting_one_before_them(scrip
         scripted.call(script.gate.set)
         assert conn.receive(METADATA, 12)[0] == 1
         assert [conn.receive(API_VERSIONS, 3)[0] for _ in range(3)] == [2, 3, 4]
+
+
+def test_the_frame_buffer_is_reused_once_a_big_request_has_been_handled(broker: BrokerThread,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A produce frame bigger than the buffer gets a buffer of its own size; once the request is done with
+    # its views (the log copies what it appends), the next such frame is received into that same buffer.
+    from kemu.server.framing import FrameBuffer
+    from tests.handlers.config_wire import create_topic
+    from tests.handlers.data_plane import batch, produce_body
+
+    buffers: list[bytearray] = []  # kept alive, so no buffer's id is taken by a later one
+    make_room = FrameBuffer._make_room
+
+    def recording(frames: FrameBuffer, needed: int) -> None:
+        make_room(frames, needed)
+        if not any(frames._buffer is seen for seen in buffers):
+            buffers.append(frames._buffer)
+
+    monkeypatch.setattr(FrameBuffer, "_make_room", recording)
+    with KafkaSocket(broker.address) as conn:
+        create_topic(conn, "t")  # type: ignore[arg-type]
+        for i in range(10):
+            body = conn.request(0, 9, produce_body({("t", 0): batch(bytes(200_000))}))
+            assert body["responses"][0]["partition_responses"][0]["base_offset"] == i
+    assert len(buffers) <= 2, f"{len(buffers)} buffers for 10 frames of 200 KB"

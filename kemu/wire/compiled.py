@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kemu.wire.primitives import SPLICE_MIN_BYTES, Buffer, encode_uvarint
-from kemu.wire.schema import _MISSING, Api, Field
+from kemu.wire.schema import _MISSING, Api, Field, per_message
 from kemu.wire.structs import _ABSENT, is_default
 
 Spliced = list[tuple[int, Buffer]]
@@ -586,35 +586,18 @@ def skip_tags(buf: Buffer, pos: int) -> int:
     return pos
 
 
-# Keyed by the Api object's identity, as structs.message_struct is, and for the same reason.
-_DECODERS: dict[tuple[int, int, str, bool], tuple[Api, Decoder]] = {}
-_ENCODERS: dict[tuple[int, int, str], tuple[Api, Encoder]] = {}
+_DECODERS: dict[tuple[Any, ...], tuple[Api, Decoder]] = {}
+_ENCODERS: dict[tuple[Any, ...], tuple[Api, Encoder]] = {}
 
 
 def message_decoder(api: Api, version: int, direction: str, views: bool) -> Decoder:
-    key = (id(api), version, direction, views)
-    found = _DECODERS.get(key)
-    if found is not None and found[0] is api:
-        return found[1]
-    if version not in api.versions:
-        raise ValueError(f"{api.name} has no version {version}")  # construct's path says so
-    fields = api.request if direction == "request" else api.response
-    made = decoder(fields, version, api.flexible_for(version, direction), views)
-    _DECODERS[key] = (api, made)
-    return made
+    # A version the API lacks raises ValueError, as construct's path says so.
+    return per_message(_DECODERS, api, version, direction,
+                       lambda fields, v, flexible: decoder(fields, v, flexible, views), views)
 
 
 def message_encoder(api: Api, version: int, direction: str) -> Encoder:
-    key = (id(api), version, direction)
-    found = _ENCODERS.get(key)
-    if found is not None and found[0] is api:
-        return found[1]
-    if version not in api.versions:
-        raise ValueError(f"{api.name} has no version {version}")  # construct's path says so
-    fields = api.request if direction == "request" else api.response
-    made = encoder(fields, version, api.flexible_for(version, direction))
-    _ENCODERS[key] = (api, made)
-    return made
+    return per_message(_ENCODERS, api, version, direction, encoder)
 
 
 # Generating a message's encoder costs ~0.5-1 ms, construct's structure ~0.05 ms: a broker's start-up answers

@@ -12,9 +12,11 @@ nested struct (with `fields`).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 PRIMITIVES = frozenset(
     {"int8", "int16", "int32", "int64", "uint16", "uint32", "float64", "bool", "string", "bytes",
@@ -148,6 +150,24 @@ class Api:
         if direction == "response" and self.response_flexible is not None:
             return version in self.response_flexible
         return version in self.flexible
+
+
+def per_message(cache: dict[tuple[Any, ...], tuple[Api, T]], api: Api, version: int, direction: str,
+                make: Callable[[tuple[Field, ...], int, bool], T], *variant: Any) -> T:
+    """What `make(fields, version, flexible)` builds for one message (API, version, direction), built once
+    and kept in `cache`. Keyed by the Api object's identity: hashing a frozen Api walks its whole field tree,
+    which every request and response would pay for. The entry keeps the Api alive, so its id cannot be
+    reused by another."""
+    key = (id(api), version, direction, *variant)
+    found = cache.get(key)
+    if found is not None and found[0] is api:
+        return found[1]
+    if version not in api.versions:
+        raise ValueError(f"{api.name} has no version {version}")
+    fields = api.request if direction == "request" else api.response
+    made = make(fields, version, api.flexible_for(version, direction))
+    cache[key] = (api, made)
+    return made
 
 
 def api(

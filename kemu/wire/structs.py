@@ -24,7 +24,7 @@ from kemu.wire.primitives import (
     encode_uvarint,
     read_uvarint,
 )
-from kemu.wire.schema import Api, Field
+from kemu.wire.schema import Api, Field, per_message
 
 _ABSENT: Any = object()
 
@@ -154,20 +154,9 @@ def _primitive(type_name: str, flexible: bool, nullable: bool) -> Construct:
     return FIXED[type_name]
 
 
-# Keyed by the Api object's identity: hashing a frozen Api walks its whole field tree, which every request
-# and response would pay for. The entry keeps the Api alive, so its id cannot be reused by another.
-_STRUCTS: dict[tuple[int, int, str], tuple[Api, KStruct]] = {}
+_STRUCTS: dict[tuple[Any, ...], tuple[Api, KStruct]] = {}
 
 
 def message_struct(api: Api, version: int, direction: str) -> KStruct:
     """The structure of one message, built once per (API, version, direction) and reused."""
-    key = (id(api), version, direction)
-    found = _STRUCTS.get(key)
-    if found is not None and found[0] is api:
-        return found[1]
-    if version not in api.versions:
-        raise ValueError(f"{api.name} has no version {version}")
-    fields = api.request if direction == "request" else api.response
-    built = struct_for(fields, version, api.flexible_for(version, direction))
-    _STRUCTS[key] = (api, built)
-    return built
+    return per_message(_STRUCTS, api, version, direction, struct_for)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from kemu.handlers import Handler
 from kemu.wire import codec
+from kemu.wire.buffers import MAX_DECODED_ELEMENTS
 from kemu.wire.codec import DecodeError, Request, TooManyElements
-from kemu.wire.primitives import MAX_DECODED_ELEMENTS
 
 API_VERSIONS = 18
 

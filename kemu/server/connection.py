@@ -32,7 +32,7 @@ from kemu.server.dispatch import Reply, Unfinished, dispatch, dispatch_or_defer
 from kemu.server.framing import FrameBuffer, FrameError, frame_buffers
 from kemu.server.hooks import RequestHooks
 from kemu.server.limits import ServerLimits
-from kemu.wire.primitives import Buffer
+from kemu.wire.buffers import Buffer
 
 log = logging.getLogger("kemu.server")
 

@@ -19,9 +19,9 @@ from kemu.handlers import Handler
 from kemu.handlers.context import Continuation, RequestContext
 from kemu.server.hooks import Exchange, Intervention, RequestHooks
 from kemu.wire import codec
+from kemu.wire.buffers import Buffer
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
-from kemu.wire.primitives import Buffer
 
 log = logging.getLogger("kemu.server")
 

@@ -11,22 +11,14 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from construct import ConstructError
-
 from kemu.wire import compiled
 from kemu.wire.apis import get_api
-from kemu.wire.headers import REQUEST_HEADERS, RESPONSE_HEADERS, RequestHeader
-from kemu.wire.primitives import (
-    MAX_DECODED_ELEMENTS,
-    Buffer,
-    ElementBudgetExceeded,
-    FrameStream,
-    SpliceStream,
-    element_budget,
-    spliced_parts,
-)
+from kemu.wire.buffers import MAX_DECODED_ELEMENTS, Buffer, spliced_parts
 from kemu.wire.schema import Api
-from kemu.wire.structs import message_struct
+
+# construct (and kemu's structures built on it: kemu.wire.primitives, structs, headers) is imported by the
+# `*_with_construct` functions only: the generated codec serves every well-formed message, so a broker
+# whose clients send nothing malformed never loads it (~10 ms of a `kemu serve` start).
 
 API_VERSIONS_KEY = 18
 _PREFIX = struct.Struct(">hhi")
@@ -53,6 +45,14 @@ class UnsupportedVersion(DecodeError):
     def __init__(self, api: Api, api_version: int, correlation_id: int) -> None:
         super().__init__(f"{api.name} v{api_version} is not supported")
         self.api, self.api_version, self.correlation_id = api, api_version, correlation_id
+
+
+@dataclass(frozen=True, slots=True)
+class RequestHeader:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
 
 
 @dataclass(slots=True)
@@ -133,6 +133,12 @@ def decode_request_with_construct(frame: bytes | memoryview, *, allow_trailing: 
                                   element_limit: int = MAX_DECODED_ELEMENTS) -> Request:
     """`decode_request` by construct alone: the reference the fast path is checked against, and the path
     that finds the error in what the fast path could not take."""
+    from construct import ConstructError
+
+    from kemu.wire.headers import REQUEST_HEADERS
+    from kemu.wire.primitives import ElementBudgetExceeded, FrameStream, element_budget
+    from kemu.wire.structs import message_struct
+
     key, version, correlation_id = peek_header(frame)
     api = get_api(key)
     if api is None:
@@ -184,11 +190,10 @@ def encode_response_parts(api: Api, version: int, correlation_id: int, body: dic
 _RESPONSE_ENCODERS: dict[tuple[int, int], tuple[Api, int, compiled.Encoder]] = {}
 
 
-def _response_encoder(api: Api, version: int) -> tuple[Api, int, compiled.Encoder] | None:
-    encoder = compiled.repeated_encoder(api, version, "response")
-    if encoder is None:
-        return None
-    made = (api, response_header_version(api, version), encoder)
+def _response_encoder(api: Api, version: int) -> tuple[Api, int, compiled.Encoder]:
+    # Generated on first use (~0.6 ms for a Metadata response): encoding a process's first response with
+    # construct instead would cost importing construct (~10 ms) in a process that otherwise never needs it.
+    made = (api, response_header_version(api, version), compiled.message_encoder(api, version, "response"))
     _RESPONSE_ENCODERS[(id(api), version)] = made
     return made
 
@@ -196,6 +201,10 @@ def _response_encoder(api: Api, version: int) -> tuple[Api, int, compiled.Encode
 def encode_response_parts_with_construct(api: Api, version: int, correlation_id: int,
                                          body: dict[str, Any]) -> list[Buffer]:
     """`encode_response_parts` by construct alone (the reference, and the path that raises its errors)."""
+    from kemu.wire.headers import RESPONSE_HEADERS
+    from kemu.wire.primitives import SpliceStream
+    from kemu.wire.structs import message_struct
+
     stream = SpliceStream()
     RESPONSE_HEADERS[response_header_version(api, version)]._build(
         {"correlation_id": correlation_id}, stream, {}, "(header)")
@@ -219,6 +228,9 @@ def encode_request(
 def encode_request_with_construct(
     api_key: int, version: int, correlation_id: int, body: dict[str, Any], client_id: str | None = "kemu"
 ) -> bytes:
+    from kemu.wire.headers import REQUEST_HEADERS
+    from kemu.wire.structs import message_struct
+
     api = _known(api_key)
     stream = io.BytesIO()
     REQUEST_HEADERS[request_header_version(api, version)]._build(
@@ -243,6 +255,11 @@ def decode_response(api_key: int, version: int, frame: bytes | memoryview) -> tu
 
 def decode_response_with_construct(api_key: int, version: int,
                                    frame: bytes | memoryview) -> tuple[int, dict[str, Any]]:
+    from construct import ConstructError
+
+    from kemu.wire.headers import RESPONSE_HEADERS
+    from kemu.wire.structs import message_struct
+
     api = _known(api_key)
     stream = io.BytesIO(frame)
     try:
@@ -267,6 +284,8 @@ def encode_body(api_key: int, version: int, direction: str, body: dict[str, Any]
 
 
 def encode_body_with_construct(api_key: int, version: int, direction: str, body: dict[str, Any]) -> bytes:
+    from kemu.wire.structs import message_struct
+
     stream = io.BytesIO()
     message_struct(_known(api_key), version, direction)._build(body, stream, {}, "(body)")
     return stream.getvalue()
@@ -284,6 +303,8 @@ def decode_body(api_key: int, version: int, direction: str, data: bytes) -> dict
 
 
 def decode_body_with_construct(api_key: int, version: int, direction: str, data: bytes) -> dict[str, Any]:
+    from kemu.wire.structs import message_struct
+
     stream = io.BytesIO(data)
     body: dict[str, Any] = message_struct(_known(api_key), version, direction)._parsereport(stream, {}, "(body)")
     if stream.tell() != len(data):

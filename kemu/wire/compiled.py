@@ -20,9 +20,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kemu.wire.primitives import SPLICE_MIN_BYTES, Buffer, encode_uvarint
-from kemu.wire.schema import _MISSING, Api, Field, per_message
-from kemu.wire.structs import _ABSENT, is_default
+from kemu.wire.buffers import SPLICE_MIN_BYTES, Buffer, encode_uvarint
+from kemu.wire.schema import _ABSENT, _MISSING, Api, Field, is_default, per_message
 
 Spliced = list[tuple[int, Buffer]]
 Decoder = Callable[[Buffer, int, int], tuple[dict[str, Any], int, int]]
@@ -598,18 +597,3 @@ def message_decoder(api: Api, version: int, direction: str, views: bool) -> Deco
 
 def message_encoder(api: Api, version: int, direction: str) -> Encoder:
     return per_message(_ENCODERS, api, version, direction, encoder)
-
-
-# Generating a message's encoder costs ~0.5-1 ms, construct's structure ~0.05 ms: a broker's start-up answers
-# one Metadata, a test broker one ApiVersions, and neither should pay for code that serves one response. (A
-# request's decoder is made at once: tests/wire/test_bounded_decoding.py traces a request's second decoding.)
-_ASKED: set[tuple[int, int, str]] = set()
-
-
-def repeated_encoder(api: Api, version: int, direction: str) -> Encoder | None:
-    """`message_encoder`, or None (construct encodes it) the first time the message is asked for."""
-    key = (id(api), version, direction)
-    if key not in _ENCODERS and key not in _ASKED:
-        _ASKED.add(key)
-        return None
-    return message_encoder(api, version, direction)

@@ -6,8 +6,6 @@ it so that any broker can read the client id before it knows whether the request
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from construct import Construct, Int16sb, Int32sb
 
 from kemu.wire.primitives import KString
@@ -33,11 +31,3 @@ def _response_header(version: int) -> KStruct:
 
 REQUEST_HEADERS = {v: _request_header(v) for v in (0, 1, 2)}
 RESPONSE_HEADERS = {v: _response_header(v) for v in (0, 1)}
-
-
-@dataclass(frozen=True, slots=True)
-class RequestHeader:
-    api_key: int
-    api_version: int
-    correlation_id: int
-    client_id: str | None

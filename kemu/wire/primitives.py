@@ -31,14 +31,12 @@ from construct import (
     stream_write,
 )
 
+from kemu.wire import buffers
+from kemu.wire.buffers import MAX_DECODED_ELEMENTS, SPLICE_MIN_BYTES, Buffer, spliced_parts
+
 _i16 = struct.Struct(">h")
 _i32 = struct.Struct(">i")
 _MAX_VARINT_BYTES = 10
-# Bytes at least this long are spliced into an encoded response as they are rather than copied into it;
-# below it one more entry to send costs more than the copy.
-SPLICE_MIN_BYTES = 2048
-
-Buffer = bytes | bytearray | memoryview
 
 
 class FrameStream(io.BytesIO):
@@ -72,23 +70,6 @@ class SpliceStream(io.BytesIO):
         return spliced_parts(self.getvalue(), self._spliced)
 
 
-def spliced_parts(encoded: bytes, spliced: list[tuple[int, Buffer]]) -> list[Buffer]:
-    """The encoded bytes with the byte strings left out of them put back at their positions, as buffers."""
-    if not spliced:
-        return [encoded]
-    out: list[Buffer] = []
-    whole = memoryview(encoded)
-    at = 0
-    for position, data in spliced:
-        if position > at:
-            out.append(whole[at:position])
-        out.append(data)
-        at = position
-    if at < len(encoded):
-        out.append(whole[at:])
-    return out
-
-
 class KafkaEncodeError(ConstructError):
     """A value that cannot be written at this version (None where not nullable, out of range, ...)."""
 
@@ -106,14 +87,10 @@ def read_uvarint(stream: Any, path: str) -> int:
 
 
 def encode_uvarint(value: int) -> bytes:
-    if value < 0:
-        raise KafkaEncodeError(f"unsigned varint cannot hold {value}")
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    try:
+        return buffers.encode_uvarint(value)
+    except ValueError as exc:
+        raise KafkaEncodeError(str(exc)) from None
 
 
 def zigzag_encode(value: int) -> int:
@@ -295,12 +272,6 @@ def _check_count(count: int, stream: Any, path: str) -> None:
         raise ConstructError(f"Tried to allocate a collection of size {count}, but there are only {remaining} "
                              "bytes remaining.", path=path)
 
-
-MAX_DECODED_ELEMENTS = 200_000
-"""The most array elements one request may hold, nested arrays included. Each element costs the decoder a
-dict or an object of a hundred bytes or more and ~10 us of the broker's only thread, against as little as
-one byte of the frame: without a bound, one 100 MiB frame of one-byte elements is gigabytes and minutes.
-No Kafka client sends that many (Kafka itself takes at most 10,000 partitions per CreateTopics)."""
 
 _budget: ContextVar[int | None] = ContextVar("element_budget", default=None)
 _limit: ContextVar[int] = ContextVar("element_limit", default=MAX_DECODED_ELEMENTS)

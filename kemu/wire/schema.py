@@ -94,6 +94,19 @@ _ZERO: dict[str, Any] = {
     "bool": False, "string": "", "bytes": b"", "records": None, "uuid": ZERO_UUID,
 }
 
+_ABSENT: Any = object()  # a key a message being encoded does not have
+
+
+def is_default(field: Field, value: Any) -> bool:
+    if field.type == "{}" and isinstance(value, dict):
+        if field.default is None:
+            # A nullable struct whose default is null: Kafka writes any present struct, even an empty one.
+            return False
+        return all(is_default(f, value.get(f.name, _ABSENT)) for f in field.fields)
+    if value is _ABSENT:
+        return True
+    return bool(value == field.default_value())
+
 
 def F(
     name: str,

@@ -24,20 +24,7 @@ from kemu.wire.primitives import (
     encode_uvarint,
     read_uvarint,
 )
-from kemu.wire.schema import Api, Field, per_message
-
-_ABSENT: Any = object()
-
-
-def is_default(field: Field, value: Any) -> bool:
-    if field.type == "{}" and isinstance(value, dict):
-        if field.default is None:
-            # A nullable struct whose default is null: Kafka writes any present struct, even an empty one.
-            return False
-        return all(is_default(f, value.get(f.name, _ABSENT)) for f in field.fields)
-    if value is _ABSENT:
-        return True
-    return bool(value == field.default_value())
+from kemu.wire.schema import _ABSENT, Api, Field, is_default, per_message
 
 
 class KStruct(Construct):

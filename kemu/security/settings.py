@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kemu.security.errors import SecurityConfigError
-from kemu.security.jaas import jaas_options
 from kemu.security.listeners import Endpoint, ListenerSettings, csv, listener_settings
-from kemu.security.mechanisms import SUPPORTED_MECHANISMS, UnsecuredValidatorOptions
-from kemu.security.principal import PrincipalMapper
+
+if TYPE_CHECKING:
+    # A listener without SASL or TLS settings needs neither: a PLAINTEXT broker starts without importing the
+    # SASL mechanisms (and SCRAM), the JAAS parser or the certificate principal mapper.
+    from kemu.security.mechanisms import UnsecuredValidatorOptions
+    from kemu.security.principal import PrincipalMapper
 
 # The security settings a broker knows: (name, type, Kafka's default, doc). The broker's config table
 # lists them, so DescribeConfigs shows them and a start-up override of them is no unknown setting.
@@ -75,9 +79,9 @@ class ListenerSecurity:
     tls: TlsSettings | None = None
     mechanisms: tuple[str, ...] = ()
     plain_users: Mapping[str, str] = field(default_factory=dict)
-    oauth: UnsecuredValidatorOptions = field(default_factory=UnsecuredValidatorOptions)
+    oauth: UnsecuredValidatorOptions | None = None  # None: the unsecured validator's defaults
     reauth_ms: Mapping[str, int] = field(default_factory=dict)  # connections.max.reauth.ms per mechanism
-    principal_mapper: PrincipalMapper = field(default_factory=PrincipalMapper)
+    principal_mapper: PrincipalMapper | None = None  # None: DEFAULT (ssl.principal.mapping.rules unset)
     max_receive_size: int = 524288
     failed_authentication_delay_ms: int = 100
 
@@ -98,9 +102,15 @@ def listener_security(properties: Mapping[str, str], endpoint: Endpoint) -> List
     name = endpoint.name
     tls = _tls(properties, endpoint) if endpoint.uses_tls else None
     rules = _get(properties, name, "ssl.principal.mapping.rules") or "DEFAULT"
-    mapper = PrincipalMapper(rules)
+    mapper = None
+    if tls is not None or rules != "DEFAULT":
+        from kemu.security.principal import PrincipalMapper
+
+        mapper = PrincipalMapper(rules)  # refuses bad rules at start-up on any listener, as Kafka does
     if not endpoint.uses_sasl:
         return ListenerSecurity(endpoint, tls, principal_mapper=mapper)
+    from kemu.security.mechanisms import SUPPORTED_MECHANISMS, UnsecuredValidatorOptions
+
     mechanisms = tuple(m.upper() for m in csv(_get(properties, name, "sasl.enabled.mechanisms") or ""))
     if not mechanisms:
         raise SecurityConfigError("No SASL mechanisms are enabled")
@@ -133,6 +143,8 @@ def listener_security(properties: Mapping[str, str], endpoint: Endpoint) -> List
 
 
 def _mechanism_jaas(properties: Mapping[str, str], listener: str, mechanism: str) -> dict[str, str] | None:
+    from kemu.security.jaas import jaas_options
+
     key = f"{LISTENER_PREFIX}{listener.lower()}.{mechanism.lower()}.sasl.jaas.config"
     text = properties.get(key)
     return None if text is None else jaas_options(text, key)

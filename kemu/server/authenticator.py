@@ -17,16 +17,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.handlers import Handler
 from kemu.security.errors import SaslAuthenticationError, SaslMechanismError
-from kemu.security.mechanisms import OAuthBearerServer, PlainServer, SaslServer, ScramServer
-from kemu.security.scram import SCRAM_MECHANISMS, ScramCredential
 from kemu.security.settings import ListenerSecurity
 from kemu.wire import codec
 from kemu.wire.codec import DecodeError, Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    # The mechanisms load with a SASL listener's first handshake: a broker without one never imports them.
+    from kemu.security.mechanisms import SaslServer
+    from kemu.security.scram import ScramCredential
 
 log = logging.getLogger("kemu.server")
 
@@ -117,11 +120,14 @@ class SaslAuthenticator:
         return Step(reply)
 
     def _new_server(self, mechanism: str) -> SaslServer:
+        from kemu.security.mechanisms import OAuthBearerServer, PlainServer, ScramServer, UnsecuredValidatorOptions
+        from kemu.security.scram import SCRAM_MECHANISMS
+
         if mechanism == "PLAIN":
             return PlainServer(self.security.plain_users)
         if mechanism in SCRAM_MECHANISMS:
             return ScramServer(mechanism, self.scram_lookup)
-        return OAuthBearerServer(self.security.oauth, self.now_ms)
+        return OAuthBearerServer(self.security.oauth or UnsecuredValidatorOptions(), self.now_ms)
 
     # ---- the mechanism's exchange -------------------------------------------------------------------
     def _authenticate_request(self, frame: bytes | memoryview) -> Step:

@@ -17,14 +17,12 @@ import trio
 from kemu.broker.broker import Broker
 from kemu.coordinators import Coordinators
 from kemu.handlers import Handler, all_handlers
-from kemu.security.principal import NoMatchingRule
 from kemu.security.settings import ListenerSecurity
 from kemu.server.connection import Connection, peer_of
 from kemu.server.hooks import RequestHooks
 from kemu.server.housekeeper import run_housekeeper
 from kemu.server.limits import ServerLimits
 from kemu.server.nodes import NodeListeners
-from kemu.server.tls import certificate_principal, server_context
 
 log = logging.getLogger("kemu.server")
 
@@ -114,7 +112,7 @@ async def serve(
     core = served.broker
     configured = "listeners" in core.config.properties
     securities = [core.security.by_listener[e.name] for e in core.security.listeners.listeners]
-    contexts = {sec.endpoint.name: server_context(sec.tls) if sec.tls is not None else None for sec in securities}
+    contexts = {sec.endpoint.name: _server_context(sec) for sec in securities}
     # Every node of the cluster gets every listener; the first node's first is `port`, the bootstrap address.
     # A connection finds its listener by the port it arrived on.
     by_port: dict[int, ListenerSecurity] = {}
@@ -182,6 +180,14 @@ async def serve(
         task_status.started(core.bound_ports[(core.node_id, securities[0].endpoint.name)])
 
 
+def _server_context(security: ListenerSecurity) -> ssl.SSLContext | None:
+    if security.tls is None:
+        return None
+    from kemu.server.tls import server_context  # TLS settings and certificates: only for a TLS listener
+
+    return server_context(security.tls)
+
+
 async def _secure(stream: trio.SocketStream, security: ListenerSecurity, context: ssl.SSLContext | None,
                   peer: tuple[str, int]) -> tuple[trio.abc.Stream, str | None] | None:
     """The connection's transport once its TLS handshake (if any) is done, with the principal its client
@@ -200,8 +206,11 @@ async def _secure(stream: trio.SocketStream, security: ListenerSecurity, context
         return None
     if security.endpoint.protocol != "SSL":
         return tls, None
+    from kemu.security.principal import NoMatchingRule, PrincipalMapper
+    from kemu.server.tls import certificate_principal
+
     try:
-        principal = certificate_principal(tls.getpeercert(), security.principal_mapper)
+        principal = certificate_principal(tls.getpeercert(), security.principal_mapper or PrincipalMapper())
     except NoMatchingRule as exc:
         log.warning("closing connection from %s: %s (ssl.principal.mapping.rules)", name, exc)
         await trio.aclose_forcefully(tls)

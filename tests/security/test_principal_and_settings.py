@@ -34,6 +34,17 @@ def test_no_matching_rule_is_kafkas_failure() -> None:
         PrincipalMapper("RULE:^CN=admin$/admin/L").name("CN=x")
 
 
+def test_mapping_rules_are_checked_at_start_up_on_any_listener() -> None:
+    # As Kafka's channel builders do for every listener: bad rules stop a PLAINTEXT-only broker too, though
+    # only an SSL listener ever maps a certificate (a PLAINTEXT listener with the DEFAULT rules makes no mapper).
+    with pytest.raises(SecurityConfigError, match="Invalid rule: RULE:nope"):
+        security_settings({"ssl.principal.mapping.rules": "RULE:nope"}, "PLAINTEXT://:9092")
+    plaintext = security_settings({}, "PLAINTEXT://:9092").by_listener["PLAINTEXT"]
+    assert plaintext.principal_mapper is None and plaintext.oauth is None
+    mapped = security_settings({"ssl.principal.mapping.rules": "RULE:^CN=(.*)$/$1/L"}, "PLAINTEXT://:9092")
+    assert mapped.by_listener["PLAINTEXT"].principal_mapper.name("CN=Bob") == "bob"  # type: ignore[union-attr]
+
+
 def test_jaas_options_and_its_refusals() -> None:
     options = jaas_options('org.apache.kafka.common.security.plain.PlainLoginModule required '
                            'username="admin" password="a b;c" user_alice=alice-secret;', "x")

@@ -67,6 +67,9 @@ def test_serve_without_observers_never_loads_the_handle_or_unasked_apis() -> Non
     # Well-formed requests are decoded and answered by the generated codec: construct, the reference that
     # finds what is wrong with a malformed message, and kemu's structures built on it are not loaded.
     assert not modules & {"construct", "kemu.wire.primitives", "kemu.wire.structs", "kemu.wire.headers"}
+    # A PLAINTEXT listener needs no SASL mechanism, JAAS parser, certificate principal mapper or TLS context.
+    assert not modules & {"kemu.security.mechanisms", "kemu.security.jaas", "kemu.security.principal",
+                          "kemu.server.tls"}
 
 
 def test_serve_with_a_transcript_file_runs_through_the_handle(tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ from kemu.wire.coordinator_records import (
     encode_value,
 )
 from kemu.wire.errors import ErrorCode
-from kemu.wire.records import NewRecord, build_batch, build_end_txn_marker
+from kemu.wire.records import build_end_txn_marker, build_one_record_batch
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +152,7 @@ class TxnService:
         index = self.partition_of(transactional_id)
         key = encode_key(RECORD_TYPE, 0, {"transactional_id": transactional_id})
         encoded = None if value is None else encode_value(RECORD_TYPE, _value_version(value), value)
-        batch = build_batch([NewRecord(key=key, value=encoded, timestamp=self.broker.clock.now_ms())])
+        batch = build_one_record_batch(key, encoded, self.broker.clock.now_ms())
         try:
             self.journal.append(index, batch)
         except ApiError as error:

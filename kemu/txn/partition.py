@@ -28,13 +28,16 @@ from kemu.txn.producer_state import (
     encode_snapshot,
     snapshot_path,
 )
+from kemu.wire.compression import CompressionType
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import (
     BatchHeader,
     ControlRecordType,
+    Record,
     RecordBatch,
     decode_control_key,
     decode_end_txn_marker_value,
+    decode_records,
 )
 
 log = logging.getLogger(__name__)
@@ -86,7 +89,10 @@ class TransactionalPartition:
         return result
 
     def _append_marker(self, prepared: ValidatedBatch, source: BatchHeader) -> AppendResult:
-        commit, coordinator_epoch = self._marker_of(RecordBatch(bytes(prepared.header) + bytes(prepared.payload)))
+        # The records straight from the validated payload: no copy of the batch to wrap it first.
+        records = (decode_records(source, bytes(prepared.payload)) if source.compression == CompressionType.NONE
+                   else RecordBatch(bytes(prepared.header) + bytes(prepared.payload)).records())
+        commit, coordinator_epoch = self._marker_of(records)
         self.producers.check_marker(producer_id=source.producer_id, epoch=source.producer_epoch,
                                     coordinator_epoch=coordinator_epoch)
         result = self.log.commit_append(prepared)
@@ -94,8 +100,7 @@ class TransactionalPartition:
         return result
 
     @staticmethod
-    def _marker_of(batch: RecordBatch) -> tuple[bool, int]:
-        records = batch.records()
+    def _marker_of(records: list[Record]) -> tuple[bool, int]:
         if len(records) != 1:
             raise MarkerError("a transaction marker batch must hold one record", ErrorCode.INVALID_RECORD)
         _, record_type = decode_control_key(records[0].key)
@@ -254,7 +259,7 @@ class TransactionalPartition:
                 continue
             if header.is_control:
                 try:
-                    commit, coordinator_epoch = self._marker_of(batch)
+                    commit, coordinator_epoch = self._marker_of(batch.records())
                 except (LogError, ValueError):
                     continue
                 self._record_marker(header, commit, coordinator_epoch, persist=False)

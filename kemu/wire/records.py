@@ -662,6 +662,32 @@ def build_batch(
     return bytes(header) + payload
 
 
+_TRANSACTIONAL_CONTROL = make_attributes(transactional=True, control=True)
+
+
+def build_one_record_batch(key: bytes | None, value: bytes | None, timestamp: int, *, attributes: int = 0,
+                           producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH) -> bytes:
+    """`build_batch([NewRecord(key=key, value=value, timestamp=timestamp)], ...)` byte for byte, for the
+    one-record, uncompressed, header-less CreateTime batches the broker writes itself on every transaction
+    (the coordinators' state records and the COMMIT/ABORT markers): one pack and one CRC, without the
+    general builder's per-record and per-field passes."""
+    body = bytearray(b"\0\0\0")  # attributes, timestamp delta 0, offset delta 0
+    for blob in (key, value):
+        if blob is None:
+            body.append(1)  # varint -1
+        else:
+            body += _varint(len(blob))
+            body += blob
+    body.append(0)  # no headers
+    payload = _varint(len(body)) + body
+    batch = bytearray(_HEADER.pack(0, HEADER_SIZE - LOG_OVERHEAD + len(payload), NO_PARTITION_LEADER_EPOCH,
+                                   MAGIC_V2, 0, attributes, 0, timestamp, timestamp, producer_id,
+                                   producer_epoch, NO_SEQUENCE, 1))
+    batch += payload
+    _CRC.pack_into(batch, CRC_OFFSET, crc32c(memoryview(batch)[ATTRIBUTES_OFFSET:]))
+    return bytes(batch)
+
+
 # --- control records ------------------------------------------------------------------------------------
 
 CONTROL_RECORD_KEY_VERSION = 0
@@ -709,22 +735,14 @@ def build_end_txn_marker(
 ) -> bytes:
     """A transaction marker batch, as `MemoryRecords.withEndTransactionMarker` writes it."""
     record_type = ControlRecordType.COMMIT if commit else ControlRecordType.ABORT
-    return build_batch(
-        [
-            NewRecord(
-                key=encode_control_key(record_type),
-                value=encode_end_txn_marker_value(coordinator_epoch),
-                timestamp=timestamp,
-            )
-        ],
-        base_offset=base_offset,
-        producer_id=producer_id,
-        producer_epoch=producer_epoch,
-        base_sequence=NO_SEQUENCE,
-        transactional=True,
-        control=True,
-        partition_leader_epoch=partition_leader_epoch,
-    )
+    batch = build_one_record_batch(encode_control_key(record_type), encode_end_txn_marker_value(coordinator_epoch),
+                                   timestamp, attributes=_TRANSACTIONAL_CONTROL, producer_id=producer_id,
+                                   producer_epoch=producer_epoch)
+    if base_offset == 0 and partition_leader_epoch == NO_PARTITION_LEADER_EPOCH:
+        return batch
+    placed = bytearray(batch)  # both fields lie before the CRC'd bytes
+    rewrite_header(placed, base_offset=base_offset, partition_leader_epoch=partition_leader_epoch)
+    return bytes(placed)
 
 
 def offset_of_max_timestamp(batch: RecordBatch) -> int | None:

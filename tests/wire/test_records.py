@@ -32,6 +32,7 @@ from kemu.wire.records import (
     batch_slices,
     build_batch,
     build_end_txn_marker,
+    build_one_record_batch,
     check_produce_records,
     crc_of,
     decode_control_key,
@@ -338,6 +339,29 @@ def test_null_and_empty_stay_distinct() -> None:
 
 
 # --- control records ------------------------------------------------------------------------------------
+
+
+_BLOBS = st.one_of(st.none(), st.binary(max_size=70), st.binary(min_size=8_000, max_size=20_000))
+
+
+@given(key=_BLOBS, value=_BLOBS, timestamp=st.integers(-1, 2**45), marker=st.booleans(),
+       producer_id=st.integers(0, 2**40), producer_epoch=st.integers(0, 2**15 - 1))
+@settings(max_examples=200)
+def test_the_one_record_builder_writes_what_build_batch_writes(key: bytes | None, value: bytes | None,
+                                                               timestamp: int, marker: bool, producer_id: int,
+                                                               producer_epoch: int) -> None:
+    # Short and varint-long lengths, null and empty keys and values; a coordinator's record and a marker's
+    # header (transactional, control, with a producer).
+    record = NewRecord(key=key, value=value, timestamp=timestamp)
+    if marker:
+        expected = build_batch([record], transactional=True, control=True, producer_id=producer_id,
+                               producer_epoch=producer_epoch)
+        built = build_one_record_batch(key, value, timestamp, attributes=make_attributes(
+            transactional=True, control=True), producer_id=producer_id, producer_epoch=producer_epoch)
+    else:
+        expected, built = build_batch([record]), build_one_record_batch(key, value, timestamp)
+    assert built == expected
+    assert RecordBatch(built).is_valid()
 
 
 @pytest.mark.parametrize("commit", [True, False])

@@ -31,6 +31,7 @@ class Housekeeping:
     def add(self, name: str, tick: Tick, first_run_ms: int | None = None) -> None:
         self._ticks.append((name, tick))
         self._due[name] = self.clock.now_ms() if first_run_ms is None else first_run_ms
+        self._woken = True  # a round computes when it is next due
         self._wake()
 
     def set_waker(self, wake: Callable[[], None]) -> None:
@@ -66,6 +67,16 @@ class Housekeeping:
         committed) — the housekeeper task, also woken, could only run after whatever else is runnable."""
         if self._woken:
             self.run_due()
+
+    @property
+    def next_due(self) -> int | None:
+        """When the tick due first is due (None: nothing is scheduled), as the last round or change left it."""
+        return self._next_due
+
+    def round_due(self) -> bool:
+        """Whether `run_due` has anything to do now: a wake-up nobody served yet, or a deadline passed. The
+        housekeeper asks before each round: a wake-up whose work a connection already ran needs none."""
+        return self._woken or (self._next_due is not None and self._next_due <= self.clock.now_ms())
 
     def run_due(self) -> int | None:
         """Run every tick that is due; returns the next deadline (None if nothing is scheduled)."""

@@ -32,28 +32,37 @@ async def run_housekeeper(broker: Broker | Callable[[], Broker], *,
             pass
 
     driven: Broker | None = None
+    run = True
     try:
         while True:
-            woken = trio.Event()
-            core = current()
-            if core is not driven:
-                if driven is not None:
-                    _stop_listening(driven, wake_from_clock)
-                driven = core
-                core.housekeeping.set_waker(wake)
-                add_listener = getattr(core.clock, "add_listener", None)
-                if add_listener is not None:
-                    add_listener(wake_from_clock)
-                task_status.started()
-                task_status = trio.TASK_STATUS_IGNORED
-            next_due = core.housekeeping.run_due()
-            delay = _IDLE_CHECK_S
-            if next_due is not None:
-                delay = min(delay, max(0.0, (next_due - core.clock.now_ms()) / 1000))
-            # Work a request wakes (EndTxn's markers) is usually done already by then: its connection runs it
-            # once the answer is written (Housekeeping.run_woken). This round finds the rest.
-            with trio.move_on_after(delay):
-                await woken.wait()
+            # One cancel scope per sleep that reaches its deadline; a wake-up only moves the deadline (a
+            # scope made and torn down per wake-up cost more than the round itself).
+            with trio.CancelScope() as sleep:
+                while True:
+                    woken = trio.Event()
+                    core = current()
+                    if core is not driven:
+                        if driven is not None:
+                            _stop_listening(driven, wake_from_clock)
+                        driven = core
+                        core.housekeeping.set_waker(wake)
+                        add_listener = getattr(core.clock, "add_listener", None)
+                        if add_listener is not None:
+                            add_listener(wake_from_clock)
+                        task_status.started()
+                        task_status = trio.TASK_STATUS_IGNORED
+                        run = True
+                    housekeeping = core.housekeeping
+                    # Work a request wakes (EndTxn's markers) is usually done already by now: its connection
+                    # runs it once the answer is written (Housekeeping.run_woken). Then there is no round.
+                    next_due = housekeeping.run_due() if run or housekeeping.round_due() else housekeeping.next_due
+                    delay = _IDLE_CHECK_S
+                    if next_due is not None:
+                        delay = min(delay, max(0.0, (next_due - core.clock.now_ms()) / 1000))
+                    sleep.deadline = trio.current_time() + delay
+                    run = False
+                    await woken.wait()
+            run = True  # the deadline came: a timer is due, or the idle check
     finally:
         if driven is not None:
             _stop_listening(driven, wake_from_clock)

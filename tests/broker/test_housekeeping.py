@@ -1,10 +1,17 @@
 """Housekeeping: ticks run when due, `wake` runs one at once, and `schedule` wakes the server's housekeeper
-only when it moves a deadline earlier than the housekeeper means to look anyway."""
+only when it moves a deadline earlier than the housekeeper means to look anyway; the housekeeper goes round
+only when there is something to do."""
 
 from __future__ import annotations
 
+import trio
+import trio.testing
+
+from kemu.broker.broker import Broker
+from kemu.broker.config import BrokerConfig
 from kemu.broker.housekeeping import Housekeeping
 from kemu.clock import VirtualClock
+from kemu.server.housekeeper import run_housekeeper
 
 
 def make() -> tuple[VirtualClock, Housekeeping, list[str], list[int]]:
@@ -75,3 +82,52 @@ def test_run_woken_runs_only_what_a_wake_asked_for() -> None:
     assert ran == ["t"]
     housekeeping.run_woken()  # done once
     assert ran == ["t"]
+
+
+def test_round_due_says_whether_a_round_has_anything_to_do() -> None:
+    clock, housekeeping, ran, wakes = make()
+    housekeeping.add("t", lambda now: ran.append("t") or now + 60_000)
+    assert housekeeping.round_due()  # added: its first run is now
+    housekeeping.run_due()
+    assert not housekeeping.round_due() and housekeeping.next_due == 61_000
+    housekeeping.wake("t")
+    assert housekeeping.round_due()
+    housekeeping.run_woken()  # a connection ran it: nothing is left for the housekeeper
+    assert not housekeeping.round_due()
+    housekeeping.schedule("t", 2_000)
+    assert not housekeeping.round_due() and housekeeping.next_due == 2_000
+    clock.advance(1_000)
+    assert housekeeping.round_due()
+
+
+def test_the_housekeeper_runs_no_round_for_work_a_connection_already_ran() -> None:
+    # EndTxn wakes the marker writer, and its connection runs it right after the answer (run_woken); the
+    # housekeeper task, woken too, must not go round again for nothing. A wake-up nobody served still runs.
+    rounds: list[str] = []
+
+    async def main() -> None:
+        broker = Broker(BrokerConfig(port=0), VirtualClock(1_000))
+        housekeeping = broker.housekeeping
+        async with trio.open_nursery() as nursery:
+            await nursery.start(run_housekeeper, broker)
+            housekeeping.add("markers", lambda now: rounds.append("markers") or None)
+            await trio.testing.wait_all_tasks_blocked()
+            rounds.clear()
+            original_run_due = housekeeping.run_due
+
+            def counted() -> int | None:
+                rounds.append("round")
+                return original_run_due()
+
+            housekeeping.run_due = counted  # type: ignore[method-assign]
+            housekeeping.wake("markers")
+            housekeeping.run_woken()  # what the connection does after sending the answer
+            await trio.testing.wait_all_tasks_blocked()
+            assert rounds == ["round", "markers"]
+            rounds.clear()
+            housekeeping.wake("markers")  # nobody runs it inline: the housekeeper does
+            await trio.testing.wait_all_tasks_blocked()
+            assert rounds == ["round", "markers"]
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)

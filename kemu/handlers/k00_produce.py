@@ -45,6 +45,7 @@ from kemu.wire.records import (
     RecordsError,
     batch_slices,
     check_produce_records,
+    whole_batch_header,
 )
 
 KEY = 0
@@ -108,6 +109,8 @@ def _first_header(records: Any) -> BatchHeader | None:
     batch for the transactional bit); a malformed size prefix fails the request, as Kafka's parse does."""
     if records is None:
         return None
+    if (whole := whole_batch_header(records)) is not None:
+        return whole
     try:
         first = next(batch_slices(records), None)
     except RecordsError as exc:

@@ -455,6 +455,22 @@ class LogConfig:
     unclean_leader_election_enable: bool = False
     overridden: frozenset[str] = field(default=frozenset(), compare=False)
     """Names set explicitly for this topic (as Kafka's LogConfig.overriddenConfigs)."""
+    # Derived once, when the config is made: every append reads them.
+    compact: bool = field(init=False, repr=False, compare=False)
+    delete: bool = field(init=False, repr=False, compare=False)
+    timestamp_type: TimestampType = field(init=False, repr=False, compare=False)
+    max_segment_ms: int = field(init=False, repr=False, compare=False)
+    """segment.ms, or max.compaction.lag.ms when that is shorter on a compacted topic."""
+
+    def __post_init__(self) -> None:
+        policies = {policy.lower() for policy in self.cleanup_policy}
+        compact = CLEANUP_POLICY_COMPACT in policies
+        object.__setattr__(self, "compact", compact)
+        object.__setattr__(self, "delete", CLEANUP_POLICY_DELETE in policies)
+        object.__setattr__(self, "timestamp_type", TimestampType.LOG_APPEND_TIME
+                           if self.message_timestamp_type == "LogAppendTime" else TimestampType.CREATE_TIME)
+        object.__setattr__(self, "max_segment_ms", min(self.max_compaction_lag_ms, self.segment_ms)
+                           if compact and self.max_compaction_lag_ms > 0 else self.segment_ms)
 
     @classmethod
     def from_props(cls, props: Mapping[str, Any], base: LogConfig | None = None) -> LogConfig:
@@ -482,30 +498,11 @@ class LogConfig:
         """Every topic config as Kafka prints it."""
         return {key.name: format_value(key.type, getattr(self, _FIELD_OF[key.name])) for key in TOPIC_CONFIGS.values()}
 
-    @property
-    def compact(self) -> bool:
-        return CLEANUP_POLICY_COMPACT in (policy.lower() for policy in self.cleanup_policy)
-
-    @property
-    def delete(self) -> bool:
-        return CLEANUP_POLICY_DELETE in (policy.lower() for policy in self.cleanup_policy)
-
-    @property
-    def timestamp_type(self) -> TimestampType:
-        if self.message_timestamp_type == "LogAppendTime":
-            return TimestampType.LOG_APPEND_TIME
-        return TimestampType.CREATE_TIME
-
-    @property
-    def max_segment_ms(self) -> int:
-        if self.compact and self.max_compaction_lag_ms > 0:
-            return min(self.max_compaction_lag_ms, self.segment_ms)
-        return self.segment_ms
 
 
 def _check_table(keys: Iterable[ConfigKey]) -> None:
     # The dataclass and the key table must describe the same configs with the same defaults.
-    declared = {f.name: f.default for f in fields(LogConfig) if f.name != "overridden"}
+    declared = {f.name: f.default for f in fields(LogConfig) if f.init and f.name != "overridden"}
     table = {_FIELD_OF[key.name]: key.default for key in keys}
     if declared != table:
         differing = {name for name in declared.keys() | table.keys() if declared.get(name) != table.get(name)}

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 from pathlib import Path
+from typing import NamedTuple
 
 from kemu.clock import Clock
 from kemu.log.config import LogConfig
@@ -74,9 +75,9 @@ class LogEvent(Enum):
 LogListener = Callable[["PartitionLog", LogEvent], None]
 
 
-@dataclass(frozen=True, slots=True)
-class AppendResult:
-    """What a Produce response needs (base offset, log append time, log start offset) and more."""
+class AppendResult(NamedTuple):
+    """What a Produce response needs (base offset, log append time, log start offset) and more (a tuple:
+    one is made per append)."""
 
     base_offset: int
     last_offset: int

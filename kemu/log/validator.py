@@ -47,7 +47,9 @@ from kemu.wire.records import (
     TimestampType,
     batch_slices,
     build_batch,
+    crc_of,
     rewrite_header,
+    whole_batch_header,
 )
 
 _UNCOMPRESSED_NAMES = {"uncompressed": CompressionType.NONE}
@@ -121,18 +123,23 @@ def validate_append(
 ) -> ValidatedBatch:
     """Check one append's bytes; raise LogError (code, message, record errors) or return what to write.
     `built`: the broker built the batch itself (see the module docstring)."""
-    try:
-        pieces = list(batch_slices(data))
-    except RecordsError as exc:
-        raise LogError(exc.message, exc.code) from exc
-    if not pieces:
-        raise LogError("Record batch has no batches at all", ErrorCode.INVALID_RECORD)
-    for piece in pieces:
-        _analyze(piece, config, origin, topic_partition, check_crc=not built)
-    if len(pieces) > 1:
-        raise LogError("Compressed outer record has more than one batch", ErrorCode.INVALID_RECORD)
-    piece = pieces[0]
-    source = BatchHeader.parse(piece)
+    piece = memoryview(data)
+    source = whole_batch_header(piece)
+    if source is not None:
+        _analyze(piece, source, config, origin, topic_partition, check_crc=not built)
+    else:
+        try:
+            pieces = list(batch_slices(piece))
+        except RecordsError as exc:
+            raise LogError(exc.message, exc.code) from exc
+        if not pieces:
+            raise LogError("Record batch has no batches at all", ErrorCode.INVALID_RECORD)
+        for each in pieces:
+            _analyze(each, _v2_header(each, topic_partition), config, origin, topic_partition, check_crc=not built)
+        if len(pieces) > 1:
+            raise LogError("Compressed outer record has more than one batch", ErrorCode.INVALID_RECORD)
+        piece = pieces[0]
+        source = BatchHeader.parse(piece)
     if origin is AppendOrigin.CLIENT:
         _validate_batch(source, topic_partition)
     validated = _validate_records(
@@ -147,8 +154,7 @@ def validate_append(
     return validated
 
 
-def _analyze(piece: memoryview, config: LogConfig, origin: AppendOrigin, topic_partition: str, *,
-             check_crc: bool) -> None:
+def _v2_header(piece: memoryview, topic_partition: str) -> BatchHeader:
     magic = piece[MAGIC_OFFSET]
     if magic != MAGIC_V2:
         raise LogError(
@@ -161,8 +167,11 @@ def _analyze(piece: memoryview, config: LogConfig, origin: AppendOrigin, topic_p
             f"{HEADER_SIZE})",
             ErrorCode.CORRUPT_MESSAGE,
         )
-    batch = RecordBatch(piece)
-    header = batch.header
+    return BatchHeader.parse(piece)
+
+
+def _analyze(piece: memoryview, header: BatchHeader, config: LogConfig, origin: AppendOrigin,
+             topic_partition: str, *, check_crc: bool) -> None:
     if origin is AppendOrigin.CLIENT and header.base_offset != 0:
         raise LogError(
             f"The baseOffset of the record batch in the append to {topic_partition} should be 0, "
@@ -175,7 +184,7 @@ def _analyze(piece: memoryview, config: LogConfig, origin: AppendOrigin, topic_p
             f"configured value of {config.max_message_bytes}.",
             ErrorCode.MESSAGE_TOO_LARGE,
         )
-    if check_crc and not batch.is_valid():
+    if check_crc and header.crc != crc_of(piece):
         raise LogError(
             f"Record is corrupt (stored crc = {header.crc}) in topic partition {topic_partition}.",
             ErrorCode.CORRUPT_MESSAGE,

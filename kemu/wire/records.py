@@ -247,8 +247,11 @@ class RecordBatch:
 
     __slots__ = ("data", "header")
 
-    def __init__(self, data: bytes | bytearray | memoryview) -> None:
+    def __init__(self, data: bytes | bytearray | memoryview, header: BatchHeader | None = None) -> None:
         view = memoryview(data)
+        if header is not None:  # already parsed from exactly these bytes (whole_batch_header)
+            self.header, self.data = header, view
+            return
         if len(view) < HEADER_SIZE:
             raise CorruptRecordError(
                 f"Record batch is corrupt (the size {len(view)} is smaller than the minimum allowed overhead "
@@ -325,6 +328,17 @@ def batch_slices(data: bytes | bytearray | memoryview) -> Iterator[memoryview]:
         pos += size
 
 
+def whole_batch_header(data: bytes | bytearray | memoryview) -> BatchHeader | None:
+    """The header when `data` is exactly one whole v2 batch — what a client's produce nearly always is, and
+    where `batch_slices` would yield that one batch and raise nothing — else None (take the general path)."""
+    if len(data) < HEADER_SIZE or data[MAGIC_OFFSET] != MAGIC_V2:
+        return None
+    header = BatchHeader.parse(data)
+    if header.batch_length + LOG_OVERHEAD != len(data) or header.batch_length < LEGACY_RECORD_OVERHEAD_V0:
+        return None
+    return header
+
+
 def iter_batches(data: bytes | bytearray | memoryview) -> Iterator[RecordBatch]:
     """The v2 batches of a buffer (log segment data, a fetch response's records)."""
     for piece in batch_slices(data):
@@ -341,6 +355,12 @@ def check_produce_records(api_version: int, data: bytes | bytearray | memoryview
     v7 → UNSUPPORTED_COMPRESSION_TYPE; a malformed length or magic → CORRUPT_MESSAGE. (Kafka sends these
     partition errors without an error message.)
     """
+    if data is not None and (whole := whole_batch_header(data)) is not None:
+        if api_version < 7 and whole.compression == CompressionType.ZSTD:
+            raise UnsupportedCompressionError(
+                f"Produce requests with version {api_version} are not allowed to use ZStandard compression"
+            )
+        return RecordBatch(data, whole)
     slices = batch_slices(b"" if data is None else data)
     first = next(slices, None)
     if first is None:

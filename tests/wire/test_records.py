@@ -42,6 +42,7 @@ from kemu.wire.records import (
     make_attributes,
     offset_of_max_timestamp,
     rewrite_header,
+    whole_batch_header,
 )
 
 SAMPLE = [
@@ -311,6 +312,29 @@ def test_produce_records_checks_match_kafka() -> None:
     assert info.value.code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
     assert check_produce_records(7, zstd).header.compression == CompressionType.ZSTD
 
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["whole", "second", "partial", "tail", "tiny", "magic1", "magic3", "long"]),
+                min_size=1, max_size=3))
+def test_whole_batch_header_is_batch_slices_finding_exactly_the_data(parts: list[str]) -> None:
+    # The produce and append fast paths take whole_batch_header's answer in place of splitting: it must
+    # answer exactly when batch_slices would yield one slice, all of the data, and raise nothing.
+    one = bytes(build_batch(SAMPLE))
+    pieces = {"whole": one, "second": one, "partial": one[:40], "tail": b"\x00\x01",
+              "tiny": struct.pack(">qi", 0, 13) + b"\x00" * 13, "magic1": one[:16] + b"\x01" + one[17:],
+              "magic3": one[:16] + b"\x03" + one[17:], "long": one[:8] + struct.pack(">i", len(one)) + one[12:]}
+    data = b"".join(pieces[p] for p in parts)
+    try:
+        slices = [bytes(s) for s in batch_slices(data)]
+    except CorruptRecordError:
+        slices = None
+    whole = whole_batch_header(data)
+    exactly_one = slices == [data] and data[16] == 2
+    assert (whole is not None) == exactly_one
+    if whole is not None:
+        assert whole == BatchHeader.parse(data)
+        assert check_produce_records(9, data).header == whole
 
 # --- record structure errors ----------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ the response version has room for them (KIP-951), so the client goes there witho
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection
 from typing import Any
 
 from kemu.broker.broker import Broker
@@ -20,8 +20,10 @@ def current_leader(partition: Partition) -> dict[str, int]:
     return {"leader_id": partition.leader_id, "leader_epoch": partition.leader_epoch}
 
 
-def node_endpoints(broker: Broker, node_ids: Iterable[int]) -> list[dict[str, Any]]:
+def node_endpoints(broker: Broker, node_ids: Collection[int]) -> list[dict[str, Any]]:
     """The tagged node_endpoints of Produce v10+ and Fetch v16+: where the named (live) leaders listen."""
+    if not node_ids:
+        return []
     out = []
     for node_id in sorted(set(node_ids)):
         node = broker.broker_node(node_id)

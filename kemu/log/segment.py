@@ -242,7 +242,9 @@ class LogSegment:
         messages_size: int,
         now_ms: int,
     ) -> bool:
-        rolling = self.rolling_based_timestamp()
+        rolling = self._rolling_based_timestamp
+        if rolling is None:
+            rolling = self.rolling_based_timestamp()
         waited = (
             max_timestamp_in_messages - rolling if rolling is not None and rolling >= 0 else now_ms - self.created_ms
         )
@@ -262,10 +264,12 @@ class LogSegment:
         if self._fd is None:
             raise RuntimeError(f"segment {self.log_path.name} is not active")
         position = self.size
-        view = memoryview(batch)
-        written = 0
-        while written < len(view):
-            written += os.write(self._fd, view[written:])
+        size = len(batch)
+        written = os.write(self._fd, batch)
+        if written < size:  # a short write (a signal, a full disk's last bytes): write the rest
+            view = memoryview(batch)
+            while written < size:
+                written += os.write(self._fd, view[written:])
         last_offset = header.base_offset + header.last_offset_delta
         if header.max_timestamp > self.max_timestamp_so_far:
             self.max_timestamp_so_far = header.max_timestamp
@@ -276,8 +280,8 @@ class LogSegment:
             self.offset_index.append(last_offset, position)
             self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far)
             self._bytes_since_last_index_entry = 0
-        self._bytes_since_last_index_entry += len(view)
-        self.size += len(view)
+        self._bytes_since_last_index_entry += size
+        self.size += size
         self.last_modified_ms = self._clock.now_ms()
         self._remember(position, last_offset, bytes(batch) if not isinstance(batch, bytes) else batch)
         return position

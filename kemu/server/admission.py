@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from kemu.handlers import Handler
 from kemu.wire import codec
@@ -33,8 +34,7 @@ class Answer:
     payload: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class Dispatch:
+class Dispatch(NamedTuple):  # a tuple: one is made per request
     handler: Handler
     request: Request
 

@@ -55,6 +55,7 @@ class _Slot:
 
     done: bool = False
     payload: Sequence[Buffer] | None = None
+    size: int = 0  # bytes of the payload
     close: bool = False  # close the connection once everything before has been sent
     close_delay_s: float = 0.0  # and this long after this slot's payload went out
 
@@ -66,9 +67,12 @@ class Connection:
                  peer: tuple[str, int] | None = None, principal: str | None = None,
                  limits: ServerLimits | None = None) -> None:
         self.stream = stream
+        # A plain socket is read and written through its descriptor (see `_receive`); TLS is not.
+        self._fd = stream.socket.fileno() if isinstance(stream, trio.SocketStream) else None
         self.limits = limits
         self.buffered = 0  # bytes of finished responses not yet sent
-        self._sent = trio.Event()  # set (and replaced) whenever a response has gone out
+        # Set (and dropped) when a response has gone out; made only when the reader waits for one.
+        self._sent: trio.Event | None = None
         self._owed = 0  # admitted requests whose response (or close) has not gone out yet
         self._last_activity = trio.current_time()
         self.node_id = broker.node_id if node_id is None else node_id  # the cluster node it connected to
@@ -151,9 +155,10 @@ class Connection:
                     if step.close:
                         log.warning("closing connection from %s: %s", self.name, step.reason)
                     slot = _Slot(done=True, payload=None if step.payload is None else [step.payload],
+                                 size=0 if step.payload is None else len(step.payload),
                                  close=step.close, close_delay_s=step.close_delay_ms / 1000)
                     self._owed += 1
-                    self.buffered += 0 if step.payload is None else len(step.payload)
+                    self.buffered += slot.size
                     self._queue.append(slot)
                     await self._drain()
                     if step.close:
@@ -168,6 +173,8 @@ class Connection:
             while self.buffered > MAX_BUFFERED_RESPONSE_BYTES or len(self._queue) >= MAX_PENDING:
                 await self._drain()
                 if self.buffered > MAX_BUFFERED_RESPONSE_BYTES or len(self._queue) >= MAX_PENDING:
+                    if self._sent is None:
+                        self._sent = trio.Event()
                     await self._sent.wait()  # a slow reader: admit nothing more until it has taken some
             first = admit(frame, self.handlers, ON_LOOP_ELEMENTS)
             # Past ON_LOOP_ELEMENTS, decoded again off the loop: the other connections are served meanwhile.
@@ -179,7 +186,8 @@ class Connection:
             self._owed += 1
             if isinstance(decision, Answer):
                 slot.payload = [decision.payload]
-                self.buffered += len(decision.payload)
+                slot.size = len(decision.payload)
+                self.buffered += slot.size
                 slot.done = True
                 self._queue.append(slot)
             elif previous_turn.is_set() and not decision.handler.suspends and (
@@ -201,7 +209,7 @@ class Connection:
 
     async def _receive_once(self, frames: FrameBuffer) -> int:
         """Receive once (0: the peer closed), noting the activity for `expire_if_idle`."""
-        received = await _receive(self.stream, frames)
+        received = await _receive(self.stream, self._fd, frames)
         self._last_activity = trio.current_time()
         return received
 
@@ -224,13 +232,14 @@ class Connection:
             while queue and queue[0].done and not self._closing:
                 slot = queue[0]
                 if slot.payload is not None:
-                    await _send(self.stream, frame_buffers(slot.payload))
-                    self.buffered -= sum(len(part) for part in slot.payload)
+                    await _send(self.stream, self._fd, frame_buffers(slot.payload), slot.size + 4)
+                    self.buffered -= slot.size
                     self._last_activity = trio.current_time()
                 queue.popleft()
                 self._owed -= 1
-                self._sent.set()
-                self._sent = trio.Event()
+                if self._sent is not None:
+                    self._sent.set()
+                    self._sent = None
                 if slot.close:
                     self._closing = True
                     if slot.close_delay_s > 0:
@@ -266,7 +275,8 @@ class Connection:
     def _fill(self, slot: _Slot, reply: Reply) -> None:
         slot.payload, slot.close = reply.payload, reply.close
         if reply.payload is not None:
-            self.buffered += sum(len(part) for part in reply.payload)
+            slot.size = sum(len(part) for part in reply.payload)
+            self.buffered += slot.size
         slot.done = True
 
     async def _run_request(self, job: Dispatch, slot: _Slot, after: trio.Event, turn: trio.Event) -> None:
@@ -285,15 +295,14 @@ class Connection:
         await self._drain()
 
 
-async def _receive(stream: trio.abc.Stream, frames: FrameBuffer) -> int:
+async def _receive(stream: trio.abc.Stream, fd: int | None, frames: FrameBuffer) -> int:
     """Receive once into `frames`: straight into its buffer from a plain socket, through a copy from a
     stream that hands out bytes of its own (TLS). 0: the peer closed.
 
     A plain socket is read through its descriptor, waiting only when it has nothing: trio's socket methods
     pass through the scheduler on every call even when data is there, which per small request cost more
     than the read itself."""
-    if isinstance(stream, trio.SocketStream):
-        fd = stream.socket.fileno()
+    if fd is not None:
         with frames.writable() as target:
             while True:
                 try:
@@ -308,16 +317,22 @@ async def _receive(stream: trio.abc.Stream, frames: FrameBuffer) -> int:
     return len(data)
 
 
-async def _send(stream: trio.abc.Stream, buffers: list[Buffer]) -> None:
-    """Send a framed response: record bytes as they lie, gathered by one writev over all the pieces when
-    the stream is a plain socket, through its descriptor (as `_receive` reads it)."""
-    if not isinstance(stream, trio.SocketStream):
+async def _send(stream: trio.abc.Stream, fd: int | None, buffers: list[Buffer], size: int) -> None:
+    """Send a framed response of `size` bytes: record bytes as they lie, gathered by one writev over all
+    the pieces when the stream is a plain socket, through its descriptor `fd` (as `_receive` reads it)."""
+    if fd is None:
         await stream.send_all(b"".join(buffers))  # TLS copies whatever it encrypts anyway
         return
-    fd = stream.socket.fileno()
-    if sum(len(buffer) for buffer in buffers) < _JOIN_BELOW_BYTES:
-        # A small response is cheaper joined than gathered.
-        views = [memoryview(b"".join(buffers))]
+    if size < _JOIN_BELOW_BYTES:
+        # A small response is cheaper joined than gathered, and usually leaves in one write.
+        data = b"".join(buffers)
+        try:
+            sent = os.write(fd, data)
+        except BlockingIOError:
+            sent = 0
+        if sent == len(data):
+            return
+        views = [memoryview(data)[sent:]]  # the rest when the socket is full, as below
     else:
         views = [memoryview(buffer) for buffer in buffers if len(buffer)]
     first = 0

@@ -9,8 +9,7 @@ writes what comes back; the in-process test harness (tests/handlers/inprocess.py
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import trio
 
@@ -26,17 +25,16 @@ from kemu.wire.errors import ErrorCode
 log = logging.getLogger("kemu.server")
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(NamedTuple):
     """What to send for one request: `payload` (a response without its size prefix, as buffers to send one
     after the other; None: nothing), and whether to close the connection once it (and everything before
-    it) has been sent."""
+    it) has been sent. A tuple: one is made per request."""
 
     payload: list[Buffer] | None
     close: bool = False
     # The response body the broker produced (what hooks observe): what `payload` encodes, or what a fault
     # kept from the client. None when there is none.
-    body: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    body: dict[str, Any] | None = None
 
 
 async def dispatch(handler: Handler, request: Request, ctx: RequestContext, peer: str,

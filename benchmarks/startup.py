@@ -5,7 +5,9 @@ sends Metadata v12 for all topics and reads the answer, then stops the server wi
 median (and min/max) of several runs, for the banner and for the Metadata answer, and the CPU time the
 process used from start to exit (user + system: unlike the wall-clock times, barely moved by other load
 on the machine), with the load average beside them. Bytecode is cached as an installed package has it
-(benchmarks.brokers.kemu_environment).
+(benchmarks.brokers.kemu_environment). Beside them, the floor under any Python broker on this machine, taken
+the same way in the same minutes: the interpreter starting and exiting (`python3 -c pass`, site and .pth
+files included, as `python3 -m kemu` has them) and importing Trio, the I/O shell kemu is built on.
 
     python benchmarks/startup.py [--runs 15]
 """
@@ -57,6 +59,14 @@ def one_run(request: bytes) -> tuple[float, float, float]:
     return banner, answered, _children_cpu() - before
 
 
+def floor_run(code: str) -> tuple[float, float]:
+    """(seconds, CPU seconds) of `python3 -c code` from spawn to exit, in kemu's environment."""
+    before = _children_cpu()
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, **kemu_environment()})
+    return time.perf_counter() - started, _children_cpu() - before
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -85,8 +95,20 @@ def main() -> None:
         banners.append(banner)
         answers.append(answered)
         cpus.append(cpu)
-    for label, values in (("banner printed", banners), ("Metadata answered", answers), ("process CPU", cpus)):
-        print(f"{label:>18}: median {statistics.median(values) * 1000:6.1f} ms   "
+    floors: dict[str, list[tuple[float, float]]] = {"python3 -c pass": [], "python3 -c 'import trio'": []}
+    codes = {"python3 -c pass": "pass", "python3 -c 'import trio'": "import trio"}
+    for label in floors:
+        floor_run(codes[label])  # as above: the first run compiles and warms the caches
+    for _ in range(args.runs):
+        for label, runs in floors.items():
+            runs.append(floor_run(codes[label]))
+    rows: list[tuple[str, list[float]]] = [("banner printed", banners), ("Metadata answered", answers),
+                                           ("process CPU", cpus)]
+    for label, runs in floors.items():
+        rows += [(f"{label}, wall", [wall for wall, _ in runs]), (f"{label}, CPU", [cpu for _, cpu in runs])]
+    width = max(len(label) for label, _ in rows)
+    for label, values in rows:
+        print(f"{label:>{width}}: median {statistics.median(values) * 1000:6.1f} ms   "
               f"min {min(values) * 1000:6.1f} ms   max {max(values) * 1000:6.1f} ms   ({args.runs} runs)")
     print("load average: " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
 

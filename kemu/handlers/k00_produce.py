@@ -71,14 +71,23 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
     for topic in body["topic_data"]:
         for partition in topic["partition_data"]:
             entries[(topic["name"], partition["index"])] = partition["records"]
-    # Each partition's first batch header, read once: the request-wide checks and KIP-890 use it.
-    firsts = {key: _first_header(records) for key, records in entries.items()}
+    # Each partition's first batch header, read once: the request-wide checks, KIP-890 and the append use it.
+    # `wholes` holds the usual case, records that are exactly one whole v2 batch (whole_batch_header).
+    firsts: dict[tuple[str, int], BatchHeader | None] = {}
+    wholes: dict[tuple[str, int], BatchHeader] = {}
+    for key, records in entries.items():
+        whole = None if records is None else whole_batch_header(records)
+        if whole is not None:
+            wholes[key] = firsts[key] = whole
+        else:
+            firsts[key] = _first_header(records)
     transactional = [h for h in firsts.values() if h is not None and h.is_transactional]
     if transactional and (transactional_id is None
                           or not authz.allowed(ctx, authz.WRITE, authz.TRANSACTIONAL_ID, transactional_id)):
         raise ApiError(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     # ReplicaManager.handleProduceAppend: one request's transactional batches come from one producer.
-    if len({(h.producer_id, h.producer_epoch) for h in transactional if h.has_producer_id}) > 1:
+    if len(transactional) > 1 and len({(h.producer_id, h.producer_epoch)
+                                       for h in transactional if h.has_producer_id}) > 1:
         raise ApiError(ErrorCode.INVALID_PRODUCER_ID_MAPPING,
                        "Transactional records contained more than one producer ID")
 
@@ -87,14 +96,16 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
     failed = False
     responses: dict[str, list[dict[str, Any]]] = {}
     for (name, index), records in entries.items():
-        result = _produce_partition(ctx, request.version, name, index, records, firsts[(name, index)], acks,
-                                    internal_allowed, transactional_id) if name in writable else \
+        result = _produce_partition(ctx, request.version, name, index, records, firsts[(name, index)],
+                                    wholes.get((name, index)), acks, internal_allowed,
+                                    transactional_id) if name in writable else \
             _failed(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         failed = failed or result["error_code"] != 0
         responses.setdefault(name, []).append(result)
 
+    # Only a refused partition names its current leader (NOT_LEADER_OR_FOLLOWER).
     moved = [r["current_leader"]["leader_id"] for parts in responses.values() for r in parts
-             if "current_leader" in r]
+             if "current_leader" in r] if failed else []
     if acks == 0:
         if failed:
             # Kafka closes the connection so the producer, which reads no response, notices.
@@ -106,11 +117,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
 
 def _first_header(records: Any) -> BatchHeader | None:
     """The header of the partition's first batch when it is a whole v2 one (RequestUtils reads only the first
-    batch for the transactional bit); a malformed size prefix fails the request, as Kafka's parse does."""
+    batch for the transactional bit), for records that are not exactly one whole batch; a malformed size
+    prefix fails the request, as Kafka's parse does."""
     if records is None:
         return None
-    if (whole := whole_batch_header(records)) is not None:
-        return whole
     try:
         first = next(batch_slices(records), None)
     except RecordsError as exc:
@@ -121,7 +131,7 @@ def _first_header(records: Any) -> BatchHeader | None:
 
 
 def _produce_partition(ctx: RequestContext, version: int, name: str, index: int, records: Any,
-                       first: BatchHeader | None, acks: int, internal_allowed: bool,
+                       first: BatchHeader | None, whole: BatchHeader | None, acks: int, internal_allowed: bool,
                        transactional_id: str | None) -> dict[str, Any]:
     partition = ctx.broker.partition(name, index)
     if partition is None:
@@ -131,7 +141,7 @@ def _produce_partition(ctx: RequestContext, version: int, name: str, index: int,
         refused["current_leader"] = current_leader(partition)
         return refused
     try:
-        check_produce_records(version, records)
+        check_produce_records(version, records, whole)
     except RecordsError as exc:
         return _failed(index, exc.code)
     if acks not in VALID_ACKS:
@@ -148,7 +158,7 @@ def _produce_partition(ctx: RequestContext, version: int, name: str, index: int,
         if code is not ErrorCode.NONE:
             return _failed(index, code, message=message)
     try:
-        result = partition.append(records)
+        result = partition.append(records, whole=whole)
     except LogError as exc:
         log_start = -1 if exc.code in _WITHOUT_LOG_START else log.log_start_offset
         return _failed(index, exc.code, log_start_offset=log_start, message=exc.response_message,

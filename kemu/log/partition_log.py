@@ -311,11 +311,12 @@ class PartitionLog:
 
     def prepare_append(
         self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT,
-        built: bool = False,
+        built: bool = False, whole: BatchHeader | None = None,
     ) -> ValidatedBatch:
         """Validate a produce's bytes (raises LogError) without changing the log. The transactions layer
         checks producer state between this and `commit_append`; nothing else may append in between.
-        `built`: the broker built the batch itself (kemu.log.validator)."""
+        `built`: the broker built the batch itself; `whole`: `data`'s header, when the caller read it with
+        `whole_batch_header` already (kemu.log.validator)."""
         self._check_open()
         return validate_append(
             data,
@@ -326,6 +327,7 @@ class PartitionLog:
             topic_partition=self.topic_partition,
             verify_records=self.verify_records,
             built=built,
+            whole=whole,
         )
 
     def commit_append(self, batch: ValidatedBatch) -> AppendResult:

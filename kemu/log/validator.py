@@ -120,11 +120,13 @@ def validate_append(
     topic_partition: str,
     verify_records: bool = False,
     built: bool = False,
+    whole: BatchHeader | None = None,
 ) -> ValidatedBatch:
     """Check one append's bytes; raise LogError (code, message, record errors) or return what to write.
-    `built`: the broker built the batch itself (see the module docstring)."""
+    `built`: the broker built the batch itself (see the module docstring). `whole`: what
+    `whole_batch_header(data)` gave, when the caller has it already (a produce reads it for its own checks)."""
     piece = memoryview(data)
-    source = whole_batch_header(piece)
+    source = whole if whole is not None else whole_batch_header(piece)
     if source is not None:
         _analyze(piece, source, config, origin, topic_partition, check_crc=not built)
     else:

@@ -60,13 +60,13 @@ class TransactionalPartition:
             self._recover()
 
     # ---- appending -------------------------------------------------------------------------------------
-    def append(self, data: bytes | bytearray | memoryview, *,
-               origin: AppendOrigin = AppendOrigin.CLIENT, built: bool = False) -> AppendResult:
+    def append(self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT,
+               built: bool = False, whole: BatchHeader | None = None) -> AppendResult:
         """Validate, check producer state, append. Raises LogError or ProducerStateError (both with .code).
 
         KIP-890's partition verification happens before, at the partition's caller: the coordinator is
         asked once, and only then is the batch appended here."""
-        prepared = self.log.prepare_append(data, origin=origin, built=built)
+        prepared = self.log.prepare_append(data, origin=origin, built=built, whole=whole)
         source = prepared.source
         if source.is_control:
             return self._append_marker(prepared, source)

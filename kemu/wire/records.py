@@ -347,15 +347,19 @@ def iter_batches(data: bytes | bytearray | memoryview) -> Iterator[RecordBatch]:
         yield RecordBatch(piece)
 
 
-def check_produce_records(api_version: int, data: bytes | bytearray | memoryview | None) -> RecordBatch:
+def check_produce_records(api_version: int, data: bytes | bytearray | memoryview | None,
+                          whole: BatchHeader | None = None) -> RecordBatch:
     """Kafka's `ProduceRequest.validateRecords` for one partition's records (produce v3+).
 
     Returns the single batch; raises `RecordsError` with the code Kafka answers for that partition:
     no whole batch, a magic other than 2 or more than one batch → INVALID_RECORD; zstd before produce
     v7 → UNSUPPORTED_COMPRESSION_TYPE; a malformed length or magic → CORRUPT_MESSAGE. (Kafka sends these
-    partition errors without an error message.)
+    partition errors without an error message.) `whole`: what `whole_batch_header(data)` gave, when the
+    caller has it already.
     """
-    if data is not None and (whole := whole_batch_header(data)) is not None:
+    if whole is None and data is not None:
+        whole = whole_batch_header(data)
+    if whole is not None and data is not None:
         if api_version < 7 and whole.compression == CompressionType.ZSTD:
             raise UnsupportedCompressionError(
                 f"Produce requests with version {api_version} are not allowed to use ZStandard compression"

@@ -254,3 +254,31 @@ def test_a_batch_the_broker_built_skips_the_key_walk_but_not_the_topic_settings(
     with pytest.raises(LogError) as info:
         log.append(data, origin=AppendOrigin.COORDINATOR, built=True)
     assert info.value.code == ErrorCode.MESSAGE_TOO_LARGE
+
+
+@pytest.mark.parametrize("config", [LogConfig(), LogConfig(cleanup_policy=("compact",)),
+                                    LogConfig(compression_type="gzip"),
+                                    LogConfig(message_timestamp_type="LogAppendTime")])
+def test_a_header_the_caller_read_already_validates_the_same(config: LogConfig, clock) -> None:
+    # A produce reads the batch header for its own checks and hands it on (`whole`) instead of it being
+    # parsed again: what is validated, and every refusal, must be what parsing it here gives.
+    from kemu.log.validator import validate_append
+    from kemu.wire.records import whole_batch_header
+
+    def outcome(data: bytes, whole: bool) -> tuple[bytes, bytes, int, int, bool] | tuple[ErrorCode, str]:
+        header = whole_batch_header(data) if whole else None
+        try:
+            v = validate_append(data, config=config, origin=AppendOrigin.CLIENT, now_ms=clock.now_ms(),
+                                partition_leader_epoch=3, topic_partition="t-0", whole=header)
+        except LogError as error:
+            return error.code, error.message
+        return bytes(v.header), bytes(v.payload), v.record_count, v.max_timestamp, v.records_scanned
+
+    keyless = build_batch([NewRecord(value=b"v", timestamp=START_MS)])
+    corrupt = bytearray(batch(2))
+    corrupt[-1] ^= 0xFF
+    cases = [batch(3), keyless, bytes(corrupt), batch(1, base_offset=5)]
+    for data in cases:
+        assert whole_batch_header(data) is not None
+        assert outcome(data, whole=True) == outcome(data, whole=False)
+    assert isinstance(outcome(keyless, whole=True)[0], bytes) != config.compact  # a compacted topic refuses it

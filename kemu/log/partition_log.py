@@ -126,6 +126,9 @@ class PartitionLog:
         self._unflushed_messages = 0
         self._last_flush_ms = clock.now_ms()
         self._listeners: list[LogListener] = []
+        # What an append notifies: the listeners as of their last change (a listener may remove itself, or
+        # add another, while being told), so the hot path need not copy the list every time.
+        self._listening: tuple[LogListener, ...] = ()
         self._closed = False
         self.created = False
         """True when `open` made the directory: nothing on disk to recover (the transactions layer skips
@@ -287,12 +290,14 @@ class PartitionLog:
 
     def add_listener(self, listener: LogListener) -> None:
         self._listeners.append(listener)
+        self._listening = tuple(self._listeners)
 
     def remove_listener(self, listener: LogListener) -> None:
         self._listeners.remove(listener)
+        self._listening = tuple(self._listeners)
 
     def _notify(self, event: LogEvent) -> None:
-        for listener in tuple(self._listeners):
+        for listener in self._listening:
             listener(self, event)
 
     def _check_open(self) -> None:
@@ -335,26 +340,20 @@ class PartitionLog:
         self._check_open()
         base_offset = self._log_end_offset
         last_offset = base_offset + batch.last_offset_delta
-        segment = self._maybe_roll(batch.size, batch.max_timestamp, last_offset)
+        now_ms = self.clock.now_ms()  # one reading for the roll check and the segment's mtime
+        segment = self._maybe_roll(batch.size, batch.max_timestamp, last_offset, now_ms)
         data, header = batch.with_base_offset(base_offset)
         self.epoch_cache.assign(header.partition_leader_epoch, base_offset)
-        segment.append(data, header)
+        segment.append(data, header, now_ms)
         self._log_end_offset = last_offset + 1
         self._high_watermark = self._log_end_offset
         self._unflushed_messages += batch.record_count
         if self._unflushed_messages >= self.config.flush_messages:
             self.flush()
         self._notify(LogEvent.APPENDED)
-        return AppendResult(
-            base_offset=base_offset,
-            last_offset=last_offset,
-            log_append_time=batch.log_append_time,
-            log_start_offset=self._log_start_offset,
-            max_timestamp=batch.max_timestamp,
-            record_count=batch.record_count,
-            size=len(data),
-            batch=header,
-        )
+        # Positional, in AppendResult's field order (one is made per append; keywords cost more).
+        return AppendResult(base_offset, last_offset, batch.log_append_time, self._log_start_offset,
+                            batch.max_timestamp, batch.record_count, len(data), header)
 
     def append(
         self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT,
@@ -363,7 +362,7 @@ class PartitionLog:
         """Validate and append one batch (raises LogError with Kafka's code, message and record errors)."""
         return self.commit_append(self.prepare_append(data, origin=origin, built=built))
 
-    def _maybe_roll(self, messages_size: int, max_timestamp: int, max_offset: int) -> LogSegment:
+    def _maybe_roll(self, messages_size: int, max_timestamp: int, max_offset: int, now_ms: int) -> LogSegment:
         active = self._segments[-1]
         if active.should_roll(
             max_segment_ms=self.config.max_segment_ms,
@@ -371,7 +370,7 @@ class PartitionLog:
             max_timestamp_in_messages=max_timestamp,
             max_offset_in_messages=max_offset,
             messages_size=messages_size,
-            now_ms=self.clock.now_ms(),
+            now_ms=now_ms,
         ):
             return self.roll(self._log_end_offset)
         return active

@@ -14,8 +14,7 @@ The rules, in StandardAuthorizerData's order:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Sequence
 
 from kemu.authorizer.acls import (
     SUPPORTED_OPERATIONS,
@@ -30,11 +29,6 @@ from kemu.authorizer.acls import (
     new_acl_error,
 )
 from kemu.authorizer.store import AclStore
-
-AUTHORIZER_CLASSES = frozenset({
-    "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-    "kafka.security.authorizer.AclAuthorizer",
-})
 
 _IMPLIES_DESCRIBE = frozenset({AclOperation.DESCRIBE, AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE,
                                AclOperation.ALTER})
@@ -144,17 +138,3 @@ def _result(acl: AclBinding, principals: tuple[str, str], host: str, op: AclOper
         elif acl.operation is not op:
             return None
     return acl.permission
-
-
-def super_users(value: str | None) -> list[str]:
-    """`super.users`: principals separated by semicolons."""
-    return [item.strip() for item in (value or "").split(";") if item.strip()]
-
-
-def build_authorizer(properties: Mapping[str, str], data_dir: Path) -> StandardAuthorizer | None:
-    """The authorizer `authorizer.class.name` turns on (None when it is empty, as in Kafka), configured by
-    `super.users` and `allow.everyone.if.no.acl.found`."""
-    if not properties.get("authorizer.class.name", "").strip():
-        return None
-    allow = properties.get("allow.everyone.if.no.acl.found", "false").strip().lower() == "true"
-    return StandardAuthorizer(AclStore(data_dir), super_users(properties.get("super.users")), allow)

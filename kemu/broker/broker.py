@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kemu.authorizer.standard import StandardAuthorizer, build_authorizer
+from kemu.authorizer.config import build_authorizer
 from kemu.broker.broker_configs import ConfigLayers, DynamicBrokerConfigs, default_listeners, static_values
 from kemu.broker.cluster import Cluster, Node, eligible_leader, leave, rejoin
 from kemu.broker.config import BrokerConfig
@@ -29,6 +29,10 @@ from kemu.security.settings import SecuritySettings, security_settings
 from kemu.wire.errors import ErrorCode
 
 if TYPE_CHECKING:
+    # The ACLs load with the authorizer authorizer.class.name turns on (build_authorizer), not for a broker
+    # without one.
+    from kemu.authorizer.standard import StandardAuthorizer
+
     # The cleaner loads with the first log it could clean (Broker.cleaner), the fetch session cache with
     # the first Fetch (Broker.fetch_sessions): a broker that has served neither need not import them.
     from kemu.broker.fetch_sessions import FetchSessionCache

@@ -24,7 +24,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
-from kemu.authorizer.standard import AUTHORIZER_CLASSES
+from kemu.authorizer.config import AUTHORIZER_CLASSES
 from kemu.broker.config import BrokerConfig
 from kemu.log.config import (
     LONG_MAX,

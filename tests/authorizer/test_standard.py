@@ -16,7 +16,8 @@ from kemu.authorizer.acls import (
     all_operations,
     new_acl_error,
 )
-from kemu.authorizer.standard import StandardAuthorizer, build_authorizer
+from kemu.authorizer.config import build_authorizer
+from kemu.authorizer.standard import StandardAuthorizer
 from kemu.authorizer.store import AclStore
 
 Op, Res, Pat, Perm = AclOperation, ResourceType, PatternType, PermissionType

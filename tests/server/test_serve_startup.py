@@ -70,6 +70,8 @@ def test_serve_without_observers_never_loads_the_handle_or_unasked_apis() -> Non
     # A PLAINTEXT listener needs no SASL mechanism, JAAS parser, certificate principal mapper or TLS context.
     assert not modules & {"kemu.security.mechanisms", "kemu.security.jaas", "kemu.security.principal",
                           "kemu.server.tls"}
+    # A broker whose authorizer.class.name is empty (Kafka's default) has no authorizer nor ACL store.
+    assert not modules & {"kemu.authorizer.standard", "kemu.authorizer.store"}
 
 
 def test_serve_with_a_transcript_file_runs_through_the_handle(tmp_path: Path) -> None:

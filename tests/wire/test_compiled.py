@@ -13,7 +13,6 @@ KEMU_COMPILED_EXAMPLES raises the examples per case.
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import os
 import struct
@@ -336,7 +335,7 @@ def test_coordinator_records_are_written_and_read_as_construct_does(record_type:
 
 def test_a_response_encoder_is_generated_the_first_time_it_is_asked_for_and_kept() -> None:
     # Not construct for a first response: a process that meets only well-formed messages never imports it.
-    api = dataclasses.replace(_api(61))  # an Api of its own: no other test has asked for its messages
+    api = _api(61)._replace()  # an Api of its own: no other test has asked for its messages
     body = {"throttle_time_ms": 0, "topics": [{"name": "t", "partitions": [{"partition_index": 0}]}]}
     parts = codec.encode_response_parts(api, 0, 7, body)
     assert b"".join(parts) == b"".join(codec.encode_response_parts_with_construct(api, 0, 7, body))

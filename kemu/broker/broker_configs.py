@@ -44,13 +44,14 @@ DYNAMIC_CONFIGS_FILE = "kemu-broker-configs.json"
 _FORMAT_VERSION = 1
 
 
-_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+# Compiled (and kept by re's cache) on first use rather than at import: start-up parses no client's number.
+_JAVA_INT = r"[+-]?[0-9]+"
 
 
 def parse_java_int(text: str) -> int | None:
     """Java's Integer.parseInt: an optional sign and ASCII digits within int32 (no spaces), else None."""
     digits = text.lstrip("+-").lstrip("0") or "0"
-    if not _JAVA_INT.fullmatch(text) or len(digits) > 10:
+    if not re.fullmatch(_JAVA_INT, text) or len(digits) > 10:
         return None  # more than 10 digits is out of range, and int() refuses past 4300 (a client's string)
     value = -int(digits) if text.startswith("-") else int(digits)
     return value if -(2**31) <= value < 2**31 else None

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 
 @dataclass(slots=True)
 class BrokerConfig:
+    """What one kemu process is started with: its Kafka broker settings, each field under its Kafka name
+    (beside it) with Kafka's default, and kemu's own for where and as how many brokers it runs."""
+
     node_id: int = 1  # node.id
     host: str = "127.0.0.1"  # the listener's bind address
     port: int = 9092  # 0 binds an ephemeral port

@@ -33,6 +33,9 @@ class ClientInfo:
 
 @dataclass(slots=True)
 class RequestContext:
+    """One request's view of the broker: the core, its coordinators, the client that sent it, and the turn
+    it holds in its connection's request order."""
+
     broker: Broker
     coordinators: Coordinators
     client: ClientInfo

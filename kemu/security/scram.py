@@ -113,7 +113,8 @@ class ScramCredentialStore:
         os.replace(tmp, self._path)
 
 
-_ENTRY = re.compile(r"\s*(SCRAM-SHA-256|SCRAM-SHA-512)=\[([^\]]*)\]\s*")
+# Compiled (and kept by re's cache) on first use rather than at import: most brokers are given no credentials.
+_ENTRY = r"\s*(SCRAM-SHA-256|SCRAM-SHA-512)=\[([^\]]*)\]\s*"
 
 
 def parse_add_scram(text: str) -> list[tuple[str, str, ScramCredential]]:
@@ -123,7 +124,7 @@ def parse_add_scram(text: str) -> list[tuple[str, str, ScramCredential]]:
     position = 0
     text = text.strip()
     while position < len(text):
-        match = _ENTRY.match(text, position)
+        match = re.compile(_ENTRY).match(text, position)
         if match is None:
             raise SecurityConfigError(f"Invalid SCRAM credential {text[position:]!r}: expected "
                                       "SCRAM-SHA-256=[name=...,password=...] or SCRAM-SHA-512=[...]")

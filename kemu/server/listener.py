@@ -221,7 +221,8 @@ async def _secure(stream: trio.SocketStream, security: ListenerSecurity, context
 async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:
     """One listener per address `host` resolves to, all on the same port — also when port is 0, where
     the first bind picks the port the others then share."""
-    infos = await trio.socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    infos = await trio.socket.getaddrinfo(_ascii(host) or None, port, type=socket.SOCK_STREAM,
+                                          flags=socket.AI_PASSIVE)
     listeners: list[trio.SocketListener] = []
     unsupported: list[OSError] = []
     try:
@@ -255,3 +256,18 @@ async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:
     if not listeners:
         raise OSError(errno.EAFNOSUPPORT, f"cannot listen on {host}:{port}: {unsupported}")
     return listeners
+
+
+def _ascii(host: str) -> str | bytes:
+    """`host` as the bytes Python's getaddrinfo would make of it, where they are its ASCII bytes: given a str,
+    it encodes it with the idna codec, which imports encodings.idna and stringprep (~0.6 ms of a start-up)
+    only to hand an ASCII name back unchanged. A name the codec refuses (an empty or overlong label) or
+    would change (non-ASCII) stays a str, for getaddrinfo to refuse or encode as before."""
+    try:
+        encoded = host.encode("ascii")
+    except UnicodeEncodeError:
+        return host
+    *labels, last = encoded.split(b".")
+    if all(0 < len(label) < 64 for label in labels) and len(last) < 64:
+        return encoded
+    return host

@@ -72,6 +72,8 @@ def test_serve_without_observers_never_loads_the_handle_or_unasked_apis() -> Non
                           "kemu.server.tls"}
     # A broker whose authorizer.class.name is empty (Kafka's default) has no authorizer nor ACL store.
     assert not modules & {"kemu.authorizer.standard", "kemu.authorizer.store"}
+    # Binding an ASCII listen address needs no idna codec (kemu.server.listener._ascii).
+    assert not modules & {"encodings.idna", "stringprep"}
 
 
 def test_serve_with_a_transcript_file_runs_through_the_handle(tmp_path: Path) -> None:

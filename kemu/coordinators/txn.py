@@ -40,6 +40,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from kemu.broker.broker import Broker
@@ -150,7 +151,7 @@ class TxnService:
 
     def _journal(self, transactional_id: str, value: dict[str, Any] | None) -> None:
         index = self.partition_of(transactional_id)
-        key = encode_key(RECORD_TYPE, 0, {"transactional_id": transactional_id})
+        key = _journal_key(transactional_id)
         encoded = None if value is None else encode_value(RECORD_TYPE, _value_version(value), value)
         batch = build_one_record_batch(key, encoded, self.broker.clock.now_ms())
         try:
@@ -335,6 +336,13 @@ def produce_verification_error(error: ErrorCode, abortable_ok: bool) -> tuple[Er
         return (ErrorCode.NOT_ENOUGH_REPLICAS,
                 f"Unable to verify the partition has been added to the transaction. Underlying error: {error.name}")
     return error, error.message
+
+
+# Every state change of an id is journaled under the same key, three per transaction; a client keeps using
+# the same few ids.
+@lru_cache(maxsize=4096)
+def _journal_key(transactional_id: str) -> bytes:
+    return encode_key(RECORD_TYPE, 0, {"transactional_id": transactional_id})
 
 
 def _value_version(value: dict[str, Any]) -> int:

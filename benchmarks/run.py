@@ -33,6 +33,7 @@ from benchmarks.brokers import (
 from benchmarks.kafka_probe import api_versions
 from benchmarks.latency import FETCH_WAIT_MAX_MS, run_latency
 from benchmarks.load import CONSUMERS as LOAD_CONSUMERS
+from benchmarks.load import PROCESSES as LOAD_PROCESSES
 from benchmarks.load import PRODUCERS as LOAD_PRODUCERS
 from benchmarks.load import RATE as LOAD_RATE
 from benchmarks.load import measure_load
@@ -503,11 +504,13 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
     if mode in ("load", "all"):
         notes += [
             f"Load: benchmarks/load.py — {LOAD_PRODUCERS} confluent-kafka producers (acks=all, linger.ms=5), each "
-            f"on a thread of this process writing 100 B records at {LOAD_RATE}/s to a partition of its own, and "
+            f"on a thread of its own writing 100 B records at {LOAD_RATE}/s to a partition of its own, and "
             f"{LOAD_CONSUMERS} consumers (assigned, default fetch.wait.max.ms=500), each reading one of those "
-            "partitions whole; "
+            f"partitions whole, spread over {LOAD_PROCESSES} worker processes; "
             "produce latency is librdkafka's own (Message.latency(): produce() to the acknowledgement), end-to-end "
-            "is produce() to the consumer holding the record. The clients share the 2 cores with the broker.",
+            "is produce() to the consumer holding the record. The clients share the 2 cores with the broker: the "
+            "two CPU rows say how much of them each used while the producers ran (a sum near 2 means the machine "
+            "was the limit, whichever broker ran).",
         ]
     return notes
 

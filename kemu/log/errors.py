@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kemu.wire.errors import CodedError, ErrorCode
 
 
-@dataclass(frozen=True, slots=True)
-class RecordError:
+# A NamedTuple, not a frozen dataclass: every start-up defines it, and a dataclass definition compiles its
+# generated methods (~0.5 ms each on a slow machine).
+class RecordError(NamedTuple):
     """One refused record of a batch (ProduceResponse `record_errors`, KIP-467)."""
 
     batch_index: int

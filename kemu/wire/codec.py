@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import struct
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from kemu.wire import compiled
@@ -54,8 +53,7 @@ class RequestHeader(NamedTuple):  # a tuple: one is made per request
     client_id: str | None
 
 
-@dataclass(slots=True)
-class Request:
+class Request(NamedTuple):  # not a dataclass: one is made per request, and it is cheaper to define
     header: RequestHeader
     api: Api
     body: dict[str, Any]

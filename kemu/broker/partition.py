@@ -14,13 +14,16 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from kemu.log import AppendOrigin, AppendResult, FetchData, FetchIsolation, PartitionLog
 from kemu.log.errors import LogError
-from kemu.log.segment import TimestampAndOffset
+from kemu.log.kinds import AppendOrigin, FetchIsolation
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import BatchHeader
 
 if TYPE_CHECKING:
+    # The partition log, its segments and the validator load when the first partition opens (kemu.log.LogDir).
+    from kemu.log.partition_log import AppendResult, FetchData, PartitionLog
+    from kemu.log.segment import TimestampAndOffset
+
     # Loaded when the first partition opens (attach): producer state, the aborted-transaction index and
     # what compaction asks of them are ~5 ms of imports a broker with no partition yet need not pay.
     from kemu.txn.partition import AbortedTxn, TransactionalPartition

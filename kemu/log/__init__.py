@@ -53,6 +53,8 @@ Topic configs: `LogConfig` (typed, Kafka names in snake_case), `LogConfig.from_p
 Kafka-style properties; `TOPIC_CONFIGS` lists every topic config with its type, default and synonym.
 """
 
+from typing import TYPE_CHECKING
+
 from kemu.log.config import TOPIC_CONFIG_DEFAULTS, TOPIC_CONFIGS, ConfigKey, InvalidConfigError, LogConfig
 from kemu.log.errors import (
     LogClosedError,
@@ -61,19 +63,47 @@ from kemu.log.errors import (
     RecordError,
     RecordValidationError,
 )
+from kemu.log.kinds import AppendOrigin, FetchIsolation
 from kemu.log.leader_epoch import EpochEntry, LeaderEpochCache
 from kemu.log.log_dir import LogDir
-from kemu.log.partition_log import (
-    DELETE_RECORDS_HIGH_WATERMARK,
-    AppendResult,
-    FetchData,
-    FetchIsolation,
-    ListOffsetsTimestamp,
-    LogEvent,
-    PartitionLog,
-)
-from kemu.log.segment import LogSegment, TimestampAndOffset
-from kemu.log.validator import AppendOrigin, ValidatedBatch
+
+if TYPE_CHECKING:
+    from kemu.log.partition_log import (
+        DELETE_RECORDS_HIGH_WATERMARK,
+        AppendResult,
+        FetchData,
+        ListOffsetsTimestamp,
+        LogEvent,
+        PartitionLog,
+    )
+    from kemu.log.segment import LogSegment, TimestampAndOffset
+    from kemu.log.validator import ValidatedBatch
+
+# The partition log, its segments and the validator load on first use (the first partition a LogDir opens,
+# or a name of theirs taken from here): a broker with no partition needs none of them at start-up.
+_LAZY = {
+    "DELETE_RECORDS_HIGH_WATERMARK": "kemu.log.partition_log",
+    "AppendResult": "kemu.log.partition_log",
+    "FetchData": "kemu.log.partition_log",
+    "ListOffsetsTimestamp": "kemu.log.partition_log",
+    "LogEvent": "kemu.log.partition_log",
+    "PartitionLog": "kemu.log.partition_log",
+    "LogSegment": "kemu.log.segment",
+    "TimestampAndOffset": "kemu.log.segment",
+    "ValidatedBatch": "kemu.log.validator",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DELETE_RECORDS_HIGH_WATERMARK",

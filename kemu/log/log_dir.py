@@ -19,11 +19,14 @@ import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kemu.clock import Clock
 from kemu.log.checkpoint import CorruptCheckpointError, read_checkpoint, write_checkpoint
 from kemu.log.config import LogConfig
-from kemu.log.partition_log import PartitionLog
+
+if TYPE_CHECKING:
+    from kemu.log.partition_log import PartitionLog
 
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 PARTITION_METADATA = "partition.metadata"
@@ -108,6 +111,9 @@ class LogDir:
         log = self._logs.get(key)
         if log is not None:
             return log
+        # Loaded with the first partition: a broker with none needs no partition log, segments or validator.
+        from kemu.log.partition_log import PartitionLog
+
         directory = self.path / partition_dir_name(topic, partition)
         log = PartitionLog.open(
             directory, topic, partition, config, self.clock, log_start_offset=self._checkpointed_starts.get(key)

@@ -21,6 +21,7 @@ from typing import NamedTuple
 from kemu.clock import Clock
 from kemu.log.config import LogConfig
 from kemu.log.errors import LogClosedError, OffsetOutOfRangeError
+from kemu.log.kinds import FetchIsolation as FetchIsolation
 from kemu.log.leader_epoch import LeaderEpochCache
 from kemu.log.segment import (
     DEFAULT_CACHE_BYTES,
@@ -35,15 +36,6 @@ from kemu.log.validator import AppendOrigin, ValidatedBatch, validate_append
 from kemu.wire.records import NO_TIMESTAMP, BatchHeader, RecordBatch, offset_of_max_timestamp
 
 _KAFKA_LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
-
-
-class FetchIsolation(Enum):
-    LOG_END = "log_end"
-    """Up to the log end offset (replicas, internal readers)."""
-    HIGH_WATERMARK = "high_watermark"
-    """read_uncommitted consumers."""
-    TXN_COMMITTED = "txn_committed"
-    """read_committed consumers: up to the last stable offset."""
 
 
 class ListOffsetsTimestamp(IntEnum):

@@ -28,10 +28,10 @@ any other batch.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from kemu.log.config import LONG_MAX, LogConfig
 from kemu.log.errors import LogError, RecordError, RecordValidationError
+from kemu.log.kinds import AppendOrigin as AppendOrigin
 from kemu.wire.compression import CompressionType
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import (
@@ -53,14 +53,6 @@ from kemu.wire.records import (
 )
 
 _UNCOMPRESSED_NAMES = {"uncompressed": CompressionType.NONE}
-
-
-class AppendOrigin(Enum):
-    """Who is appending: clients get the strict checks; coordinators (transaction markers, group and
-    transaction state) may write control batches and pre-set offsets."""
-
-    CLIENT = "client"
-    COORDINATOR = "coordinator"
 
 
 @dataclass(slots=True)

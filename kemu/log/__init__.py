@@ -64,10 +64,10 @@ from kemu.log.errors import (
     RecordValidationError,
 )
 from kemu.log.kinds import AppendOrigin, FetchIsolation
-from kemu.log.leader_epoch import EpochEntry, LeaderEpochCache
 from kemu.log.log_dir import LogDir
 
 if TYPE_CHECKING:
+    from kemu.log.leader_epoch import EpochEntry, LeaderEpochCache
     from kemu.log.partition_log import (
         DELETE_RECORDS_HIGH_WATERMARK,
         AppendResult,
@@ -79,9 +79,11 @@ if TYPE_CHECKING:
     from kemu.log.segment import LogSegment, TimestampAndOffset
     from kemu.log.validator import ValidatedBatch
 
-# The partition log, its segments and the validator load on first use (the first partition a LogDir opens,
-# or a name of theirs taken from here): a broker with no partition needs none of them at start-up.
+# The partition log, its segments, leader epochs and the validator load on first use (the first partition a
+# LogDir opens, or a name of theirs taken from here): a broker with no partition needs none of them at start-up.
 _LAZY = {
+    "EpochEntry": "kemu.log.leader_epoch",
+    "LeaderEpochCache": "kemu.log.leader_epoch",
     "DELETE_RECORDS_HIGH_WATERMARK": "kemu.log.partition_log",
     "AppendResult": "kemu.log.partition_log",
     "FetchData": "kemu.log.partition_log",

@@ -64,8 +64,9 @@ def test_serve_without_observers_never_loads_the_handle_or_unasked_apis() -> Non
     # the compression codecs before a compressed batch.
     assert not modules & {"kemu.txn.partition", "kemu.txn.producer_state", "kemu.log.log_cleaner",
                           "kemu.broker.fetch_sessions", "kemu.admin.topics", "kemu.broker.creation", "cramjam"}
-    # Nor, with no partition open, the partition log, its segments and indexes or the append validator.
-    assert not modules & {"kemu.log.partition_log", "kemu.log.segment", "kemu.log.index", "kemu.log.validator"}
+    # Nor, with no partition open, the partition log, its segments, indexes and leader epochs or the validator.
+    assert not modules & {"kemu.log.partition_log", "kemu.log.segment", "kemu.log.index", "kemu.log.leader_epoch",
+                          "kemu.log.validator"}
     # Well-formed requests are decoded and answered by the generated codec: construct, the reference that
     # finds what is wrong with a malformed message, and kemu's structures built on it are not loaded.
     assert not modules & {"construct", "kemu.wire.primitives", "kemu.wire.structs", "kemu.wire.headers"}

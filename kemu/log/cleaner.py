@@ -280,7 +280,7 @@ class Cleaner:
                     out = self._filter(batch, metadata, producers, now_ms, log.config.delete_retention_ms,
                                        round_upper, stats)
                     if out is not None:
-                        cleaned.append(out, BatchHeader.parse(out))
+                        cleaned.append(out, BatchHeader.parse(out), now_ms)
                         stats.bytes_written += len(out)
             if kept_aborted:
                 write_txn_index(cleaned.txn_index_path, kept_aborted)

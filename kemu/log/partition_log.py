@@ -115,10 +115,9 @@ class PartitionLog:
         self._high_watermark = 0
         self._unflushed_messages = 0
         self._last_flush_ms = clock.now_ms()
-        self._listeners: list[LogListener] = []
-        # What an append notifies: the listeners as of their last change (a listener may remove itself, or
-        # add another, while being told), so the hot path need not copy the list every time.
-        self._listening: tuple[LogListener, ...] = ()
+        # A tuple, replaced when it changes: an append iterates it as it is while a listener may remove
+        # itself (or add another) when told, and the hot path need not copy it every time.
+        self._listeners: tuple[LogListener, ...] = ()
         self._closed = False
         self.created = False
         """True when `open` made the directory: nothing on disk to recover (the transactions layer skips
@@ -279,15 +278,15 @@ class PartitionLog:
         return self._closed
 
     def add_listener(self, listener: LogListener) -> None:
-        self._listeners.append(listener)
-        self._listening = tuple(self._listeners)
+        self._listeners = (*self._listeners, listener)
 
     def remove_listener(self, listener: LogListener) -> None:
-        self._listeners.remove(listener)
-        self._listening = tuple(self._listeners)
+        listeners = list(self._listeners)
+        listeners.remove(listener)
+        self._listeners = tuple(listeners)
 
     def _notify(self, event: LogEvent) -> None:
-        for listener in self._listening:
+        for listener in self._listeners:
             listener(self, event)
 
     def _check_open(self) -> None:

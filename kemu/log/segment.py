@@ -259,9 +259,9 @@ class LogSegment:
 
     # --- writing -----------------------------------------------------------------------------------------
 
-    def append(self, batch: bytes, header: BatchHeader, now_ms: int | None = None) -> int:
-        """Write one batch (offsets already assigned) at the end; returns its position in the segment.
-        `now_ms`: the clock's reading, when the caller has taken it already."""
+    def append(self, batch: bytes, header: BatchHeader, now_ms: int) -> int:
+        """Write one batch (offsets already assigned) at the end, at `now_ms` on the log's clock; returns its
+        position in the segment."""
         if self._fd is None:
             raise RuntimeError(f"segment {self.log_path.name} is not active")
         position = self.size
@@ -283,7 +283,7 @@ class LogSegment:
             self._bytes_since_last_index_entry = 0
         self._bytes_since_last_index_entry += size
         self.size += size
-        self.last_modified_ms = self._clock.now_ms() if now_ms is None else now_ms
+        self.last_modified_ms = now_ms
         self._remember(position, last_offset, bytes(batch) if not isinstance(batch, bytes) else batch)
         return position
 

@@ -123,8 +123,9 @@ def parse_add_scram(text: str) -> list[tuple[str, str, ScramCredential]]:
     found: list[tuple[str, str, ScramCredential]] = []
     position = 0
     text = text.strip()
+    entry = re.compile(_ENTRY)
     while position < len(text):
-        match = re.compile(_ENTRY).match(text, position)
+        match = entry.match(text, position)
         if match is None:
             raise SecurityConfigError(f"Invalid SCRAM credential {text[position:]!r}: expected "
                                       "SCRAM-SHA-256=[name=...,password=...] or SCRAM-SHA-512=[...]")

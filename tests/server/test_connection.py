@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import struct
 from collections.abc import Iterator
 
 import pytest
 
+from kemu.admin.topics import NewTopic, create_topics
 from kemu.broker.config import BrokerConfig
 from kemu.handlers import all_handlers
+from kemu.wire.records import NewRecord, build_batch
 from tests.server.broker_thread import BrokerThread
 from tests.server.fake_handlers import METADATA, Script, metadata
 from tests.server.kafka_socket import KafkaSocket
@@ -296,3 +299,41 @@ def test_the_frame_buffer_is_reused_once_a_big_request_has_been_handled(broker: 
             body = conn.request(0, 9, produce_body({("t", 0): batch(bytes(200_000))}))
             assert body["responses"][0]["partition_responses"][0]["base_offset"] == i
     assert len(buffers) <= 2, f"{len(buffers)} buffers for 10 frames of 200 KB"
+
+
+def test_the_cpu_is_yielded_once_an_answer_is_out_and_before_the_work_it_queued(
+        broker: BrokerThread, monkeypatch: pytest.MonkeyPatch) -> None:
+    """EndTxn's markers run after its answer is written: the connection yields the CPU in between (so the
+    client's thread, woken by the answer, is not queued behind them), and only then."""
+    broker.call(lambda: create_topics(broker.broker, [NewTopic("t", 1, 1)]))
+    yields: list[tuple[bool, int]] = []
+
+    def sched_yield() -> None:  # on the broker's thread: what is still to do when it yields
+        plog = broker.broker.partition("t", 0)
+        assert plog is not None
+        yields.append((broker.broker.housekeeping.woken, plog.log.log_end_offset))
+
+    monkeypatch.setattr(os, "sched_yield", sched_yield)
+    with KafkaSocket(broker.address) as conn:
+        init = conn.request(22, 4, {"transactional_id": "x", "transaction_timeout_ms": 60000,
+                                    "producer_id": -1, "producer_epoch": -1})
+        pid, epoch = init["producer_id"], init["producer_epoch"]
+        yields.clear()  # the first InitProducerId loads the transaction log, and wakes its timers
+        added = conn.request(24, 3, {"v3_and_below_transactional_id": "x", "v3_and_below_producer_id": pid,
+                                     "v3_and_below_producer_epoch": epoch,
+                                     "v3_and_below_topics": [{"name": "t", "partitions": [0]}]})
+        assert added["results_by_topic_v3_and_below"][0]["results_by_partition"][0]["partition_error_code"] == 0
+        batch = build_batch([NewRecord(value=b"v", timestamp=1)], producer_id=pid, producer_epoch=epoch,
+                            base_sequence=0, transactional=True)
+        produced = conn.request(0, 9, {"transactional_id": "x", "acks": -1, "timeout_ms": 1000, "topic_data": [
+            {"name": "t", "partition_data": [{"index": 0, "records": batch}]}]})
+        assert produced["responses"][0]["partition_responses"][0]["error_code"] == 0
+        assert yields == []  # neither queued work for after its answer
+        ended = conn.request(26, 3, {"transactional_id": "x", "producer_id": pid, "producer_epoch": epoch,
+                                     "committed": True})
+        assert ended["error_code"] == 0
+        # The next answer comes after the markers (the connection runs them before reading again).
+        conn.request(API_VERSIONS, 3, {"client_software_name": "kemu-tests", "client_software_version": "1"})
+    assert yields == [(True, 1)]  # once, the record in and its COMMIT marker not yet
+    plog = broker.broker.partition("t", 0)
+    assert plog is not None and broker.call(lambda: plog.log.log_end_offset) == 2

@@ -60,11 +60,6 @@ class Housekeeping:
             self._next_due = at_ms
             self._wake()
 
-    @property
-    def woken(self) -> bool:
-        """Whether `wake()` asked for work that has not run yet: what `run_woken` would run now."""
-        return self._woken
-
     def run_woken(self) -> None:
         """Run now what `wake()` asked for, if anything. The server calls this once it has written a batch
         of responses, before it reads another request: so EndTxn's markers are written right after its

@@ -28,6 +28,7 @@ from kemu.handlers.context import ClientInfo, RequestContext
 from kemu.security.settings import ListenerSecurity
 from kemu.server.admission import ON_LOOP_ELEMENTS, Answer, Dispatch, Offload, Refuse, admit, admit_whole
 from kemu.server.authenticator import SaslAuthenticator
+from kemu.server.cpu_handoff import CpuHandoff
 from kemu.server.dispatch import Reply, Unfinished, dispatch, dispatch_or_defer
 from kemu.server.framing import FrameBuffer, FrameError, frame_buffers
 from kemu.server.hooks import RequestHooks
@@ -65,8 +66,9 @@ class Connection:
                  handlers: Mapping[int, Handler], hooks: RequestHooks | None = None,
                  node_id: int | None = None, *, security: ListenerSecurity | None = None,
                  peer: tuple[str, int] | None = None, principal: str | None = None,
-                 limits: ServerLimits | None = None) -> None:
+                 limits: ServerLimits | None = None, handoff: CpuHandoff | None = None) -> None:
         self.stream = stream
+        self.handoff = handoff
         # A plain socket is read and written through its descriptor (see `_receive`); TLS is not.
         self._fd = stream.socket.fileno() if isinstance(stream, trio.SocketStream) else None
         self.limits = limits
@@ -251,17 +253,9 @@ class Connection:
             self._scope.cancel()
         finally:
             self._draining = False
-        housekeeping = self.broker.housekeeping
-        if housekeeping.woken:  # work a request queued for after its answer: EndTxn's markers
-            if sent:
-                # The answer just written woke the client's thread, and Linux runs a thread woken through a
-                # local socket on the waker's CPU when the waker is the only task there (it expects the waker
-                # to sleep next): the client would wait behind this work (~80 µs of markers) while the other
-                # core idles. Yielding first lets it run: one-record transactions 511 -> 530/s. Only here:
-                # yielding after every answer helped ping-pong clients more but, with 200 clients on 2 cores,
-                # put kemu behind runnable clients with requests waiting (produce p99 144 -> 211-259 ms).
-                os.sched_yield()
-            housekeeping.run_woken()
+        if sent and self.handoff is not None:
+            self.handoff.after_answer()  # before the work below: the client the answer woke runs first
+        self.broker.housekeeping.run_woken()  # work a request queued for after its answer: EndTxn's markers
 
     async def _run_here(self, nursery: trio.Nursery, job: Dispatch, slot: _Slot) -> None:
         """Run a request on the reader; an answer that has to wait is finished in a task of its own."""

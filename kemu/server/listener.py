@@ -19,6 +19,7 @@ from kemu.coordinators import Coordinators
 from kemu.handlers import Handler, all_handlers
 from kemu.security.settings import ListenerSecurity
 from kemu.server.connection import Connection, peer_of
+from kemu.server.cpu_handoff import CpuHandoff
 from kemu.server.hooks import RequestHooks
 from kemu.server.housekeeper import run_housekeeper
 from kemu.server.limits import ServerLimits
@@ -144,6 +145,7 @@ async def serve(
     core.hostname = socket.gethostname()
 
     limits = ServerLimits.from_config(served.broker.config)
+    handoff = CpuHandoff()
 
     async def connection(node_id: int, stream: trio.SocketStream) -> None:
         generation, core, coordinated = served._generation, served.broker, served.coordinators
@@ -160,7 +162,7 @@ async def serve(
                             transport, principal = secured
                             await Connection(transport, core, coordinated, table, hooks, node_id,
                                              security=security, peer=peer, principal=principal,
-                                             limits=limits).run()
+                                             limits=limits, handoff=handoff).run()
             except Exception:
                 # No input may take the broker down: a connection's failure ends that connection only.
                 log.exception("connection failed")

@@ -331,7 +331,8 @@ def load_rows(definitions: list[BrokerDefinition], args: argparse.Namespace) -> 
     names = [f"load, {where}: delivered msgs/s", "load: produce latency (produce() to ack), median ms",
              "load: produce latency, p99 ms", "load: end-to-end latency (produce() to a consumer), median ms",
              "load: end-to-end latency, p99 ms", "load: broker peak RSS, MiB",
-             "load: broker CPU while producing, cores", "load: the clients' CPU meanwhile, cores (same 2 cores)"]
+             "load: broker CPU while producing, cores", "load: broker runnable but waiting for a CPU, cores",
+             "load: the clients' CPU meanwhile, cores (same 2 cores)"]
 
     def measure(definition: BrokerDefinition) -> list[Cell]:
         progress(f"[{definition.label}] {where} ...")
@@ -345,10 +346,11 @@ def load_rows(definitions: list[BrokerDefinition], args: argparse.Namespace) -> 
         if result.consumed != result.delivered:
             short = Cell.failed(f"consumers read {result.consumed:,} of {result.delivered:,} delivered records")
             return [Cell(result.delivered_per_s), Cell(result.p50_ms), Cell(result.p99_ms), short, short,
-                    Cell(result.rss_mib), Cell(result.broker_cpu_cores), Cell(result.clients_cpu_cores)]
+                    Cell(result.rss_mib), Cell(result.broker_cpu_cores), Cell(result.broker_wait_cores),
+                    Cell(result.clients_cpu_cores)]
         return [Cell(result.delivered_per_s), Cell(result.p50_ms), Cell(result.p99_ms), Cell(result.e2e_p50_ms),
                 Cell(result.e2e_p99_ms), Cell(result.rss_mib), Cell(result.broker_cpu_cores),
-                Cell(result.clients_cpu_cores)]
+                Cell(result.broker_wait_cores), Cell(result.clients_cpu_cores)]
 
     return rows_per_broker(definitions, names, measure)
 

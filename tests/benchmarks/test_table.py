@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from itertools import pairwise
+from pathlib import Path
 
 import pytest
 
+from benchmarks.brokers import runqueue_wait_seconds
 from benchmarks.latency import RECORD_SIZE as LATENCY_RECORD_SIZE
 from benchmarks.latency import check_received, parse_value, value_for
 from benchmarks.profiling import format_top, top_entries
@@ -149,3 +151,13 @@ def test_profile_top_entries_rank_self_time_and_count_a_function_once_per_stack(
     assert [(e.function, e.self_samples, e.total_samples) for e in entries] == [
         ("work (b.py)", 8, 8), ("loop (a.py)", 2, 10)]
     assert "| 80.0 | 80.0 | `work (b.py)` |" in format_top("t", collapsed)
+
+
+def test_runqueue_wait_sums_the_second_schedstat_field_of_every_live_thread(tmp_path: Path) -> None:
+    # schedstat: time on the CPU, time runnable but waiting for one, timeslices run (nanoseconds, count)
+    tasks = tmp_path / "42" / "task"
+    for tid, line in (("42", "900000000 250000000 17\n"), ("43", "5 1500000000 2\n")):
+        (tasks / tid).mkdir(parents=True)
+        (tasks / tid / "schedstat").write_text(line, encoding="ascii")
+    (tasks / "44").mkdir()  # a thread that exited between the listing and the read
+    assert runqueue_wait_seconds(42, proc=tmp_path) == pytest.approx(1.75)

@@ -112,9 +112,11 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
     if targets and not complete and ready < min_bytes and max_wait_ms > 0:
         # Long poll: the wait runs after this returns, while the connection's next requests start.
         deadline = trio.current_time() + max_wait_ms / 1000
+        seen = _versions(_logs_of(broker, targets))
 
         async def finish() -> dict[str, Any]:
-            results = await _long_poll(broker, targets, max_bytes, min_bytes, read_committed, where, deadline)
+            results = await _long_poll(broker, targets, max_bytes, min_bytes, read_committed, where, deadline,
+                                       seen)
             return _respond(broker, version, context, results + erroneous, uses_ids)
 
         return Continuation(finish)
@@ -122,16 +124,22 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
 
 
 async def _long_poll(broker: Broker, targets: list[_Target], max_bytes: int, min_bytes: int,
-                     read_committed: bool, where: _Fetcher, deadline: float) -> PartitionResults:
+                     read_committed: bool, where: _Fetcher, deadline: float,
+                     seen: list[tuple[PartitionLog, int]]) -> PartitionResults:
     """Read again on every change to the targets' logs until min_bytes are ready or Trio's clock reaches
     `deadline`, and then once more. The first read is once the watch is in place, as Kafka's purgatory
     tries a delayed fetch again after watching it: whatever the connection ran between the handler's read
-    and this task's start (a produce right behind the fetch) is seen."""
-    with LogWatch(_logs_of(broker, targets)) as watch:
+    and this task's start (a produce right behind the fetch) is seen. It is skipped when the logs are the
+    ones the handler read (`seen`) and have told nothing since: it would read the same."""
+    logs = _logs_of(broker, targets)
+    with LogWatch(logs) as watch:
+        changed = _versions(logs) != seen
         while True:
-            results, ready, complete = _read_all(broker, targets, max_bytes, read_committed, where)
-            if complete or ready >= min_bytes:
-                return results
+            if changed:
+                results, ready, complete = _read_all(broker, targets, max_bytes, read_committed, where)
+                if complete or ready >= min_bytes:
+                    return results
+            changed = True
             if not await watch.wait_until(deadline):
                 break
     return _read_all(broker, targets, max_bytes, read_committed, where)[0]
@@ -188,6 +196,11 @@ def _logs_of(broker: Broker, targets: list[_Target]) -> list[PartitionLog]:
         if partition is not None:
             logs.append(partition.log)
     return logs
+
+
+def _versions(logs: list[PartitionLog]) -> list[tuple[PartitionLog, int]]:
+    """Each log with its count of changes told: equal lists mean the same logs, unchanged."""
+    return [(log, log.changes) for log in logs]
 
 
 def _read_all(broker: Broker, targets: list[_Target], max_bytes: int,

@@ -118,6 +118,9 @@ class PartitionLog:
         # A tuple, replaced when it changes: an append iterates it as it is while a listener may remove
         # itself (or add another) when told, and the hot path need not copy it every time.
         self._listeners: tuple[LogListener, ...] = ()
+        self.changes = 0
+        """Events told to listeners so far: unchanged since a read, the log would read the same (a parked
+        fetch that saw nothing need not read again before it waits)."""
         self._closed = False
         self.created = False
         """True when `open` made the directory: nothing on disk to recover (the transactions layer skips
@@ -286,6 +289,7 @@ class PartitionLog:
         self._listeners = tuple(listeners)
 
     def _notify(self, event: LogEvent) -> None:
+        self.changes += 1
         for listener in self._listeners:
             listener(self, event)
 

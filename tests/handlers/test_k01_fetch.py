@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from trio.testing import MockClock
 
+from kemu.broker.partition import Partition
 from kemu.log import AppendOrigin
 from kemu.wire import codec
 from kemu.wire.records import build_end_txn_marker
@@ -118,6 +119,30 @@ def test_long_poll_is_woken_by_a_produce(broker: Broker, conn: Connection) -> No
     [(_, partition)] = fetch_partitions(body)
     assert values_of(partition["records"]) == [b"wake"]
     wait_until(lambda: listener_count(broker, "t") == idle, "the fetch's listener to go")
+
+
+def test_a_parked_fetch_reads_again_only_once_its_log_changed(broker: Broker, conn: Connection,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The handler's read found nothing and nothing was appended since: the wait starts without reading the
+    same log again. A produce between the two is read (test_a_waiting_fetch_does_not_hold_up_the_connection)."""
+    create_topic(conn, "t")
+    reads: list[int] = []
+    read = Partition.read
+
+    def counted(self: Partition, *args: Any, **kwargs: Any) -> Any:
+        reads.append(args[0])
+        return read(self, *args, **kwargs)
+
+    monkeypatch.setattr(Partition, "read", counted)
+    idle = listener_count(broker, "t")
+    conn.send(FETCH, 12, fetch_body([("t", 0, 0)], max_wait_ms=20_000))
+    wait_until(lambda: listener_count(broker, "t") > idle, "the fetch to park")
+    assert reads == [0]
+    with broker.connect() as producer:
+        produce(producer, "t", batch(b"wake"))
+    _, body = conn.receive(FETCH, 12)
+    assert values_of(fetch_partitions(body)[0][1]["records"]) == [b"wake"]
+    assert reads == [0, 0]
 
 
 @pytest.mark.real_socket

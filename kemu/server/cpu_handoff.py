@@ -27,17 +27,11 @@ LATE_S = 200e-6
 QUIET_S = 1.0
 
 
-def _sched_yield() -> None:
-    os.sched_yield()  # looked up on each call, so a test can stand in for it
-
-
 class CpuHandoff:
     """One per server: whether yielding pays reflects the whole machine, not one connection."""
 
-    def __init__(self, clock: Callable[[], float] = time.perf_counter,
-                 yield_cpu: Callable[[], None] | None = None) -> None:
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
         self._clock = clock
-        self._yield = yield_cpu if yield_cpu is not None else _sched_yield
         self._quiet_until = float("-inf")
 
     def after_answer(self) -> None:
@@ -45,7 +39,7 @@ class CpuHandoff:
         start = self._clock()
         if start < self._quiet_until:
             return
-        self._yield()
+        os.sched_yield()  # looked up on each call: a test stands in for it
         took = self._clock() - start
         if took > LATE_S:
             self._quiet_until = start + took + QUIET_S

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+
+import pytest
+
 from kemu.server.cpu_handoff import LATE_S, QUIET_S, CpuHandoff
 
 
@@ -21,9 +25,14 @@ class _Machine:
         self.now += self.next_yield_takes
 
 
-def test_yields_after_every_answer_while_yields_come_back_quickly() -> None:
+def handoff_on(machine: _Machine, monkeypatch: pytest.MonkeyPatch) -> CpuHandoff:
+    monkeypatch.setattr(os, "sched_yield", machine.sched_yield)
+    return CpuHandoff(machine.clock)
+
+
+def test_yields_after_every_answer_while_yields_come_back_quickly(monkeypatch: pytest.MonkeyPatch) -> None:
     machine = _Machine()
-    handoff = CpuHandoff(machine.clock, machine.sched_yield)
+    handoff = handoff_on(machine, monkeypatch)
     machine.next_yield_takes = LATE_S / 2  # the woken client ran, then kemu again
     for _ in range(5):
         handoff.after_answer()
@@ -31,9 +40,10 @@ def test_yields_after_every_answer_while_yields_come_back_quickly() -> None:
     assert machine.yields == 5
 
 
-def test_a_late_yield_stops_yielding_for_the_quiet_period_then_it_tries_again() -> None:
+def test_a_late_yield_stops_yielding_for_the_quiet_period_then_it_tries_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     machine = _Machine()
-    handoff = CpuHandoff(machine.clock, machine.sched_yield)
+    handoff = handoff_on(machine, monkeypatch)
     machine.next_yield_takes = 0.003  # the CPU was busy with others
     handoff.after_answer()
     assert machine.yields == 1

@@ -469,6 +469,9 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
             "loads librdkafka and starts a one-broker mock cluster.",
             "MB/s counts record values only (10^6 bytes), no keys, headers or framing. Producer: acks=all, "
             "linger.ms=5, no compression; consumer: assign() at known offsets, no group, no commits.",
+            "Each phase's clock starts once its client is set up: the producer connected, the consumer "
+            "connected and its group coordinator found (librdkafka looks it up for any group.id, and a "
+            "broker's first lookup creates __consumer_offsets).",
             f"Each workload alternates produce and consume rounds of at most {args.round_mib:g} MiB of values "
             "per partition, because the librdkafka mock keeps only the newest 5 MiB of each partition; a "
             "phase's rate is its records over the sum of its rounds' times.",

@@ -1,0 +1,45 @@
+"""One small throughput workload through the benchmark's own code, against an in-process kemu (confluent-kafka)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import throughput
+from benchmarks.throughput import PhaseFailed, Workload, record_values, run_workload
+from kemu.testing import Broker
+
+pytest.importorskip("confluent_kafka")
+
+_LOOKUP_S = 1000.0  # what the coordinator lookup is made to cost on the benchmark's clock
+
+
+def test_the_consume_clock_starts_after_the_group_coordinator_lookup(
+        kemu_broker: Broker, monkeypatch: pytest.MonkeyPatch) -> None:
+    workload = Workload(record_size=100, records=300, partitions=3)
+    kemu_broker.create_topic(workload.topic, workload.partitions)
+    real_wait, real_clock = throughput._wait_for_coordinator, throughput.time.perf_counter
+    lookups: list[float] = []
+
+    def wait(*args: object) -> None:
+        real_wait(*args)  # type: ignore[arg-type]
+        lookups.append(_LOOKUP_S)  # the benchmark's clock jumps: a lookup inside a timed window shows
+
+    monkeypatch.setattr(throughput, "_wait_for_coordinator", wait)
+    monkeypatch.setattr(throughput.time, "perf_counter", lambda: real_clock() + sum(lookups))
+    produced, consumed = run_workload(kemu_broker.bootstrap_servers, workload, record_values(workload), 1e6, 5_000)
+    assert produced.failure is None and consumed.failure is None, (produced, consumed)
+    assert len(lookups) == len(throughput.rounds(workload, 5_000)) == 2  # one fresh consumer per round
+    assert consumed.seconds is not None and consumed.seconds < _LOOKUP_S
+    # The lookup made the broker create the group coordinator's topic, outside every timed window.
+    assert kemu_broker.call(lambda: "__consumer_offsets" in kemu_broker.core.topics)
+
+
+def test_no_coordinator_fails_the_round_and_says_why() -> None:
+    from confluent_kafka import KafkaError, KafkaException
+
+    class Unanswered:
+        def committed(self, partitions: object, timeout: float) -> None:
+            raise KafkaException(KafkaError(KafkaError._TIMED_OUT))
+
+    with pytest.raises(PhaseFailed, match="no group coordinator before the consume"):
+        throughput._wait_for_coordinator(Unanswered(), Workload(100, 1, 1), 0.1)  # type: ignore[arg-type]

@@ -35,6 +35,7 @@ From other code:
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
 import statistics
@@ -170,6 +171,14 @@ def _collect(results: Any, workers: list[Any], deadline: float) -> list[_Share]:
     return shares
 
 
+def poll_timeout(now: float, next_send: float, end: float) -> float:
+    """How long a producer waits in poll() before its next send: never past the end of its run, and never
+    negative, which confluent-kafka takes as "until an event": a thread whose run ended between its loop's
+    check and its clock reading blocked there once its last delivery report was served, holding its worker's
+    report back by the join timeout (~110 s) and stretching the CPU figures over that time."""
+    return max(0.0, min(next_send, end) - now)
+
+
 def _run_share(bootstrap: str, share: _Share, partitions: int, rate: int, seconds: float, go: Any,
                results: Any) -> None:
     """A worker process: its producers and consumers on threads of their own; `share` back on `results`."""
@@ -199,7 +208,7 @@ def _run_share(bootstrap: str, share: _Share, partitions: int, rate: int, second
             if now < next_at:
                 # Wait in poll(): it serves a delivery report the moment it arrives, and latency() reads
                 # the clock when called, so a report left for the next send would count the wait too.
-                producer.poll(min(next_at - now, seconds - (now - started)))
+                producer.poll(poll_timeout(now, next_at, started + seconds))
                 continue
             stamp = time.perf_counter_ns().to_bytes(8, "big")
             producer.produce(TOPIC, stamp + bytes(VALUE_SIZE - 8), partition=index, on_delivery=delivered)
@@ -235,6 +244,9 @@ def _run_share(bootstrap: str, share: _Share, partitions: int, rate: int, second
     for thread in [*consumer_threads, *producer_threads]:
         thread.start()
     go.wait()
+    # A worker that has not reported by then prints where each of its threads is, before `_collect` (which
+    # waits until `_DRAIN_S + 120` s after the producers stop) gives up on it.
+    faulthandler.dump_traceback_later(seconds + _DRAIN_S + 60)
     cpu_at_go = time.process_time()  # the whole process: every client thread, librdkafka's included
     for thread in producer_threads:
         thread.join(seconds + 90)
@@ -245,6 +257,7 @@ def _run_share(bootstrap: str, share: _Share, partitions: int, rate: int, second
     share.latencies = [latency for per_producer in latencies.values() for latency in per_producer]
     share.end_to_end = [latency for per_consumer in end_to_end.values() for latency in per_consumer]
     share.errors = errors[0]
+    faulthandler.cancel_dump_traceback_later()
     results.put(share)
 
 

@@ -161,3 +161,12 @@ def test_runqueue_wait_sums_the_second_schedstat_field_of_every_live_thread(tmp_
         (tasks / tid / "schedstat").write_text(line, encoding="ascii")
     (tasks / "44").mkdir()  # a thread that exited between the listing and the read
     assert runqueue_wait_seconds(42, proc=tmp_path) == pytest.approx(1.75)
+
+
+def test_a_producer_waits_until_its_next_send_or_its_end_and_never_a_negative_time() -> None:
+    from benchmarks.load import poll_timeout
+
+    assert poll_timeout(now=10.0, next_send=10.025, end=30.0) == pytest.approx(0.025)
+    assert poll_timeout(now=29.99, next_send=30.015, end=30.0) == pytest.approx(0.01)
+    # The run ended between the loop's check and `now`: confluent-kafka waits forever on a negative timeout.
+    assert poll_timeout(now=30.001, next_send=30.02, end=30.0) == 0.0

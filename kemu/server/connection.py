@@ -76,6 +76,10 @@ class Connection:
         # Set (and dropped) when a response has gone out; made only when the reader waits for one.
         self._sent: trio.Event | None = None
         self._owed = 0  # admitted requests whose response (or close) has not gone out yet
+        # A task that finished a long poll and waits for the next one (see `_finish_later`), or None; and the
+        # next one, as handed to it.
+        self._idle_finisher: trio.lowlevel.Task | None = None
+        self._handed: tuple[Unfinished, _Slot] | None = None
         self._last_activity = trio.current_time()
         self.node_id = broker.node_id if node_id is None else node_id  # the cluster node it connected to
         self.hooks = hooks
@@ -267,16 +271,42 @@ class Connection:
             slot.done = True
             raise
         if isinstance(outcome, Unfinished):
-            nursery.start_soon(self._finish_later, outcome, slot)
+            if not self._hand_to_finisher((outcome, slot)):
+                nursery.start_soon(self._finish_later, outcome, slot)
         else:
             self._fill(slot, outcome)
 
     async def _finish_later(self, unfinished: Unfinished, slot: _Slot) -> None:
-        try:
-            self._fill(slot, await unfinished.finish())
-        finally:
-            slot.done = True
-        await self._drain()
+        """Finish a request whose answer waits (a long-polling Fetch), then wait for the next one: a consumer
+        parks one Fetch after another on its connection, and handing each to a waiting task costs a fraction
+        of spawning a task for it. A second such request while this one waits gets a task of its own."""
+        while True:
+            try:
+                self._fill(slot, await unfinished.finish())
+            finally:
+                slot.done = True
+            await self._drain()
+            if self._idle_finisher is not None:
+                return
+            self._idle_finisher = trio.lowlevel.current_task()
+            await trio.lowlevel.wait_task_rescheduled(self._abort_idle)
+            assert self._handed is not None
+            (unfinished, slot), self._handed = self._handed, None
+
+    def _hand_to_finisher(self, job: tuple[Unfinished, _Slot]) -> bool:
+        """Give `job` to the waiting finisher; False when none waits. (It ends when the connection's nursery
+        is cancelled, as every connection's is when it closes.)"""
+        task = self._idle_finisher
+        if task is None:
+            return False
+        self._idle_finisher = None
+        self._handed = job
+        trio.lowlevel.reschedule(task)
+        return True
+
+    def _abort_idle(self, _raise_cancel: object) -> trio.lowlevel.Abort:
+        self._idle_finisher = None  # cancelled while waiting (the connection is closing)
+        return trio.lowlevel.Abort.SUCCEEDED
 
     def _fill(self, slot: _Slot, reply: Reply) -> None:
         slot.payload, slot.close = reply.payload, reply.close

@@ -10,7 +10,7 @@ import trio
 
 from kemu.broker.errors import ApiError
 from kemu.handlers import Handler, all_handlers
-from kemu.handlers.context import RequestContext
+from kemu.handlers.context import Continuation, RequestContext
 from kemu.wire.apis import get_api
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -25,6 +25,8 @@ class Script:
     and set `fast_done`. "none": no response. "boom": raise. "refuse": ApiError(INVALID_REQUEST).
     "software": answer with the client software name the connection recorded. "yield:N": N checkpoints.
     "task": answer with the identity of the Trio task that ran it.
+    "later" / "later-hold": a Continuation (a long poll's) that answers with the identity of the task that
+    finished it; "later-hold" first waits for `gate`.
     Every request appends ("start", name) and ("end", name) to `events`.
     """
 
@@ -61,9 +63,17 @@ class Script:
             elif name == "task":
                 self.tasks.append(trio.lowlevel.current_task())
                 name = str(id(self.tasks[-1]))  # which task ran it
+            elif name.startswith("later"):
+                return Continuation(lambda: self._finish(name == "later-hold"))
             return {"topics": [{"name": name, "error_code": 0}]}
         finally:
             self.events.append(("end", name))
+
+    async def _finish(self, hold: bool) -> dict[str, Any]:
+        if hold:
+            await self.gate.wait()
+        self.tasks.append(trio.lowlevel.current_task())
+        return {"topics": [{"name": str(id(self.tasks[-1])), "error_code": 0}]}
 
     def error_response(self, request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
         return {"topics": [{"name": message or "", "error_code": int(code)}]}

@@ -339,3 +339,33 @@ def test_the_cpu_is_yielded_once_an_answer_is_out_and_before_the_work_it_queued(
     # InitProducerId, AddPartitionsToTxn, Produce (its record in), EndTxn (its COMMIT marker not yet), then
     # ApiVersions (the marker written in between).
     assert ends == [0, 0, 1, 1, 2]
+
+
+def test_successive_long_polls_on_a_connection_are_finished_by_one_waiting_task(script: Script) -> None:
+    """A consumer parks one Fetch after another: the task that finished one takes the next."""
+    with BrokerThread(handlers=script.handlers(suspends=False)) as broker, KafkaSocket(broker.address) as conn:
+        finishers = {conn.request(METADATA, 12, metadata("later"))["topics"][0]["name"] for _ in range(3)}
+    assert len(finishers) == 1
+
+
+def test_a_long_poll_arriving_while_another_waits_is_finished_by_a_task_of_its_own(script: Script) -> None:
+    from tests.handlers.data_plane import wait_until
+
+    with BrokerThread(handlers=script.handlers(suspends=False)) as broker, KafkaSocket(broker.address) as conn:
+        conn.send_raw(b"".join(conn.encode(METADATA, 12, metadata("later-hold"), correlation_id=i)
+                               for i in (1, 2)))
+        wait_until(lambda: broker.call(lambda: ("start", "later-hold") in script.events[1:]), "both to start")
+        broker.call(script.gate.set)
+        answers = [conn.receive(METADATA, 12) for _ in range(2)]
+    assert [correlation for correlation, _ in answers] == [1, 2]
+    assert len({body["topics"][0]["name"] for _, body in answers}) == 2
+
+
+def test_the_waiting_finisher_ends_when_its_client_leaves(script: Script) -> None:
+    from tests.handlers.data_plane import wait_until
+
+    with BrokerThread(handlers=script.handlers(suspends=False)) as broker:
+        with KafkaSocket(broker.address) as conn:
+            conn.request(METADATA, 12, metadata("later"))
+        [finisher] = script.tasks
+        wait_until(lambda: broker.call(lambda: finisher.coro.cr_frame is None), "the finisher to end")

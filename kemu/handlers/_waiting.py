@@ -98,8 +98,7 @@ class _Deadlines:
         self._heap: list[tuple[float, int, _Expiry]] = []
         self._order = itertools.count()
         self.live = 0
-        self._sleep: trio.CancelScope | None = None
-        self._task_started = False
+        self._sleep: trio.CancelScope | None = None  # the task's, while it sleeps
 
     def add(self, deadline: float, expiry: _Expiry) -> None:
         heap = self._heap
@@ -108,13 +107,10 @@ class _Deadlines:
         if len(heap) > 2 * self.live + 64:
             self._heap = heap = [entry for entry in heap if not entry[2].settled]
             heapq.heapify(heap)
-        if not self._task_started:
-            self._task_started = True
-            trio.lowlevel.spawn_system_task(self._run, name="kemu fetch deadlines")
-        elif self._sleep is not None and deadline < self._sleep.deadline:
+        if self._sleep is not None and deadline < self._sleep.deadline:
             self._sleep.deadline = deadline
 
-    async def _run(self) -> None:
+    async def run(self) -> None:
         while True:
             with trio.CancelScope() as sleep:
                 self._sleep = sleep
@@ -144,4 +140,5 @@ def _deadlines() -> _Deadlines:
     except LookupError:
         deadlines = _Deadlines()
         _RUN_DEADLINES.set(deadlines)
+        trio.lowlevel.spawn_system_task(deadlines.run, name="kemu fetch deadlines")
         return deadlines

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kemu.clock import Clock
+from kemu.log import read_buffers
 from kemu.log.index import CorruptIndexError, OffsetIndex, TimeIndex
 from kemu.wire.records import (
     HEADER_SIZE,
@@ -313,7 +314,7 @@ class LogSegment:
                 return self._from_cache(i, position, size)
         fd = self._fd if self._fd is not None else os.open(self.log_path, os.O_RDONLY)
         try:
-            data = os.pread(fd, size, position)
+            data = read_buffers.pread(fd, size, position)
         finally:
             if fd != self._fd:
                 os.close(fd)
@@ -334,7 +335,7 @@ class LogSegment:
             parts.append(memoryview(chunk)[:remaining])
             remaining -= len(parts[-1])
             index += 1
-        return b"".join(parts)
+        return read_buffers.joined(parts)
 
     def batches_from(self, position: int) -> Iterator[SegmentBatch]:
         """Headers of the batches starting at `position` (which must be a batch boundary), in order."""

@@ -15,6 +15,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 
+from kemu.wire.buffers import is_exported
+
 _SIZE = struct.Struct(">i")
 SIZE_BYTES = _SIZE.size
 CHUNK_BYTES = 65536
@@ -87,7 +89,7 @@ class FrameBuffer:
 
     def _make_room(self, needed: int) -> None:
         unread = self._end - self._start
-        if len(self._buffer) >= needed and not _exported(self._buffer):
+        if len(self._buffer) >= needed and not is_exported(self._buffer):
             # No frame handed out before is still alive: rewind in place.
             self._buffer[:unread] = self._buffer[self._start:self._end]
         else:
@@ -109,12 +111,3 @@ def frame_buffers(payload: Sequence[Buffer]) -> list[Buffer]:
     """A response in pieces (kemu.wire.codec.Encoded), with its size prefix in front."""
     return [_SIZE.pack(sum(len(part) for part in payload)), *payload]
 
-
-def _exported(buffer: bytearray) -> bool:
-    """Whether a view of `buffer` is alive: a bytearray refuses to resize while one is."""
-    try:
-        buffer.append(0)
-    except BufferError:
-        return True
-    del buffer[-1]
-    return False

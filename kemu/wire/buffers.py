@@ -35,6 +35,16 @@ def spliced_parts(encoded: bytes, spliced: list[tuple[int, Buffer]]) -> list[Buf
     return out
 
 
+def is_exported(buffer: bytearray) -> bool:
+    """Whether a view of `buffer` is alive: a bytearray refuses to resize while one is."""
+    try:
+        buffer.append(0)
+    except BufferError:
+        return True
+    del buffer[-1]
+    return False
+
+
 def encode_uvarint(value: int) -> bytes:
     """Unsigned LEB128; ValueError for a negative value (construct's classes raise it as KafkaEncodeError)."""
     if value < 0:

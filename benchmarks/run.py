@@ -55,6 +55,11 @@ SHORT_NAMES = {"kemu": "kemu", "tansu": "Tansu", "mock": "mock"}
 THROUGHPUT_APIS = {0: "Produce", 1: "Fetch", 3: "Metadata"}
 KIB = 1024
 MIB = 1024 * 1024
+# CPU over each phase's timed window, in cores: whether the broker or the client (this process: the client
+# library's threads and the Python thread driving them) was the one short of a core.
+BROKER_CORES = "broker CPU, cores"
+CLIENT_CORES = "client CPU, cores (confluent-kafka and its Python thread)"
+PHASE_UNITS = ("msgs/s", "MB/s", BROKER_CORES, CLIENT_CORES)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -135,8 +140,7 @@ def workload_metrics(workload: Workload) -> dict[str, str]:
     where = f"{size_label(workload.record_size)} × {workload.records:,}, " \
             f"{workload.partitions} partition{'s' if workload.partitions > 1 else ''}" \
             f"{', idempotent' if workload.idempotent else ''}"
-    return {phase_unit: f"{phase_unit.split()[0]} {where}, {phase_unit.split()[1]}"
-            for phase_unit in ("produce msgs/s", "produce MB/s", "consume msgs/s", "consume MB/s")}
+    return {f"{phase} {unit}": f"{phase} {where}, {unit}" for phase in ("produce", "consume") for unit in PHASE_UNITS}
 
 
 def missing_apis(broker: RunningBroker, wanted: dict[int, str]) -> list[str]:
@@ -147,8 +151,10 @@ def missing_apis(broker: RunningBroker, wanted: dict[int, str]) -> list[str]:
 def phase_cells(result: PhaseResult, phase: str) -> dict[str, Cell]:
     if result.failure is not None:
         cell = Cell.failed(f"{phase}: {result.failure}")
-        return {f"{phase} msgs/s": cell, f"{phase} MB/s": cell}
-    return {f"{phase} msgs/s": Cell(result.msgs_per_s), f"{phase} MB/s": Cell(result.mb_per_s)}
+        return {f"{phase} {unit}": cell for unit in PHASE_UNITS}
+    return {f"{phase} msgs/s": Cell(result.msgs_per_s), f"{phase} MB/s": Cell(result.mb_per_s),
+            f"{phase} {BROKER_CORES}": Cell(result.cores("broker")),
+            f"{phase} {CLIENT_CORES}": Cell(result.cores("client"))}
 
 
 def measure_throughput(definition: BrokerDefinition, args: argparse.Namespace, workloads: list[Workload],
@@ -254,7 +260,8 @@ def run_repeats(broker: RunningBroker, workload: Workload, values: list[bytes],
         except BrokerError as error:
             failed = PhaseResult.failed(this, first_line(error))
             return failed, failed
-        result = run_workload(broker.bootstrap, this, values, args.timeout, int(args.round_mib * MIB))
+        result = run_workload(broker.bootstrap, this, values, args.timeout, int(args.round_mib * MIB),
+                              broker_cpu=broker.on_cpu_seconds)
         produced.append(result[0])
         consumed.append(result[1])
         progress(f"[{broker.definition.label}]   {repeat}/{args.repeats}: produce {describe(result[0])}; "
@@ -267,7 +274,11 @@ def run_repeats(broker: RunningBroker, workload: Workload, values: list[bytes],
 def describe(result: PhaseResult) -> str:
     if result.failure is not None:
         return f"FAILED ({result.failure})"
-    return f"{result.msgs_per_s:,.0f} msgs/s, {result.mb_per_s:.1f} MB/s"
+    cores = ""
+    if result.cpu is not None:
+        cores = f" (cores: broker {result.cores('broker'):.2f}, client {result.cores('client'):.2f}, " \
+                f"its Python thread {result.cores('thread'):.2f})"
+    return f"{result.msgs_per_s:,.0f} msgs/s, {result.mb_per_s:.1f} MB/s{cores}"
 
 
 def first_line(error: BaseException) -> str:
@@ -477,6 +488,13 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
             "phase's rate is its records over the sum of its rounds' times.",
             f"Each workload runs {args.repeats} time(s), each on a new topic (all kept to the end); a rate is "
             "the median run's.",
+            "CPU, cores: CPU time over the phase's timed windows (the median run's), from the schedstat of "
+            "every thread of the broker's process and from the benchmark's own process for the client "
+            "(confluent-kafka's threads and the Python thread driving them; the progress lines give that "
+            "thread alone). The "
+            "ratio is kemu's CPU over the peer's: above 1, kemu used more. A phase whose client is near a "
+            "core per thread it can keep busy while the broker has cores to spare is the client's ceiling, "
+            "not the broker's.",
             "Checks: every record acknowledged at offsets 0..n-1 of its partition; every record read back "
             "exactly once, on its partition, with its size and content. A failed check shows FAILED.",
             "RSS is VmRSS from /proc/<pid>/status of the broker process. For the mock cluster it is the "

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
@@ -43,12 +44,42 @@ class Workload:
         return whole + (1 if partition < extra else 0)
 
 
+@dataclass
+class CpuMeter:
+    """CPU used inside a phase's timed windows, summed over its rounds: the broker's process (from
+    `broker_seconds`, which reads its /proc stat), this whole process (the client library's threads and the
+    Python thread driving it), and the Python thread alone. Which side had a core to spare is what tells a
+    broker that kept the client waiting from a client that could not go faster."""
+
+    broker_seconds: Callable[[], float] | None = None
+    broker: float = 0.0
+    client: float = 0.0
+    thread: float = 0.0
+    _at: tuple[float, float, float] = field(default=(0.0, 0.0, 0.0), repr=False)
+
+    def start(self) -> None:
+        self._at = (self.broker_seconds() if self.broker_seconds else 0.0, time.process_time(), time.thread_time())
+
+    def stop(self) -> None:
+        broker, client, thread = self._at
+        self.broker += (self.broker_seconds() if self.broker_seconds else 0.0) - broker
+        self.client += time.process_time() - client
+        self.thread += time.thread_time() - thread
+
+
 @dataclass(frozen=True)
 class PhaseResult:
     records: int
     payload_bytes: int
     seconds: float | None = None
     failure: str | None = None
+    cpu: CpuMeter | None = None  # None when not measured
+
+    def cores(self, which: str) -> float | None:
+        """The `broker`, `client` or `thread` CPU over the phase's time, in cores."""
+        if self.failure or not self.seconds or self.cpu is None:
+            return None
+        return float(getattr(self.cpu, which)) / self.seconds
 
     @property
     def msgs_per_s(self) -> float | None:
@@ -162,7 +193,7 @@ def rounds(workload: Workload, round_bytes: int) -> list[tuple[int, int]]:
 
 
 def run_workload(bootstrap: str, workload: Workload, values: list[bytes], timeout: float,
-                 round_bytes: int) -> tuple[PhaseResult, PhaseResult]:
+                 round_bytes: int, broker_cpu: Callable[[], float] | None = None) -> tuple[PhaseResult, PhaseResult]:
     """Produce then consume, alternating in rounds; returns (produce, consume), each checked.
 
     The rounds exist for the librdkafka mock cluster, which keeps only the newest 5 MiB of each
@@ -182,30 +213,32 @@ def run_workload(bootstrap: str, workload: Workload, values: list[bytes], timeou
     tally = _DeliveryTally(workload.partitions)
     batches: list[list[Message]] = []
     produce_seconds = consume_seconds = 0.0
+    produce_cpu, consume_cpu = CpuMeter(broker_cpu), CpuMeter(broker_cpu)
     for number, (start, end) in enumerate(rounds(workload, round_bytes), 1):
         try:
-            produce_seconds += _produce_round(producer, workload, values, start, end, tally, deadline)
+            produce_seconds += _produce_round(producer, workload, values, start, end, tally, deadline, produce_cpu)
         except PhaseFailed as failure:
             return (PhaseResult.failed(workload, f"round {number}: {failure}"),
                     PhaseResult.failed(workload, "not run: produce failed"))
         try:
-            consume_seconds += _consume_round(bootstrap, workload, start, end, batches, deadline)
+            consume_seconds += _consume_round(bootstrap, workload, start, end, batches, deadline, consume_cpu)
         except PhaseFailed as failure:
             return (PhaseResult.failed(workload, f"stopped in round {number}: the consume failed"),
                     PhaseResult.failed(workload, f"round {number}: {failure}"))
     payload = workload.records * workload.record_size
     problem = tally.problem(workload)
     produced = PhaseResult.failed(workload, problem) if problem else \
-        PhaseResult(workload.records, payload, produce_seconds)
+        PhaseResult(workload.records, payload, produce_seconds, cpu=produce_cpu)
     problem = check_read_back(workload, batches)
     consumed = PhaseResult.failed(workload, problem) if problem else \
-        PhaseResult(workload.records, payload, consume_seconds)
+        PhaseResult(workload.records, payload, consume_seconds, cpu=consume_cpu)
     return produced, consumed
 
 
 def _produce_round(producer: Producer, workload: Workload, values: list[bytes], start: int, end: int,
-                   tally: _DeliveryTally, deadline: float) -> float:
+                   tally: _DeliveryTally, deadline: float, cpu: CpuMeter) -> float:
     topic, partitions = workload.topic, workload.partitions
+    cpu.start()
     started = time.perf_counter()
     for index in range(start, end):
         while True:
@@ -218,6 +251,7 @@ def _produce_round(producer: Producer, workload: Workload, values: list[bytes], 
             producer.poll(0)
     unsent = producer.flush(max(0.0, deadline - time.perf_counter()))
     seconds = time.perf_counter() - started
+    cpu.stop()
     if unsent:
         raise PhaseFailed(f"{unsent} records still unacknowledged at the deadline")
     if tally.errors:
@@ -245,7 +279,7 @@ def consumer_config(bootstrap: str, **extra: Any) -> dict[str, Any]:
 
 
 def _consume_round(bootstrap: str, workload: Workload, start: int, end: int, batches: list[list[Message]],
-                   deadline: float) -> float:
+                   deadline: float, cpu: CpuMeter) -> float:
     """Read records [start, end) with a fresh consumer assigned at the round's first offsets.
 
     A fresh consumer per round, rather than one paused between rounds, keeps its background fetcher
@@ -262,6 +296,7 @@ def _consume_round(bootstrap: str, workload: Workload, start: int, end: int, bat
         # Tansu). That is set-up, as connecting is: it is done before the clock starts, so a broker's first
         # consume round measures reading, as the others do.
         _wait_for_coordinator(consumer, workload, setup_timeout)
+        cpu.start()
         started = time.perf_counter()
         consumer.assign([TopicPartition(workload.topic, p, before.records_on(p))
                          for p in range(workload.partitions)])
@@ -276,6 +311,7 @@ def _consume_round(bootstrap: str, workload: Workload, start: int, end: int, bat
             batches.append(good)
             received += len(good)
         seconds = time.perf_counter() - started
+        cpu.stop()
     finally:
         consumer.close()
     if received < wanted:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.brokers import runqueue_wait_seconds
+from benchmarks.brokers import on_cpu_seconds, runqueue_wait_seconds
 from benchmarks.latency import RECORD_SIZE as LATENCY_RECORD_SIZE
 from benchmarks.latency import check_received, parse_value, value_for
 from benchmarks.profiling import format_top, top_entries
@@ -153,7 +153,7 @@ def test_profile_top_entries_rank_self_time_and_count_a_function_once_per_stack(
     assert "| 80.0 | 80.0 | `work (b.py)` |" in format_top("t", collapsed)
 
 
-def test_runqueue_wait_sums_the_second_schedstat_field_of_every_live_thread(tmp_path: Path) -> None:
+def test_runqueue_wait_and_time_on_cpu_sum_their_schedstat_field_over_every_live_thread(tmp_path: Path) -> None:
     # schedstat: time on the CPU, time runnable but waiting for one, timeslices run (nanoseconds, count)
     tasks = tmp_path / "42" / "task"
     for tid, line in (("42", "900000000 250000000 17\n"), ("43", "5 1500000000 2\n")):
@@ -161,6 +161,7 @@ def test_runqueue_wait_sums_the_second_schedstat_field_of_every_live_thread(tmp_
         (tasks / tid / "schedstat").write_text(line, encoding="ascii")
     (tasks / "44").mkdir()  # a thread that exited between the listing and the read
     assert runqueue_wait_seconds(42, proc=tmp_path) == pytest.approx(1.75)
+    assert on_cpu_seconds(42, proc=tmp_path) == pytest.approx(0.900000005)
 
 
 def test_a_producer_waits_until_its_next_send_or_its_end_and_never_a_negative_time() -> None:
@@ -170,3 +171,19 @@ def test_a_producer_waits_until_its_next_send_or_its_end_and_never_a_negative_ti
     assert poll_timeout(now=29.99, next_send=30.015, end=30.0) == pytest.approx(0.01)
     # The run ended between the loop's check and `now`: confluent-kafka waits forever on a negative timeout.
     assert poll_timeout(now=30.001, next_send=30.02, end=30.0) == 0.0
+
+
+def test_each_phase_has_its_cpu_rows_and_a_failure_fills_them_all() -> None:
+    from benchmarks.run import BROKER_CORES, CLIENT_CORES, phase_cells
+    from benchmarks.throughput import CpuMeter
+
+    names = workload_metrics(Workload(100, 7, 1))
+    assert names[f"consume {BROKER_CORES}"] == "consume 100 B × 7, 1 partition, broker CPU, cores"
+    assert len(names) == 8
+    measured = PhaseResult(10, 1000, 2.0, cpu=CpuMeter(broker=0.5, client=3.0, thread=1.5))
+    cells = phase_cells(measured, "produce")
+    assert (cells[f"produce {BROKER_CORES}"].value, cells[f"produce {CLIENT_CORES}"].value) == (0.25, 1.5)
+    assert set(cells) == {key for key in names if key.startswith("produce ")}
+    failed = phase_cells(PhaseResult(10, 1000, None, "read 9 of 10"), "consume")
+    assert set(failed) == {key for key in names if key.startswith("consume ")}
+    assert all(cell.failure == "consume: read 9 of 10" for cell in failed.values())

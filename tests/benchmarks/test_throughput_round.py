@@ -43,3 +43,27 @@ def test_no_coordinator_fails_the_round_and_says_why() -> None:
 
     with pytest.raises(PhaseFailed, match="no group coordinator before the consume"):
         throughput._wait_for_coordinator(Unanswered(), Workload(100, 1, 1), 0.1)  # type: ignore[arg-type]
+
+
+def test_each_phase_counts_the_cpu_of_its_timed_windows_only(kemu_broker: Broker) -> None:
+    # The broker's CPU is read at the start and end of every timed window: a reading that grows by 0.25 s
+    # per read gives each phase 0.25 s per round, whatever happens between the windows.
+    workload = Workload(record_size=100, records=300, partitions=3)
+    kemu_broker.create_topic(workload.topic, workload.partitions)
+    reads: list[float] = []
+
+    def broker_cpu() -> float:
+        reads.append(0.25)
+        return sum(reads)
+
+    produced, consumed = run_workload(kemu_broker.bootstrap_servers, workload, record_values(workload), 1e6, 5_000,
+                                      broker_cpu=broker_cpu)
+    rounds = len(throughput.rounds(workload, 5_000))
+    assert len(reads) == 4 * rounds  # a start and a stop per phase per round
+    for phase in (produced, consumed):
+        assert phase.cpu is not None and phase.seconds is not None
+        assert phase.cpu.broker == pytest.approx(0.25 * rounds)
+        assert phase.cores("broker") == pytest.approx(0.25 * rounds / phase.seconds)
+        # This process did the client's work inside the windows: its Python thread is part of it.
+        assert 0 < phase.cpu.thread <= phase.cpu.client
+    assert throughput.PhaseResult(1, 1, 1.0, "failed", phase.cpu).cores("broker") is None

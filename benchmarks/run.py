@@ -491,10 +491,9 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
             "CPU, cores: CPU time over the phase's timed windows (the median run's), from the schedstat of "
             "every thread of the broker's process and from the benchmark's own process for the client "
             "(confluent-kafka's threads and the Python thread driving them; the progress lines give that "
-            "thread alone). The "
-            "ratio is kemu's CPU over the peer's: above 1, kemu used more. A phase whose client is near a "
-            "core per thread it can keep busy while the broker has cores to spare is the client's ceiling, "
-            "not the broker's.",
+            "thread alone). The ratio is kemu's CPU over the peer's: above 1, kemu used more. A phase whose "
+            "client is near a core per thread it can keep busy while the broker has cores to spare is the "
+            "client's ceiling, not the broker's.",
             "Checks: every record acknowledged at offsets 0..n-1 of its partition; every record read back "
             "exactly once, on its partition, with its size and content. A failed check shows FAILED.",
             "RSS is VmRSS from /proc/<pid>/status of the broker process. For the mock cluster it is the "

@@ -15,7 +15,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
@@ -44,25 +44,29 @@ class Workload:
         return whole + (1 if partition < extra else 0)
 
 
+def _unmeasured() -> float:
+    return 0.0
+
+
 @dataclass
 class CpuMeter:
-    """CPU used inside a phase's timed windows, summed over its rounds: the broker's process (from
-    `broker_seconds`, which reads its /proc stat), this whole process (the client library's threads and the
-    Python thread driving it), and the Python thread alone. Which side had a core to spare is what tells a
+    """CPU used inside a phase's timed windows, summed over its rounds: the broker's process (what
+    `broker_seconds` reads: its threads' time on a CPU), this whole process (the client library's threads and
+    the Python thread driving it), and the Python thread alone. Which side had a core to spare is what tells a
     broker that kept the client waiting from a client that could not go faster."""
 
-    broker_seconds: Callable[[], float] | None = None
+    broker_seconds: Callable[[], float] = _unmeasured
     broker: float = 0.0
     client: float = 0.0
     thread: float = 0.0
     _at: tuple[float, float, float] = field(default=(0.0, 0.0, 0.0), repr=False)
 
     def start(self) -> None:
-        self._at = (self.broker_seconds() if self.broker_seconds else 0.0, time.process_time(), time.thread_time())
+        self._at = (self.broker_seconds(), time.process_time(), time.thread_time())
 
     def stop(self) -> None:
         broker, client, thread = self._at
-        self.broker += (self.broker_seconds() if self.broker_seconds else 0.0) - broker
+        self.broker += self.broker_seconds() - broker
         self.client += time.process_time() - client
         self.thread += time.thread_time() - thread
 
@@ -75,7 +79,7 @@ class PhaseResult:
     failure: str | None = None
     cpu: CpuMeter | None = None  # None when not measured
 
-    def cores(self, which: str) -> float | None:
+    def cores(self, which: Literal["broker", "client", "thread"]) -> float | None:
         """The `broker`, `client` or `thread` CPU over the phase's time, in cores."""
         if self.failure or not self.seconds or self.cpu is None:
             return None
@@ -193,7 +197,7 @@ def rounds(workload: Workload, round_bytes: int) -> list[tuple[int, int]]:
 
 
 def run_workload(bootstrap: str, workload: Workload, values: list[bytes], timeout: float,
-                 round_bytes: int, broker_cpu: Callable[[], float] | None = None) -> tuple[PhaseResult, PhaseResult]:
+                 round_bytes: int, broker_cpu: Callable[[], float] = _unmeasured) -> tuple[PhaseResult, PhaseResult]:
     """Produce then consume, alternating in rounds; returns (produce, consume), each checked.
 
     The rounds exist for the librdkafka mock cluster, which keeps only the newest 5 MiB of each

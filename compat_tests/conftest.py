@@ -9,6 +9,7 @@ import pytest
 
 from compat_tests.external_clients import Kafkajs, Kcat, find_kafkajs, find_kcat
 from compat_tests.kemu_process import KemuServeProcess, running
+from compat_tests.reference.fixtures import reference_kafka, reference_kafka_cluster  # noqa: F401 - fixtures
 
 
 @pytest.fixture(scope="session")

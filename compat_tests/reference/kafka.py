@@ -1,0 +1,324 @@
+"""Apache Kafka itself, started as the reference broker: single-node (or three-node) KRaft, broker and
+controller in each process, on free loopback ports, in a folder of its own that is removed at the end.
+
+The jars are the `kafka-4.3` set of compat_tests/maven (compat_tests/jars.py resolves it); `java` is the one on
+PATH, or `$KEMU_REFERENCE_JAVA`. Each node gets a `server.properties` written here from the settings a
+development single-node Kafka is run with: Kafka's shipped KRaft `server.properties` (internal topics with one
+replica, no initial rebalance delay), plus `REFERENCE_SETTINGS` below and the caller's overrides. The storage is
+formatted with a fresh cluster id; the broker is ready when every node answers ApiVersions and Metadata lists
+all of them.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from kemu.wire import codec
+
+KAFKA_JAR_SET = "kafka-4.3"
+JAVA_ENV_VAR = "KEMU_REFERENCE_JAVA"
+START_TIMEOUT_S = 90.0
+STOP_TIMEOUT_S = 30.0
+FORMAT_TIMEOUT_S = 60.0
+HOST = "127.0.0.1"
+METADATA_KEY, METADATA_VERSION = 3, 12
+API_VERSIONS_KEY = 18
+
+# Kafka's shipped config/server.properties for a KRaft node, as far as it differs from the broker's defaults
+# (and what a one-node cluster cannot do without: internal topics with one replica).
+SHIPPED_SETTINGS: dict[str, str] = {
+    "num.partitions": "1",
+    "offsets.topic.replication.factor": "1",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
+    "group.initial.rebalance.delay.ms": "0",
+}
+# What the reference needs beyond that to share a 2-core machine with the tests: few threads.
+REFERENCE_SETTINGS: dict[str, str] = {
+    "num.network.threads": "2",
+    "num.io.threads": "2",
+    "num.recovery.threads.per.data.dir": "1",
+    "background.threads": "2",
+    "log.cleaner.threads": "1",
+}
+# A small heap, the serial collector and C1 alone: a test broker that starts in ~2 s and holds ~350 MB.
+QUICK_JVM_OPTIONS = ("-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                     "-XX:MaxMetaspaceSize=256m", "-Djava.awt.headless=true")
+LOG4J2 = """\
+status = warn
+appender.file.type = File
+appender.file.name = FILE
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = {level}
+rootLogger.appenderRef.file.ref = FILE
+logger.kafka.name = kafka
+logger.kafka.level = {level}
+logger.kafka.additivity = false
+logger.kafka.appenderRef.file.ref = FILE
+"""
+
+
+class ReferenceKafkaError(RuntimeError):
+    """The reference Kafka did not format, start or stop; the message carries the tail of its log."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def random_cluster_id() -> str:
+    """A cluster id as Kafka's `Uuid.randomUuid().toString()` makes one: 16 random bytes, URL-safe base64,
+    unpadded, never starting with '-' (Kafka draws again when it would)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode("ascii")
+        if not text.startswith("-"):
+            return text
+
+
+def find_java() -> str | None:
+    configured = os.environ.get(JAVA_ENV_VAR)
+    return configured if configured else shutil.which("java")
+
+
+@dataclass
+class Node:
+    node_id: int
+    port: int
+    controller_port: int
+    directory: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def log(self) -> Path:
+        return self.directory / "kafka.log"
+
+    @property
+    def properties(self) -> Path:
+        return self.directory / "server.properties"
+
+    def log_tail(self, lines: int = 60) -> str:
+        texts = []
+        for path in (self.log, self.directory / "stdout.log"):
+            if path.is_file():
+                texts.append(f"--- {path} ---\n" + "\n".join(path.read_text(errors="replace").splitlines()[-lines:]))
+        return "\n".join(texts)
+
+
+@dataclass
+class ReferenceKafka:
+    """A KRaft cluster of `nodes` Kafka processes (1 or 3); `with ReferenceKafka(...) as kafka:` or start/stop.
+
+    `bootstrap` is `127.0.0.1:PORT` of the first node. `settings` override the generated server.properties on
+    every node; `jvm_options` replace the quick-start ones (a benchmark wants C2 and a bigger heap)."""
+
+    classpath: str
+    java: str = "java"
+    nodes: int = 1
+    settings: Mapping[str, str] = field(default_factory=dict)
+    jvm_options: Sequence[str] = QUICK_JVM_OPTIONS
+    work_dir: Path | None = None
+    log_level: str = "INFO"
+    cluster_id: str = field(default_factory=random_cluster_id)
+    _nodes: list[Node] = field(default_factory=list, init=False)
+    _owned_dir: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        if self.nodes not in (1, 3):
+            raise ValueError("a reference Kafka has 1 or 3 nodes")
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{HOST}:{self._require_nodes()[0].port}"
+
+    @property
+    def addresses(self) -> list[tuple[str, int]]:
+        return [(HOST, node.port) for node in self._require_nodes()]
+
+    @property
+    def node_ids(self) -> list[int]:
+        return [node.node_id for node in self._require_nodes()]
+
+    def pids(self) -> list[int]:
+        return [node.process.pid for node in self._nodes if node.process is not None]
+
+    def __enter__(self) -> ReferenceKafka:
+        self.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.stop()
+
+    # --- set-up -------------------------------------------------------------------------------------------
+
+    def server_properties(self, node: Node) -> dict[str, str]:
+        voters = ",".join(f"{other.node_id}@{HOST}:{other.controller_port}" for other in self._nodes)
+        replicas = "1" if self.nodes == 1 else "3"
+        return {
+            "process.roles": "broker,controller",
+            "node.id": str(node.node_id),
+            "controller.quorum.voters": voters,
+            "listeners": f"PLAINTEXT://{HOST}:{node.port},CONTROLLER://{HOST}:{node.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://{HOST}:{node.port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "log.dirs": str(node.directory / "data"),
+            **SHIPPED_SETTINGS,
+            "offsets.topic.replication.factor": replicas,
+            "transaction.state.log.replication.factor": replicas,
+            "share.coordinator.state.topic.replication.factor": replicas,
+            **REFERENCE_SETTINGS,
+            **self.settings,
+        }
+
+    def _layout(self) -> None:
+        if self.work_dir is None:
+            self.work_dir = Path(tempfile.mkdtemp(prefix="kemu-reference-kafka-"))
+            self._owned_dir = True
+        self._nodes = [Node(node_id=index + 1, port=free_port(), controller_port=free_port(),
+                            directory=self.work_dir / f"node-{index + 1}") for index in range(self.nodes)]
+        for node in self._nodes:
+            node.directory.mkdir(parents=True, exist_ok=True)
+            properties = self.server_properties(node)
+            node.properties.write_text("".join(f"{key}={value}\n" for key, value in properties.items()))
+            (node.directory / "log4j2.properties").write_text(LOG4J2.format(log=node.log, level=self.log_level))
+
+    def _java(self, node: Node, main: str, *args: str, options: Sequence[str]) -> list[str]:
+        return [self.java, *options, f"-Dlog4j2.configurationFile={node.directory / 'log4j2.properties'}",
+                "-cp", self.classpath, main, *args]
+
+    def _format(self, node: Node) -> None:
+        argv = self._java(node, "kafka.tools.StorageTool", "format", "--cluster-id", self.cluster_id,
+                          "--config", str(node.properties), "--ignore-formatted",
+                          options=("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m"))
+        completed = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                   timeout=FORMAT_TIMEOUT_S, check=False)
+        if completed.returncode != 0:
+            raise ReferenceKafkaError(f"formatting node {node.node_id} failed ({completed.returncode}):\n"
+                                      f"{completed.stdout}\n{completed.stderr}")
+
+    # --- life ---------------------------------------------------------------------------------------------
+
+    def start(self, timeout: float = START_TIMEOUT_S) -> None:
+        if any(node.process is not None for node in self._nodes):
+            raise RuntimeError("the reference Kafka is already running")
+        self._layout()
+        for node in self._nodes:
+            self._format(node)
+        for node in self._nodes:
+            stdout = (node.directory / "stdout.log").open("wb")
+            node.process = subprocess.Popen(self._java(node, "kafka.Kafka", str(node.properties),
+                                                       options=self.jvm_options),
+                                            stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+            stdout.close()
+        try:
+            self.wait_ready(timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def wait_ready(self, timeout: float = START_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout
+        pending = list(self._nodes)
+        last_error = ""
+        while pending:
+            node = pending[0]
+            assert node.process is not None
+            if node.process.poll() is not None:
+                raise ReferenceKafkaError(f"Kafka node {node.node_id} exited with {node.process.returncode}\n"
+                                          + node.log_tail())
+            try:
+                brokers = metadata_brokers((HOST, node.port))
+                if len(brokers) == self.nodes:
+                    pending.pop(0)
+                    continue
+                last_error = f"Metadata lists brokers {sorted(brokers)}"
+            except (OSError, ValueError, codec.DecodeError) as exc:
+                last_error = f"{type(exc).__name__}: {exc}"
+            if time.monotonic() > deadline:
+                raise ReferenceKafkaError(f"Kafka node {node.node_id} not ready after {timeout:.0f}s "
+                                          f"({last_error})\n" + node.log_tail())
+            time.sleep(0.1)
+
+    def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
+        """SIGTERM every node (Kafka's controlled shutdown), SIGKILL those that outlive `timeout`, and remove
+        the folder this made."""
+        for node in self._nodes:
+            if node.process is not None and node.process.poll() is None:
+                node.process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for node in self._nodes:
+            if node.process is None:
+                continue
+            try:
+                node.process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(node.process.pid, signal.SIGKILL)
+                node.process.wait()
+            node.process = None
+        if self._owned_dir and self.work_dir is not None:
+            shutil.rmtree(self.work_dir, ignore_errors=True)
+            self.work_dir = None
+            self._owned_dir = False
+
+    def is_running(self) -> bool:
+        return bool(self._nodes) and all(node.process is not None and node.process.poll() is None
+                                         for node in self._nodes)
+
+    def log_tail(self, lines: int = 60) -> str:
+        return "\n".join(node.log_tail(lines) for node in self._nodes)
+
+    def _require_nodes(self) -> list[Node]:
+        if not self._nodes:
+            raise RuntimeError("the reference Kafka was never started")
+        return self._nodes
+
+
+def _exchange(address: tuple[str, int], api_key: int, version: int, body: dict[str, Any],
+              timeout: float = 5.0) -> dict[str, Any]:
+    request = codec.encode_request(api_key, version, 1, body, client_id="kemu-reference")
+    with socket.create_connection(address, timeout=timeout) as sock:
+        sock.sendall(struct.pack(">i", len(request)) + request)
+        size = struct.unpack(">i", _recv_exactly(sock, 4))[0]
+        frame = _recv_exactly(sock, size)
+    return codec.decode_response(api_key, version, frame)[1]
+
+
+def _recv_exactly(sock: socket.socket, size: int) -> bytes:
+    data = bytearray()
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise ConnectionError(f"connection closed after {len(data)} of {size} bytes")
+        data += chunk
+    return bytes(data)
+
+
+def metadata_brokers(address: tuple[str, int]) -> set[int]:
+    """The node ids a Metadata request (no topics) lists: a node is ready once it knows its whole cluster."""
+    answer = _exchange(address, METADATA_KEY, METADATA_VERSION,
+                       {"topics": [], "allow_auto_topic_creation": False,
+                        "include_topic_authorized_operations": False})
+    return {broker["node_id"] for broker in answer["brokers"]}

@@ -16,7 +16,6 @@ import os
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import tempfile
 import time
@@ -25,9 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
-
 from kemu.wire import codec
+from tests.server.kafka_socket import KafkaSocket
 
 KAFKA_JAR_SET = "kafka-4.3"
 JAVA_ENV_VAR = "KEMU_REFERENCE_JAVA"
@@ -296,29 +294,11 @@ class ReferenceKafka:
         return self._nodes
 
 
-def _exchange(address: tuple[str, int], api_key: int, version: int, body: dict[str, Any],
-              timeout: float = 5.0) -> dict[str, Any]:
-    request = codec.encode_request(api_key, version, 1, body, client_id="kemu-reference")
-    with socket.create_connection(address, timeout=timeout) as sock:
-        sock.sendall(struct.pack(">i", len(request)) + request)
-        size = struct.unpack(">i", _recv_exactly(sock, 4))[0]
-        frame = _recv_exactly(sock, size)
-    return codec.decode_response(api_key, version, frame)[1]
-
-
-def _recv_exactly(sock: socket.socket, size: int) -> bytes:
-    data = bytearray()
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise ConnectionError(f"connection closed after {len(data)} of {size} bytes")
-        data += chunk
-    return bytes(data)
-
-
 def metadata_brokers(address: tuple[str, int]) -> set[int]:
     """The node ids a Metadata request (no topics) lists: a node is ready once it knows its whole cluster."""
-    answer = _exchange(address, METADATA_KEY, METADATA_VERSION,
-                       {"topics": [], "allow_auto_topic_creation": False,
-                        "include_topic_authorized_operations": False})
+    with KafkaSocket(address, client_id="kemu-reference") as connection:
+        connection.sock.settimeout(5.0)
+        answer = connection.request(METADATA_KEY, METADATA_VERSION,
+                                    {"topics": [], "allow_auto_topic_creation": False,
+                                     "include_topic_authorized_operations": False})
     return {broker["node_id"] for broker in answer["brokers"]}

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+
 from kemu.wire import codec
 from tests.server.kafka_socket import KafkaSocket
 

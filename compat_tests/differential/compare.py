@@ -7,7 +7,7 @@ and fails on any difference that no entry of known_differences.json explains; it
 for exactly this scenario (no wildcard in its `scenario`) that no longer matches anything, so the file cannot
 keep a difference that was fixed.
 
-An entry of known_differences.json: `scenario` and `path` (shell-style patterns, `*` crossing `/`), an
+known_differences.json keeps its entries in one section per area (`sections.NAME.differences`). An entry: `scenario` and `path` (shell-style patterns, `*` crossing `/`), an
 optional `kafka` and/or `kemu` (the value that side must have for the entry to apply), and `reason`.
 """
 
@@ -59,7 +59,7 @@ class KnownDifference:
 def load_known(path: Path = KNOWN_DIFFERENCES) -> tuple[KnownDifference, ...]:
     document = json.loads(path.read_text(encoding="utf-8"))
     entries = []
-    for entry in document["differences"]:
+    for entry in (entry for section in document["sections"].values() for entry in section["differences"]):
         unknown = set(entry) - {"scenario", "path", "reason", "kafka", "kemu"}
         if unknown or not entry.get("reason"):
             raise ValueError(f"{path}: entry {entry} has unknown keys {sorted(unknown)} or no reason")

@@ -7,14 +7,16 @@ and fails on any difference that no entry of known_differences.json explains; it
 for exactly this scenario (no wildcard in its `scenario`) that no longer matches anything, so the file cannot
 keep a difference that was fixed.
 
-known_differences.json keeps its entries in one section per area (`sections.NAME.differences`). An entry: `scenario` and `path` (shell-style patterns, `*` crossing `/`), an
-optional `kafka` and/or `kemu` (the value that side must have for the entry to apply), and `reason`.
+known_differences.json keeps its entries in one section per area (`sections.NAME.differences`). An entry:
+`scenario` and `path` (shell-style patterns, `*` crossing `/`), an optional `kafka` and/or `kemu` (the value
+that side must have for the entry to apply), and `reason`.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -109,12 +111,15 @@ class Verdict:
         return "\n".join(lines)
 
 
-def judge(scenario: str, kafka: Any, kemu: Any,
-          entries: tuple[KnownDifference, ...] | None = None, *, normalised: bool = False) -> Verdict:
-    """Normalise (unless already done) and compare; sort each difference into explained or not."""
+def judge(scenario: str, kafka: Any, kemu: Any, entries: tuple[KnownDifference, ...] | None = None, *,
+          normalised: bool = False, varying: Mapping[str, str] | None = None) -> Verdict:
+    """Normalise (unless already done) and compare; sort each difference into explained or not.
+
+    `varying` names more fields whose values may differ, for this scenario only ({field name: kind}); a test
+    passing it says why in a comment."""
     entries = known() if entries is None else entries
     if not normalised:
-        kafka, kemu = Normaliser()(kafka), Normaliser()(kemu)
+        kafka, kemu = Normaliser()(kafka, varying), Normaliser()(kemu, varying)
     explained: list[tuple[Difference, KnownDifference]] = []
     unexplained: list[Difference] = []
     for difference in differences(kafka, kemu):
@@ -129,9 +134,10 @@ def judge(scenario: str, kafka: Any, kemu: Any,
     return Verdict(scenario, tuple(unexplained), tuple(explained), stale)
 
 
-def check(scenario: str, kafka: Any, kemu: Any, entries: tuple[KnownDifference, ...] | None = None) -> Verdict:
+def check(scenario: str, kafka: Any, kemu: Any, entries: tuple[KnownDifference, ...] | None = None, *,
+          varying: Mapping[str, str] | None = None) -> Verdict:
     """judge(), failing the test on an unexplained difference or a stale entry of this scenario."""
-    verdict = judge(scenario, kafka, kemu, entries)
+    verdict = judge(scenario, kafka, kemu, entries, varying=varying)
     if verdict.unexplained or verdict.stale:
         raise AssertionError(verdict.report())
     return verdict

@@ -47,3 +47,9 @@ def test_normalisation_keeps_identity_of_varying_values() -> None:
     assert differences(kafka, kemu) == [Difference("again/producer_id", "<producer_id#1>", "<producer_id#2>")]
     assert normalise({"producer_id": -1, "member_id": ""}) == {"producer_id": -1, "member_id": ""}
     assert normalise({"error_code": 3, "offset": 17}) == {"error_code": 3, "offset": 17}
+
+
+def test_a_scenario_may_name_more_varying_fields() -> None:
+    check("s.varying", {"generation_id": 4}, {"generation_id": 9}, entries=(), varying={"generation_id": "gen"})
+    with pytest.raises(AssertionError):
+        check("s.varying", {"generation_id": 4}, {"generation_id": 9}, entries=())

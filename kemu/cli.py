@@ -14,19 +14,36 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
+import signal
 import sys
 from collections.abc import Sequence
+from types import FrameType
+
+from kemu import __version__
+
+
+def port_number(text: str) -> int:
+    """A TCP port, 0 (pick a free one) to 65535: argparse names the flag and the value when it is not."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0-65535)")
+    return port
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kemu", description="A Kafka-wire-compatible broker emulator.")
+    parser.add_argument("--version", action="version", version=f"kemu {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run a broker")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=9092, help="port to listen on; 0 picks a free one")
+    serve.add_argument("--port", type=port_number, default=9092, help="port to listen on; 0 picks a free one")
     serve.add_argument("--advertised-host", default=None,
                        help="host clients are told to connect to (default: the listen address)")
-    serve.add_argument("--advertised-port", type=int, default=None,
+    serve.add_argument("--advertised-port", type=port_number, default=None,
                        help="port clients are told to connect to (default: the bound port), e.g. a mapped one")
     serve.add_argument("--data-dir", default=None,
                        help="where the broker keeps its data (default: a temporary directory removed on exit)")
@@ -42,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
                        help="a Kafka broker setting, as kafka-server-start's --override "
                             "(e.g. group.initial.rebalance.delay.ms=0); may be repeated")
-    serve.add_argument("--control-port", type=int, default=None, metavar="PORT",
+    serve.add_argument("--control-port", type=port_number, default=None, metavar="PORT",
                        help="also serve the control endpoint (HTTP/JSON: clock, faults, inspect, restart, "
                             "topics, records) on the listen host at PORT; 0 picks a free one (default: off)")
     serve.add_argument("--transcript", default=None, metavar="FILE",
@@ -57,12 +74,42 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    # Until Trio's signal receiver takes over, SIGTERM would kill the process with 143, and Ctrl-C end it in a
+    # traceback; either is a stop asked for, which exits 0 as it does once serving.
+    signal.signal(signal.SIGTERM, _terminate_early)
+    try:
+        return _main(argv)
+    except (_Terminated, KeyboardInterrupt):
+        return 0
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # Said by the command's own parser, so the usage shown is `kemu serve`'s, not the top level's.
+        command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command == "serve":
         return serve_command(args)
     if args.command == "inspect":
         return inspect_command(args)
     return 2
+
+
+def command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen: argparse.ArgumentParser = action.choices[command]
+            return chosen
+    return parser
+
+
+class _Terminated(BaseException):
+    """SIGTERM before the broker's own signal handling is in place: a stop asked for, not a failure."""
+
+
+def _terminate_early(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated()
 
 
 def serve_command(args: argparse.Namespace) -> int:
@@ -119,21 +166,57 @@ def _serve_command(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     args.rack = racks
+    refused = _unusable_paths(args)
+    if refused is not None:
+        print(f"kemu: {refused}", file=sys.stderr)
+        return 2
+    from kemu.broker.dir_lock import DataDirLocked
+
     temporary = args.data_dir is None
     data_dir = tempfile.mkdtemp(prefix="kemu-") if temporary else args.data_dir
     try:
         trio.run(_serve, args, data_dir, overrides)
+    except (OSError, DataDirLocked) as failed:
+        print(f"kemu: {failed}", file=sys.stderr)
+        return 1
     except BaseExceptionGroup as failed:
         # e.g. the port is taken: say so in one line, as a server should, rather than with a traceback
-        cannot_listen, rest = failed.split(OSError)
-        if cannot_listen is None or rest is not None:
+        cannot_start, rest = failed.split((OSError, DataDirLocked))
+        if cannot_start is None or rest is not None:
             raise
-        print(f"kemu: {cannot_listen.exceptions[0]}", file=sys.stderr)
+        print(f"kemu: {_first_leaf(cannot_start)}", file=sys.stderr)
         return 1
     finally:
         if temporary:
             shutil.rmtree(data_dir, ignore_errors=True)
     return 0
+
+
+def _unusable_paths(args: argparse.Namespace) -> str | None:
+    """Why --data-dir or --transcript cannot be used, naming the flag and the value; None when both can."""
+    if args.data_dir is not None:
+        if os.path.exists(args.data_dir) and not os.path.isdir(args.data_dir):
+            return f"--data-dir {args.data_dir}: not a directory"
+        try:
+            os.makedirs(args.data_dir, exist_ok=True)
+        except OSError as exc:
+            return f"--data-dir {args.data_dir}: cannot create it ({exc.strerror or exc})"
+        if not os.access(args.data_dir, os.W_OK | os.X_OK):
+            return f"--data-dir {args.data_dir}: not writable"
+    if args.transcript is not None:
+        if os.path.isdir(args.transcript):
+            return f"--transcript {args.transcript}: is a directory"
+        try:
+            with open(args.transcript, "a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            return f"--transcript {args.transcript}: cannot write it ({exc.strerror or exc})"
+    return None
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 async def _serve(args: argparse.Namespace, data_dir: str, overrides: dict[str, str]) -> None:

@@ -14,6 +14,7 @@ from kemu.authorizer.config import build_authorizer
 from kemu.broker.broker_configs import ConfigLayers, DynamicBrokerConfigs, default_listeners, static_values
 from kemu.broker.cluster import Cluster, Node, eligible_leader, leave, rejoin
 from kemu.broker.config import BrokerConfig
+from kemu.broker.dir_lock import DirLock
 from kemu.broker.errors import ApiError
 from kemu.broker.housekeeping import Housekeeping
 from kemu.broker.ids import new_cluster_id
@@ -70,6 +71,7 @@ class Broker:
         # Without a data directory the broker keeps its logs in a temporary one, removed on close().
         self._temporary_dir = None if config.data_dir else tempfile.mkdtemp(prefix="kemu-")
         self.data_dir = Path(config.data_dir or self._temporary_dir or ".")
+        self._dir_lock = DirLock(self.data_dir).acquire()
         self.dynamic_configs = DynamicBrokerConfigs(self.data_dir, config.node_id)
         self.storage = Storage(self.data_dir, clock)
         self.scram_credentials = ScramCredentialStore(self.data_dir)
@@ -291,8 +293,10 @@ class Broker:
         for log in self.storage.log_dir:
             for segment in log.segments:
                 segment.close()
+        self._dir_lock.release()
 
     def close(self) -> None:
         self.storage.close()
+        self._dir_lock.release()
         if self._temporary_dir is not None:
             shutil.rmtree(self._temporary_dir, ignore_errors=True)

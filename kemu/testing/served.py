@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from kemu.broker.dir_lock import DataDirLocked
 from kemu.testing.broker import Broker
 from kemu.testing.options import ServeOptions, bootstrap_servers
 
@@ -53,7 +54,8 @@ class ServedBroker(Broker):
 
 def start_broker(options: ServeOptions,
                  on_failure: Callable[[BaseException], None] | None = None) -> ServedBroker:
-    """The handle for `options`; an OSError (the port is taken) is raised as itself, for a one-line message."""
+    """The handle for `options`; an OSError (the port is taken) or a locked data directory is raised as itself,
+    for a one-line message."""
     try:
         return ServedBroker(config=options.settings, data_dir=options.data_dir, host=options.host,
                             port=options.port, node_id=options.node_id, brokers=options.brokers,
@@ -61,18 +63,18 @@ def start_broker(options: ServeOptions,
                             advertised_port=options.advertised_port, on_failure=on_failure,
                             observe=options.observed)
     except RuntimeError as failed:
-        cannot_listen = _os_error_in(failed.__cause__)
-        if cannot_listen is not None:
-            raise cannot_listen from None
+        cannot_start = _startup_error_in(failed.__cause__)
+        if cannot_start is not None:
+            raise cannot_start from None
         raise
 
 
-def _os_error_in(error: BaseException | None) -> OSError | None:
-    if isinstance(error, OSError):
+def _startup_error_in(error: BaseException | None) -> OSError | DataDirLocked | None:
+    if isinstance(error, (OSError, DataDirLocked)):
         return error
     if isinstance(error, BaseExceptionGroup):
         for inner in error.exceptions:
-            found = _os_error_in(inner)
+            found = _startup_error_in(inner)
             if found is not None:
                 return found
     return None

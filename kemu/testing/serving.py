@@ -29,9 +29,25 @@ from kemu.testing.options import ServeOptions, address, bootstrap_servers, broke
 if TYPE_CHECKING:
     from kemu.testing.served import ServedBroker
 
-__all__ = ["ServeOptions", "serve_until_signalled"]
+__all__ = ["CannotListen", "ServeOptions", "serve_until_signalled"]
 
 log = logging.getLogger("kemu")
+
+
+class CannotListen(OSError):
+    """A listener could not be opened; says which flags named the address, with the OS's reason."""
+
+    def __init__(self, flags: str, error: OSError) -> None:
+        super().__init__(error.errno, error.strerror)
+        self.flags, self.error = flags, error
+
+    def __str__(self) -> str:
+        reason = self.error.strerror or str(self.error)
+        return f"cannot listen on {self.flags}: {reason}"
+
+
+def _broker_flags(options: ServeOptions) -> str:
+    return f"--host {options.host} --port {options.port}"
 
 
 async def serve_until_signalled(options: ServeOptions, *,
@@ -57,7 +73,10 @@ async def _serve_core(options: ServeOptions, on_serving: Callable[[], None] | No
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(_cancel_on_signals, nursery.cancel_scope)
-            await nursery.start(partial(serve, core, options.host, options.port))
+            try:
+                await nursery.start(partial(serve, core, options.host, options.port))
+            except OSError as exc:
+                raise CannotListen(_broker_flags(options), exc) from None
             _log_start(options, core)
             print(f"kemu serving on {bootstrap_servers(core)}", flush=True)
             if on_serving is not None:
@@ -86,14 +105,20 @@ async def _serve_through_handle(options: ServeOptions, on_ready: Callable[[Serve
         await nursery.start(_cancel_on_signals, nursery.cancel_scope)
         # Shielded: a signal during start-up must still find the broker to close.
         with trio.CancelScope(shield=True):
-            broker = await trio.to_thread.run_sync(start_broker, options, on_failure)
+            try:
+                broker = await trio.to_thread.run_sync(start_broker, options, on_failure)
+            except OSError as exc:
+                raise CannotListen(_broker_flags(options), exc) from None
         try:
             _log_start(options, broker.core)
             control: tuple[str, int] | None = None
             if options.control_port is not None:
                 from kemu.testing.control import serve_control  # its HTTP server only loads when asked for
 
-                bound = await nursery.start(serve_control, broker, options.host, options.control_port)
+                try:
+                    bound = await nursery.start(serve_control, broker, options.host, options.control_port)
+                except OSError as exc:
+                    raise CannotListen(f"--host {options.host} --control-port {options.control_port}", exc) from None
                 control = (options.host, bound)
             print(f"kemu serving on {broker.bootstrap_servers}", flush=True)
             if control is not None:

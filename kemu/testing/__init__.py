@@ -32,6 +32,11 @@ __all__ = ["AbortedRead", "Broker", "BrokerCrashed", "BrokerError", "CrashPoint"
            "Inspection", "OffsetGap", "Record", "TestClock", "UncommittedRead", "Violation"]
 
 
+def __dir__() -> list[str]:
+    # The lazy names too, so that completion and dir() find Broker and Fault before their first use.
+    return sorted({*globals(), *__all__})
+
+
 def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:

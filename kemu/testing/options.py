@@ -36,10 +36,20 @@ class ServeOptions(NamedTuple):
         return self.control_port is not None or self.transcript_file
 
 
+# What Kafka's shipped config/server.properties sets for a development broker, where it differs from the
+# broker's own defaults and kemu does not already set it (a one-node broker's internal-topic replication is
+# in the core's static layer): no wait before a new group's first rebalance ("a better out-of-the-box
+# experience for development and testing", as the file says). Every broker the fixtures, `kemu serve` and the
+# image start has it unless a setting says otherwise, as a static setting (DescribeConfigs says
+# STATIC_BROKER_CONFIG, as Kafka does for the file's); the README lists it.
+DEVELOPMENT_SETTINGS: Mapping[str, str] = MappingProxyType({"group.initial.rebalance.delay.ms": "0"})
+
+
 def cluster_settings(settings: Mapping[str, str], brokers: int) -> dict[str, str]:
-    """`settings` with a cluster's internal topics replicated as a Kafka cluster of that size has them (3,
-    its default, or every broker when there are fewer), so their coordinators can move."""
-    completed = dict(settings)
+    """`settings` over the development settings above, with a cluster's internal topics replicated as a Kafka
+    cluster of that size has them (3, its default, or every broker when there are fewer), so their
+    coordinators can move."""
+    completed = {**DEVELOPMENT_SETTINGS, **settings}
     for name in ("offsets.topic.replication.factor", "transaction.state.log.replication.factor"):
         if brokers > 1:
             completed.setdefault(name, str(min(3, brokers)))

@@ -23,3 +23,38 @@ def java_string_hash(text: str) -> int:
 
 def partition_for(key: str, partitions: int) -> int:
     return (java_string_hash(key) & 0x7FFFFFFF) % partitions
+
+
+_M = 0x5BD1E995
+_MASK = 0xFFFFFFFF
+
+
+def murmur2(data: bytes) -> int:
+    """Kafka's `Utils.murmur2`: 32-bit MurmurHash2 with seed 0x9747b28c over little-endian words, as a signed
+    int, as its clients' default partitioner hashes a record's key."""
+    length = len(data)
+    h = (0x9747B28C ^ length) & _MASK
+    whole = length & ~3
+    for i in range(0, whole, 4):
+        k = int.from_bytes(data[i:i + 4], "little")
+        k = (k * _M) & _MASK
+        k ^= k >> 24
+        k = (k * _M) & _MASK
+        h = ((h * _M) & _MASK) ^ k
+    tail = length - whole
+    if tail:
+        if tail == 3:
+            h ^= data[whole + 2] << 16
+        if tail >= 2:
+            h ^= data[whole + 1] << 8
+        h ^= data[whole]
+        h = (h * _M) & _MASK
+    h ^= h >> 13
+    h = (h * _M) & _MASK
+    h ^= h >> 15
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def key_partition(key: bytes, partitions: int) -> int:
+    """The partition a Kafka producer's default partitioner gives a keyed record: toPositive(murmur2(key)) % n."""
+    return (murmur2(key) & 0x7FFFFFFF) % partitions

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kemu.coordinators.crash_points import CrashPoint
-    from kemu.testing.broker import Broker, BrokerError, Record
+    from kemu.testing.broker import Broker, BrokerError, Record, UnknownConfigWarning
     from kemu.testing.checker import AbortedRead, DuplicateAppend, OffsetGap, UncommittedRead, Violation
     from kemu.testing.clock import TestClock
     from kemu.testing.faults import BrokerCrashed, Fault
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 _WHERE = {
     "Broker": "kemu.testing.broker", "BrokerError": "kemu.testing.broker", "Record": "kemu.testing.broker",
+    "UnknownConfigWarning": "kemu.testing.broker",
     "AbortedRead": "kemu.testing.checker", "DuplicateAppend": "kemu.testing.checker",
     "OffsetGap": "kemu.testing.checker", "UncommittedRead": "kemu.testing.checker",
     "Violation": "kemu.testing.checker", "TestClock": "kemu.testing.clock", "Inspection": "kemu.testing.inspector",
@@ -29,7 +30,7 @@ _WHERE = {
 }
 
 __all__ = ["AbortedRead", "Broker", "BrokerCrashed", "BrokerError", "CrashPoint", "DuplicateAppend", "Fault",
-           "Inspection", "OffsetGap", "Record", "TestClock", "UncommittedRead", "Violation"]
+           "Inspection", "OffsetGap", "Record", "TestClock", "UncommittedRead", "UnknownConfigWarning", "Violation"]
 
 
 def __dir__() -> list[str]:

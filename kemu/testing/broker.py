@@ -26,6 +26,7 @@ import shutil
 import tempfile
 import threading
 import uuid
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ from kemu.coordinators import Coordinators
 from kemu.coordinators.crash_points import CrashPoint
 from kemu.handlers import Handler
 from kemu.handlers.context import RequestContext
+from kemu.hashing import key_partition
 from kemu.log import FetchIsolation
 from kemu.log.log_cleaner import CleanResult
 from kemu.server import serve
@@ -98,6 +100,10 @@ class Record:
     timestamp: int
 
 
+class UnknownConfigWarning(UserWarning):
+    """A setting given to a broker names no config Kafka (or kemu) knows: most often a misspelling."""
+
+
 class Broker:
     """One in-process broker. `config` takes Kafka broker settings by their names (`{"num.partitions":
     "3"}`); `virtual_clock=True` starts `clock` frozen, so only `clock.advance()` moves broker time.
@@ -122,8 +128,11 @@ class Broker:
         self._brokers = brokers
         self._node_ports: dict[int, int] = {}
         self._racks = tuple(racks)
-        # Refuse a bad setting here, in the test's thread, with Kafka's message (and before making a directory).
-        apply_properties(BrokerConfig(), self._settings)
+        # Refuse a bad setting here, in the test's thread, with Kafka's message (and before making a directory);
+        # a name Kafka does not know is warned about, as Kafka logs it, so a misspelt setting is not silent.
+        for name in apply_properties(BrokerConfig(), self._settings):
+            warnings.warn(UnknownConfigWarning(f"The configuration '{name}' was supplied but isn't a known config."),
+                          stacklevel=2)
         self._own_dir = data_dir is None
         self.data_dir = Path(tempfile.mkdtemp(prefix="kemu-test-") if data_dir is None else data_dir)
         self._thread: threading.Thread | None = None
@@ -505,20 +514,30 @@ class Broker:
             self.call(self.core.housekeeping.run_due)
 
     # ---- arranging and asserting ----------------------------------------------------------------------------
-    def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, str] | None = None, *,
-                     replication_factor: int = 1) -> None:
-        wanted = NewTopic(name, partitions, replication_factor, configs=list((config or {}).items()))
+    def create_topic(self, name: str, partitions: int | None = None, config: Mapping[str, str] | None = None, *,
+                     replication_factor: int | None = None) -> None:
+        """Create a topic as CreateTopics does; without `partitions` or `replication_factor`, the broker's
+        `num.partitions` and `default.replication.factor` (as a client that sends -1 gets)."""
+        wanted = NewTopic(name, -1 if partitions is None else partitions,
+                          -1 if replication_factor is None else replication_factor,
+                          configs=list((config or {}).items()))
         [outcome] = self.call(lambda: create_topics(self.core, [wanted]))
         if outcome.error is not ErrorCode.NONE:
             raise BrokerError(outcome.error, outcome.message)
 
     def produce(self, topic: str, value: bytes | str | None, *, key: bytes | str | None = None,
-                partition: int = 0, headers: Iterable[tuple[str, bytes | None]] = (),
+                partition: int | None = None, headers: Iterable[tuple[str, bytes | None]] = (),
                 timestamp: int | None = None) -> int:
-        """Append one record as a client's produce would; returns its offset."""
+        """Append one record as a client's produce would; returns its offset. Without `partition`, a keyed
+        record goes where a Kafka producer's default partitioner sends it (murmur2 of the key, modulo the
+        topic's partitions), a record without a key to partition 0."""
         def append() -> int:
-            target = self._partition(topic, partition)
-            record = NewRecord(value=_bytes(value), key=_bytes(key), headers=tuple(headers),
+            encoded_key = _bytes(key)
+            chosen = partition
+            if chosen is None:
+                chosen = 0 if encoded_key is None else key_partition(encoded_key, self._partition_count(topic))
+            target = self._partition(topic, chosen)
+            record = NewRecord(value=_bytes(value), key=encoded_key, headers=tuple(headers),
                                timestamp=self.clock.now_ms() if timestamp is None else timestamp)
             try:
                 return target.append(build_batch([record])).base_offset
@@ -582,6 +601,12 @@ class Broker:
         if found is None:
             raise BrokerError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no partition {topic}-{index}")
         return found
+
+    def _partition_count(self, topic: str) -> int:
+        found = self.core.topics.get(topic)
+        if found is None:
+            raise BrokerError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {topic}")
+        return len(found.partitions)
 
 
 def _bytes(value: bytes | str | None) -> bytes | None:

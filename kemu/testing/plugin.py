@@ -10,6 +10,10 @@
 - `kemu_broker_factory`: `kemu_broker_factory(**settings)` makes brokers, as many as a test wants; all are
   closed when it ends.
 
+Broker settings for every fixture of a suite: the ini key `kemu_config` (one `NAME=VALUE` a line) and the
+option `--kemu-config NAME=VALUE` (repeatable, winning over the ini key); a test's own `config` wins over both.
+A setting no broker knows is warned about (`kemu.testing.UnknownConfigWarning`), as Kafka logs it.
+
 When a test that held a broker fails, its report gets a section per broker: what the broker served (its
 transcript, where the handle keeps one) and what it holds.
 """
@@ -33,7 +37,44 @@ class BrokerFactory(Protocol):
                  node_id: int = 1, brokers: int = 1, racks: Sequence[str | None] = ()) -> Broker: ...
 
 
+_SUITE_SETTINGS: pytest.StashKey[dict[str, str]] = pytest.StashKey()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini("kemu_config", type="linelist", default=[],
+                  help="kemu: broker settings (NAME=VALUE, one a line) for every kemu fixture's broker")
+    parser.getgroup("kemu").addoption(
+        "--kemu-config", action="append", default=[], metavar="NAME=VALUE",
+        help="a broker setting for every kemu fixture's broker (repeatable; wins over the kemu_config ini key)")
+
+
+def _parse_settings(items: Sequence[str], source: str) -> dict[str, str]:
+    settings: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise pytest.UsageError(f"{source} takes NAME=VALUE, got {item!r}")
+        settings[name.strip()] = value.strip()
+    return settings
+
+
+def suite_settings(config: pytest.Config) -> dict[str, str]:
+    """The suite's broker settings: the ini key's, then the command line's over them."""
+    if _SUITE_SETTINGS not in config.stash:
+        config.stash[_SUITE_SETTINGS] = {**_parse_settings(config.getini("kemu_config"), "the kemu_config ini key"),
+                                         **_parse_settings(config.getoption("kemu_config"), "--kemu-config")}
+    return config.stash[_SUITE_SETTINGS]
+
+
+def _with_suite_settings(config: pytest.Config, settings: dict[str, Any]) -> dict[str, Any]:
+    suite = suite_settings(config)
+    if not suite:
+        return settings
+    return {**settings, "config": {**suite, **(settings.get("config") or {})}}
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    suite_settings(config)  # a malformed one stops the run here, before any test
     config.addinivalue_line(
         "markers", "kemu(config=None, virtual_clock=False, ...): how the kemu_broker fixture makes this test's "
                    "broker (the keywords of kemu.testing.Broker)")
@@ -52,20 +93,24 @@ def kemu_broker(request: pytest.FixtureRequest) -> Iterator[Broker]:
     settings: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
     if marker is not None and marker.args:
         raise pytest.UsageError("@pytest.mark.kemu takes keywords only, e.g. kemu(virtual_clock=True)")
-    with Broker(**settings) as broker:
+    with Broker(**_with_suite_settings(request.config, settings)) as broker:
         _used_by(request, broker)
         yield broker
 
 
 @pytest.fixture(scope="session")
-def _kemu_session_broker() -> Iterator[Broker]:
-    with Broker() as broker:
+def _kemu_session_broker(pytestconfig: pytest.Config) -> Iterator[Broker]:
+    with Broker(**_with_suite_settings(pytestconfig, {})) as broker:
         yield broker
 
 
 @pytest.fixture
 def kemu_broker_session(_kemu_session_broker: Broker, request: pytest.FixtureRequest) -> Broker:
     """The session's broker, emptied for this test (`reset()`): same port, nothing of earlier tests."""
+    if request.node.get_closest_marker("kemu") is not None:
+        # The marker would do nothing here: the session's broker was made once, for every test.
+        raise pytest.UsageError("@pytest.mark.kemu sets up kemu_broker, not the shared kemu_broker_session: "
+                                "ask for kemu_broker (or kemu_broker_factory) to get a broker with these settings")
     try:
         _kemu_session_broker.reset()
     except RuntimeError:
@@ -83,7 +128,7 @@ def kemu_broker_factory(request: pytest.FixtureRequest) -> Iterator[BrokerFactor
     made: list[Broker] = []
 
     def make(**settings: Any) -> Broker:
-        broker = Broker(**settings)
+        broker = Broker(**_with_suite_settings(request.config, settings))
         made.append(broker)
         _used_by(request, broker)
         return broker

@@ -14,6 +14,7 @@ at start-up, and a later creation of the same topic recovers (empty) files from 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -24,6 +25,8 @@ from kemu.log import LogConfig
 
 # Logs opened per step: ~0.25 ms of file creation each, so a step holds the loop for a few milliseconds.
 STEP_PARTITIONS = 16
+
+log = logging.getLogger("kemu.broker")
 
 
 @dataclass(slots=True)
@@ -82,6 +85,7 @@ class PartitionCreation:
         try:
             for topic in self.topics:
                 broker.topics.add(topic)
+                log.debug("created topic %s: %d partitions, id %s", topic.name, len(topic.partitions), topic.topic_id)
             for topic, partitions in self.grown:
                 if broker.topics.by_id(topic.topic_id) is topic:
                     topic.partitions.extend(partitions)

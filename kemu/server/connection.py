@@ -100,6 +100,13 @@ class Connection:
             self.client.principal = principal
 
     async def run(self) -> None:
+        log.debug("connection from %s", self.name)
+        try:
+            await self._serve()
+        finally:
+            log.debug("connection from %s closed", self.name)
+
+    async def _serve(self) -> None:
         self._queue: deque[_Slot] = deque()  # admitted requests, oldest first, until their response is sent
         self._draining = False  # a task is sending from the head of the queue
         self._closing = False  # a close slot reached the head: send nothing more

@@ -42,6 +42,8 @@ async def dispatch(handler: Handler, request: Request, ctx: RequestContext, peer
     """Run `handler` on `request`; `peer` names the connection in the log. The request's turn at the core
     ends (`ctx.detach()`) when the handler does, if it has not detached before. `hooks` may intervene
     before the handler runs and observe the outcome (kemu.server.hooks)."""
+    if log.isEnabledFor(logging.DEBUG):
+        _log_request(handler, request, peer)
     if hooks is None:
         return await _run(handler, request, ctx, peer)
     intervention = hooks.before(ctx, handler, request)
@@ -52,6 +54,12 @@ async def dispatch(handler: Handler, request: Request, ctx: RequestContext, peer
     reply = await _intervened(handler, request, ctx, peer, intervention)
     hooks.after(Exchange(ctx, handler, request, reply.body, reply.payload is not None, reply.close, intervention))
     return reply
+
+
+def _log_request(handler: Handler, request: Request, peer: str) -> None:
+    header = request.header
+    log.debug("%s v%d (correlation id %d, client id %r) from %s", handler.api.name, header.api_version,
+              header.correlation_id, header.client_id, peer)
 
 
 class Unfinished:
@@ -77,6 +85,8 @@ async def dispatch_or_defer(handler: Handler, request: Request, ctx: RequestCont
     """`dispatch` for a request run where it must not wait (a connection's reader): a handler's
     Continuation comes back unfinished, for the caller to finish in a task of its own. `hooks` must not be
     intercepting (an intervention may delay; such a request is dispatched in a task instead)."""
+    if log.isEnabledFor(logging.DEBUG):
+        _log_request(handler, request, peer)
     body, close = await _start(handler, request, ctx, peer)
     if isinstance(body, Continuation):
         return Unfinished(handler, request, ctx, peer, hooks, body)

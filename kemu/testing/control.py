@@ -32,7 +32,7 @@ import trio.lowlevel
 from kemu.log.log_cleaner import CleanResult
 from kemu.testing.broker import Broker, BrokerError, Record
 from kemu.testing.faults import BrokerCrashed, Fault
-from kemu.testing.httpd import HttpRequest, HttpResponse, serve_http
+from kemu.testing.httpd import HttpRequest, HttpResponse, json_body, serve_http
 from kemu.wire.errors import ErrorCode
 
 OPENAPI_RESOURCE = "control-openapi.json"
@@ -178,8 +178,9 @@ class Control:
                 return _error_response(ControlError(HTTPStatus.INTERNAL_SERVER_ERROR, "INTERNAL_ERROR",
                                                     f"{type(failed).__name__}: {failed}"))
         if isinstance(reply.body, str):
-            return HttpResponse(reply.status, reply.body.encode(), "text/plain; charset=utf-8")
-        return HttpResponse(reply.status, json.dumps(reply.body).encode())
+            text = reply.body if reply.body.endswith("\n") else reply.body + "\n"
+            return HttpResponse(reply.status, text.encode(), "text/plain; charset=utf-8")
+        return HttpResponse(reply.status, json_body(reply.body))
 
     # ---- the broker -------------------------------------------------------------------------------------
     def info(self, call: Call) -> Reply:
@@ -460,7 +461,7 @@ def _stopped(why: str = "a crash fault stopped the broker") -> ControlError:
 
 
 def _error_response(error: ControlError) -> HttpResponse:
-    return HttpResponse(error.status, json.dumps({"error": {"code": error.code, "message": str(error)}}).encode())
+    return HttpResponse(error.status, json_body({"error": {"code": error.code, "message": str(error)}}))
 
 
 def _routes() -> Iterable[Route]:

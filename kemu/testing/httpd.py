@@ -165,5 +165,10 @@ class _Connection:
         await self.stream.send_all(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + response.body)
 
 
+def json_body(document: object) -> bytes:
+    """A JSON document as a response body, ending in a newline as a terminal (curl) wants it."""
+    return (json.dumps(document) + "\n").encode()
+
+
 def _error_body(status: int, message: str) -> bytes:
-    return json.dumps({"error": {"code": HTTPStatus(status).name, "message": message}}).encode()
+    return json_body({"error": {"code": HTTPStatus(status).name, "message": message}})

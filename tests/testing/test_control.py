@@ -321,3 +321,14 @@ def test_served_broker_feeds_the_transcript_only_when_something_can_read_it(
         assert (len(broker.transcript) > 0) is observed
     finally:
         broker.close()
+
+
+def test_every_body_ends_in_a_newline(served: tuple[Broker, str]) -> None:
+    # As curl prints it to a terminal: a JSON answer, a refusal and the text inspection each end their line.
+    _, url = served
+    for request in (b"GET /clock HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                    b"GET /no-such-thing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                    b"GET /inspect/text HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"):
+        head, _, body = _raw(url, request).partition(b"\r\n\r\n")
+        assert body.endswith(b"\n"), (head, body)
+        assert f"Content-Length: {len(body)}".encode() in head

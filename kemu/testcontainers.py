@@ -107,6 +107,10 @@ def _logs(container: WaitStrategyTarget) -> str:
     return stdout.decode(errors="replace") + stderr.decode(errors="replace")
 
 
+class ImageMissing(RuntimeError):
+    """KemuContainer's image is not on this machine and cannot be pulled by its name."""
+
+
 class KemuContainer(DockerContainer):
     """A kemu broker in docker, used like testcontainers' KafkaContainer.
 
@@ -167,6 +171,7 @@ class KemuContainer(DockerContainer):
         KafkaContainer.start takes it, overrides with_startup_timeout."""
         if timeout is not None:
             self.with_startup_timeout(timeout)
+        self._require_local_image()
         advertise_on_start = "KAFKA_ADVERTISED_LISTENERS" not in self.env
         if advertise_on_start:
             self.with_env("KEMU_ADVERTISED_LISTENERS_FILE", ADVERTISED_LISTENERS_FILE)
@@ -187,6 +192,17 @@ class KemuContainer(DockerContainer):
         if callers_strategy is not None:
             callers_strategy.wait_until_ready(self)
         return self
+
+    def _require_local_image(self) -> None:
+        """An image named without a registry (kemu:local, the default) can only have been built here: docker
+        would look for it on Docker Hub and fail with a registry's error. Say it is missing and how to
+        build it instead. A name with a registry is left to docker to pull."""
+        if "/" in self.image:
+            return
+        if not self.get_docker_client().client.images.list(name=self.image):
+            raise ImageMissing(f"the docker image {self.image} is not on this machine: build it with "
+                               f"`bash docker/build-image --tag {self.image}` from a kemu checkout, or set "
+                               "KEMU_IMAGE to an image your docker can pull")
 
     def get_bootstrap_server(self, listener: str = "PLAINTEXT") -> str:
         """Where a client on the test's side reaches the PLAINTEXT listener, or the SASL_SSL one."""

@@ -11,7 +11,7 @@ from confluent_kafka.admin import AdminClient, ClusterMetadata, ConfigResource, 
 from testcontainers.core.container import DockerContainer
 
 from compat_tests.polling import wait_for
-from kemu.testcontainers import KAFKA_PORT, KemuContainer
+from kemu.testcontainers import KAFKA_PORT, ImageMissing, KemuContainer
 
 # The first test's setup builds the image (and, on a fresh machine, its debootstrap base).
 pytestmark = pytest.mark.timeout(900)
@@ -200,3 +200,11 @@ def test_smoke_transactions_read_committed_through_the_container(kemu_image: str
             consumer.close()
         committed = written["first"] + written["last"]
         assert received == {p: [v for q, v in committed if q == p] for p in range(SMOKE_PARTITIONS)}
+
+
+def test_a_missing_image_is_named_with_how_to_build_it(docker_engine: None) -> None:
+
+
+    with pytest.raises(ImageMissing, match=r"the docker image kemu-never-built:nope is not on this machine: build it "
+                                           r"with `bash docker/build-image --tag kemu-never-built:nope`"):
+        KemuContainer("kemu-never-built:nope").start()

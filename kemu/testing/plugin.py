@@ -22,11 +22,15 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
-from kemu.testing.broker import Broker
+if TYPE_CHECKING:
+    from kemu.testing.broker import Broker
+
+# The broker (and Trio, and the whole core) loads when a test first asks for a kemu fixture, not when pytest
+# loads this plugin: every pytest run of every project with kemu installed loads it.
 
 _USED: pytest.StashKey[list[Broker]] = pytest.StashKey()
 
@@ -93,6 +97,8 @@ def kemu_broker(request: pytest.FixtureRequest) -> Iterator[Broker]:
     settings: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
     if marker is not None and marker.args:
         raise pytest.UsageError("@pytest.mark.kemu takes keywords only, e.g. kemu(virtual_clock=True)")
+    from kemu.testing.broker import Broker
+
     with Broker(**_with_suite_settings(request.config, settings)) as broker:
         _used_by(request, broker)
         yield broker
@@ -100,6 +106,8 @@ def kemu_broker(request: pytest.FixtureRequest) -> Iterator[Broker]:
 
 @pytest.fixture(scope="session")
 def _kemu_session_broker(pytestconfig: pytest.Config) -> Iterator[Broker]:
+    from kemu.testing.broker import Broker
+
     with Broker(**_with_suite_settings(pytestconfig, {})) as broker:
         yield broker
 
@@ -126,6 +134,8 @@ def kemu_broker_session(_kemu_session_broker: Broker, request: pytest.FixtureReq
 def kemu_broker_factory(request: pytest.FixtureRequest) -> Iterator[BrokerFactory]:
     """Makes brokers with settings of the test's choosing; every one is closed when the test ends."""
     made: list[Broker] = []
+
+    from kemu.testing.broker import Broker
 
     def make(**settings: Any) -> Broker:
         broker = Broker(**_with_suite_settings(request.config, settings))

@@ -210,3 +210,17 @@ def test_the_report_section_of_a_broker_that_cannot_answer_says_so() -> None:
 def test_the_marker_is_listed(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--markers")
     assert any(line.startswith("@pytest.mark.kemu(") for line in result.stdout.lines)
+
+
+def test_loading_the_plugins_loads_no_broker() -> None:
+    # Every pytest run of a project with kemu installed loads both plugins; the broker, Trio and the core load
+    # only when a test asks for a kemu fixture (benchmarks/pytest_plugin.py measures what loading costs).
+    import subprocess
+    import sys
+
+    script = ("import sys, pytest, kemu.testing.plugin, kemu.spark.plugin\n"
+              "heavy = sorted(m for m in sys.modules if m == 'trio' or m.startswith(('kemu.testing.broker', "
+              "'kemu.broker', 'kemu.server', 'pyspark', 'confluent_kafka')))\n"
+              "print(' '.join(heavy))\n")
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert completed.stdout.strip() == ""

@@ -482,7 +482,9 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
             "linger.ms=5, no compression; consumer: assign() at known offsets, no group, no commits.",
             "Each phase's clock starts once its client is set up: the producer connected, the consumer "
             "connected and its group coordinator found (librdkafka looks it up for any group.id, and a "
-            "broker's first lookup creates __consumer_offsets).",
+            "broker's first lookup creates __consumer_offsets: a fresh Kafka answers NOT_COORDINATOR and "
+            "COORDINATOR_LOAD_IN_PROGRESS meanwhile, which are retried; kfake answers GROUP_ID_NOT_FOUND for a "
+            "group that never committed, where Kafka answers offset -1, and that counts as found).",
             f"Each workload alternates produce and consume rounds of at most {args.round_mib:g} MiB of values "
             "per partition, because the librdkafka mock keeps only the newest 5 MiB of each partition; a "
             "phase's rate is its records over the sum of its rounds' times.",
@@ -522,8 +524,8 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
         notes += [
             "End-to-end latency: produce() to the consumer holding the record, one 100 B record every ~1 ms "
             f"(acks=all, linger.ms=0) to a 1-partition topic, a consumer assigned at its start with "
-            f"fetch.wait.max.ms={FETCH_WAIT_MAX_MS}; both clients in one process, one clock; every record "
-            "must arrive once, in order.",
+            f"fetch.wait.max.ms={FETCH_WAIT_MAX_MS}, its group coordinator found before the first send; both "
+            "clients in one process, one clock; every record must arrive once, in order.",
         ]
     if mode in ("load", "all"):
         notes += [

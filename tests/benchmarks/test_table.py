@@ -82,9 +82,9 @@ def test_broker_subset_keeps_the_canonical_order_and_counts_are_flags() -> None:
     assert parse_args(["--mode", "load", "--load-seconds", "5"]).load_seconds == 5.0
 
 
-@pytest.mark.parametrize("argv", [["--brokers", "redpanda"], ["--brokers", ","], ["--partitions", "x"], ["--partitions", "0"],
-                                  ["--repeats", "0"], ["--mode", "soak"], ["--latency-count", "0"],
-                                  ["--load-seconds", "0"]])
+@pytest.mark.parametrize("argv", [["--brokers", "redpanda"], ["--brokers", ","], ["--partitions", "x"],
+                                  ["--partitions", "0"], ["--repeats", "0"], ["--mode", "soak"],
+                                  ["--latency-count", "0"], ["--load-seconds", "0"]])
 def test_bad_arguments_are_refused(argv: list[str]) -> None:
     with pytest.raises(SystemExit):
         parse_args(argv)

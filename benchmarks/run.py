@@ -1,4 +1,4 @@
-"""`python -m benchmarks.run`: kemu against Tansu and the librdkafka mock cluster, side by side.
+"""`python -m benchmarks.run`: kemu against Apache Kafka, kfake, Tansu and the librdkafka mock, side by side.
 
 Two modes. `throughput` (the default): start-up to the first answered Metadata (median of several
 starts), idle RSS, produce and consume rates for 100 B and 1 KiB records on 1 and 8 partitions, RSS after
@@ -22,14 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.brokers import (
-    BrokerDefinition,
-    BrokerError,
-    RunningBroker,
-    kemu_definition,
-    mock_definition,
-    tansu_definition,
-)
+from benchmarks.brokers import BrokerDefinition, BrokerError, RunningBroker
 from benchmarks.kafka_probe import api_versions
 from benchmarks.latency import FETCH_WAIT_MAX_MS, run_latency
 from benchmarks.load import CONSUMERS as LOAD_CONSUMERS
@@ -37,6 +30,7 @@ from benchmarks.load import PROCESSES as LOAD_PROCESSES
 from benchmarks.load import PRODUCERS as LOAD_PRODUCERS
 from benchmarks.load import RATE as LOAD_RATE
 from benchmarks.load import measure_load
+from benchmarks.peers import BROKER_KEYS, KAFKA_JVM_OPTIONS, SHORT_NAMES, definitions
 from benchmarks.profiling import Profile, ProfilerUnavailable, format_top
 from benchmarks.report import Cell, Column, Row, format_table, to_json
 from benchmarks.throughput import PhaseResult, Workload, record_values, run_workload
@@ -48,10 +42,8 @@ from benchmarks.txn_latency import (
     run_transactions,
 )
 
-BROKER_KEYS = ("kemu", "tansu", "mock")
 MODES = ("throughput", "txn", "latency", "load", "all")
 BATCHED_TXN = (100, 100, 4)  # transactions, records each, partitions
-SHORT_NAMES = {"kemu": "kemu", "tansu": "Tansu", "mock": "mock"}
 THROUGHPUT_APIS = {0: "Produce", 1: "Fetch", 3: "Metadata"}
 KIB = 1024
 MIB = 1024 * 1024
@@ -68,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="all: throughput, txn and latency in one run; testing: the in-process broker's start "
                              "and reset (benchmarks/testing.py; no peers)")
     parser.add_argument("--brokers", default=",".join(BROKER_KEYS),
-                        help="comma-separated subset of kemu,tansu,mock (default: all three)")
+                        help=f"comma-separated subset of {','.join(BROKER_KEYS)} (default: all)")
     parser.add_argument("--records-100b", type=int, default=200_000, help="records of 100 B per workload")
     parser.add_argument("--records-1kib", type=int, default=50_000, help="records of 1 KiB per workload")
     parser.add_argument("--partitions", default="1,8", help="partition counts to run (default 1,8)")
@@ -115,9 +107,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def definitions_for(args: argparse.Namespace) -> list[BrokerDefinition]:
-    makers: dict[str, Callable[[], BrokerDefinition]] = {
-        "kemu": kemu_definition, "tansu": lambda: tansu_definition(args.tansu), "mock": mock_definition}
-    return [makers[key]() for key in args.brokers]
+    return definitions(args.brokers, args.tansu, progress)
+
+
+def columns_for(definitions: list[BrokerDefinition]) -> list[Column]:
+    """The report's columns: each broker's label, and the short name its kemu/peer ratio column is headed by."""
+    return [Column(d.key, d.label, SHORT_NAMES[d.key]) for d in definitions]
 
 
 def progress(message: str) -> None:
@@ -475,14 +470,21 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
         notes += [
             "Start-up: from spawning the process to the first answered Metadata request (a raw socket probe "
             "retried every 2 ms), after one uncounted warm-up start; the measure of benchmarks/startup.py "
-            "(kemu only), applied to every broker. kemu: `python -m kemu serve --port 0`; Tansu: `tansu broker "
+            "(kemu only), applied to every broker. kemu: `python -m kemu serve --port 0`; Kafka: one KRaft node "
+            "(broker and controller) of compat_tests/reference/kafka.py, `java " + " ".join(KAFKA_JVM_OPTIONS)
+            + " kafka.Kafka` (the options of Kafka's own start script: C2, G1, a 1 GiB heap), its storage "
+            "formatted before the spawn and not counted, so its start-up is the JVM's start, class loading, "
+            "the controller's election and the broker's registration; kfake: franz-go's pkg/kfake, one broker, "
+            "in a Go binary of benchmarks/kfake built beforehand; Tansu: `tansu broker "
             "--storage-engine memory://tansu/`; mock: a Python helper (benchmarks/mock_cluster_host.py) that "
             "loads librdkafka and starts a one-broker mock cluster.",
             "MB/s counts record values only (10^6 bytes), no keys, headers or framing. Producer: acks=all, "
             "linger.ms=5, no compression; consumer: assign() at known offsets, no group, no commits.",
             "Each phase's clock starts once its client is set up: the producer connected, the consumer "
             "connected and its group coordinator found (librdkafka looks it up for any group.id, and a "
-            "broker's first lookup creates __consumer_offsets).",
+            "broker's first lookup creates __consumer_offsets: a fresh Kafka answers NOT_COORDINATOR and "
+            "COORDINATOR_LOAD_IN_PROGRESS meanwhile, which are retried; kfake answers GROUP_ID_NOT_FOUND for a "
+            "group that never committed, where Kafka answers offset -1, and that counts as found).",
             f"Each workload alternates produce and consume rounds of at most {args.round_mib:g} MiB of values "
             "per partition, because the librdkafka mock keeps only the newest 5 MiB of each partition; a "
             "phase's rate is its records over the sum of its rounds' times.",
@@ -498,9 +500,11 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
             "exactly once, on its partition, with its size and content. A failed check shows FAILED.",
             "RSS is VmRSS from /proc/<pid>/status of the broker process. For the mock cluster it is the "
             "helper process hosting it (Python interpreter + librdkafka + the idle client handle that owns "
-            "the mock's threads), minus nothing. Tansu (memory://) and the mock keep every record in memory "
-            "(the mock at most 5 MiB per partition); kemu writes them to a temporary data directory, and its "
-            "RSS is whatever it holds besides (page cache is not RSS; mapped files would be).",
+            "the mock's threads), minus nothing; for Kafka, the JVM's (a 1 GiB heap reserved, only the pages "
+            "used counted). Tansu (memory://), kfake and the mock keep every record in memory (the mock at most "
+            "5 MiB per partition); kemu and Kafka write them to a temporary data directory, and their RSS is "
+            "whatever they hold besides (page cache is not RSS; mapped files would be: Kafka maps its offset "
+            "and time indexes).",
         ]
     if mode in ("txn", "all"):
         transactions, records, partitions = BATCHED_TXN
@@ -520,8 +524,8 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
         notes += [
             "End-to-end latency: produce() to the consumer holding the record, one 100 B record every ~1 ms "
             f"(acks=all, linger.ms=0) to a 1-partition topic, a consumer assigned at its start with "
-            f"fetch.wait.max.ms={FETCH_WAIT_MAX_MS}; both clients in one process, one clock; every record "
-            "must arrive once, in order.",
+            f"fetch.wait.max.ms={FETCH_WAIT_MAX_MS}, its group coordinator found before the first send; both "
+            "clients in one process, one clock; every record must arrive once, in order.",
         ]
     if mode in ("load", "all"):
         notes += [
@@ -534,6 +538,11 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
             "two CPU rows say how much of them each used while the producers ran (a sum near 2 means the machine "
             "was the limit, whichever broker ran).",
         ]
+    if "kafka" in args.brokers:
+        notes.append(
+            "Kafka runs a fresh JVM in each mode, and nothing warms it up before it is measured, as nothing warms "
+            "up the others: its first seconds of work run partly interpreted while C2 compiles, on the same 2 "
+            "cores. That weighs most on the short figures (the first workload, a latency run of few records).")
     return notes
 
 
@@ -556,7 +565,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows += latency_rows(definitions, args)
     if args.mode in ("load", "all"):
         rows += load_rows(definitions, args)
-    columns = [Column(d.key, d.label, SHORT_NAMES[d.key]) for d in definitions]
+    columns = columns_for(definitions)
     env = environment()
     notes = footnotes(args.mode, args)
     notes += [f"Transaction semantics, {label}: {verdict}." for label, verdict in semantics.items()]

@@ -299,7 +299,10 @@ def _consume_round(bootstrap: str, workload: Workload, start: int, end: int, bat
         # lookup creates __consumer_offsets (50 partitions: ~70 ms of file creation for kemu here, 1-54 ms for
         # Tansu). That is set-up, as connecting is: it is done before the clock starts, so a broker's first
         # consume round measures reading, as the others do.
-        _wait_for_coordinator(consumer, workload, setup_timeout)
+        try:
+            wait_for_coordinator(consumer, workload.topic, setup_timeout)
+        except KafkaException as error:
+            raise PhaseFailed(f"no group coordinator before the consume: {error}") from None
         cpu.start()
         started = time.perf_counter()
         consumer.assign([TopicPartition(workload.topic, p, before.records_on(p))
@@ -324,12 +327,32 @@ def _consume_round(bootstrap: str, workload: Workload, start: int, end: int, bat
     return seconds
 
 
-def _wait_for_coordinator(consumer: Consumer, workload: Workload, timeout: float) -> None:
-    """Until the group's coordinator has answered an OffsetFetch (librdkafka sends it there)."""
-    try:
-        consumer.committed([TopicPartition(workload.topic, 0)], timeout=timeout)
-    except KafkaException as error:
-        raise PhaseFailed(f"no group coordinator before the consume: {error}") from None
+# The coordinator's own answer for a group that has committed nothing: Kafka answers no error and offset -1;
+# kfake answers GROUP_ID_NOT_FOUND. Either way the coordinator has been found.
+_COORDINATOR_ANSWERS = frozenset({KafkaError.GROUP_ID_NOT_FOUND})
+# Retried whether or not librdkafka flags them retriable: the coordinator is being set up.
+_COORDINATOR_PENDING = frozenset({KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+                                  KafkaError.COORDINATOR_NOT_AVAILABLE})
+
+
+def wait_for_coordinator(consumer: Consumer, topic: str, timeout: float) -> None:
+    """Until the group's coordinator has answered an OffsetFetch (librdkafka sends it there). A fresh Kafka
+    answers NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS while it creates and loads __consumer_offsets
+    (seconds, on a busy machine), and librdkafka's committed() hands those back: retriable ones are retried
+    until `timeout`. Raises KafkaException for any other error, or the last one at the deadline."""
+    deadline = time.perf_counter() + timeout
+    while True:
+        try:
+            consumer.committed([TopicPartition(topic, 0)], timeout=max(0.1, deadline - time.perf_counter()))
+            return
+        except KafkaException as exception:
+            error = exception.args[0] if exception.args else None
+            if isinstance(error, KafkaError) and error.code() in _COORDINATOR_ANSWERS:
+                return
+            pending = isinstance(error, KafkaError) and (error.retriable() or error.code() in _COORDINATOR_PENDING)
+            if not pending or time.perf_counter() >= deadline:
+                raise
+        time.sleep(0.05)
 
 
 def check_read_back(workload: Workload, batches: list[list[Message]]) -> str | None:

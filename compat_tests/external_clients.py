@@ -47,7 +47,9 @@ def _run(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
             argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, check=False
         )
     except subprocess.TimeoutExpired as exc:
-        raise ToolFailed(f"{' '.join(argv)} ran longer than {timeout:.0f}s\nstderr:\n{exc.stderr}") from None
+        # Even with text=True the partial output a timeout carries may be bytes.
+        stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr
+        raise ToolFailed(f"{' '.join(argv)} ran longer than {timeout:.0f}s\nstderr:\n{stderr}") from None
 
 
 # --- kcat ----------------------------------------------------------------------------------------
@@ -69,9 +71,10 @@ class Kcat:
         if completed.returncode != 0:
             raise ToolFailed(f"kcat {' '.join(args)} exited {completed.returncode}\nstderr:\n{completed.stderr}")
         try:
-            return json.loads(completed.stdout)
+            shown: dict[str, Any] = json.loads(completed.stdout)
         except json.JSONDecodeError:
             raise ToolFailed(f"kcat printed no JSON:\n{completed.stdout}\nstderr:\n{completed.stderr}") from None
+        return shown
 
 
 def find_kcat() -> Kcat:

@@ -219,17 +219,22 @@ class ReferenceKafka:
 
     # --- life ---------------------------------------------------------------------------------------------
 
-    def start(self, timeout: float = START_TIMEOUT_S) -> None:
+    def prepare(self) -> list[list[str]]:
+        """Lay out and format every node without starting one; the argv that starts each node. For a caller
+        that runs the processes itself (benchmarks/ times spawn to first answer); stop() removes the folder."""
         if any(node.process is not None for node in self._nodes):
             raise RuntimeError("the reference Kafka is already running")
         self._layout()
         for node in self._nodes:
             self._format(node)
-        for node in self._nodes:
+        return [self._java(node, "kafka.Kafka", str(node.properties), options=self.jvm_options)
+                for node in self._nodes]
+
+    def start(self, timeout: float = START_TIMEOUT_S) -> None:
+        commands = self.prepare()  # first: it lays out self._nodes
+        for node, argv in zip(self._nodes, commands, strict=True):
             stdout = (node.directory / "stdout.log").open("wb")
-            node.process = subprocess.Popen(self._java(node, "kafka.Kafka", str(node.properties),
-                                                       options=self.jvm_options),
-                                            stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.STDOUT,
+            node.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.STDOUT,
                                             start_new_session=True)
             stdout.close()
         try:

@@ -63,7 +63,7 @@ def test_json_keeps_values_failures_and_ratios() -> None:
 def test_default_arguments() -> None:
     args = parse_args([])
     assert args.mode == "throughput"
-    assert args.brokers == ["kemu", "tansu", "mock"]
+    assert args.brokers == ["kemu", "kafka", "kfake", "tansu", "mock"]
     assert args.partitions == [1, 8]
     assert [(w.record_size, w.records, w.partitions, w.idempotent) for w in workloads_for(args)] == [
         (100, 200_000, 1, False), (100, 200_000, 8, False), (1024, 50_000, 1, False), (1024, 50_000, 8, False),
@@ -72,9 +72,9 @@ def test_default_arguments() -> None:
 
 
 def test_broker_subset_keeps_the_canonical_order_and_counts_are_flags() -> None:
-    args = parse_args(["--brokers", "mock,kemu", "--records-100b", "10", "--records-1kib", "0",
+    args = parse_args(["--brokers", "mock,kfake,kemu,kafka", "--records-100b", "10", "--records-1kib", "0",
                        "--partitions", "4", "--mode", "txn", "--json", "out.json"])
-    assert args.brokers == ["kemu", "mock"]
+    assert args.brokers == ["kemu", "kafka", "kfake", "mock"]
     assert args.mode == "txn" and args.json == "out.json"
     assert [(w.record_size, w.records, w.partitions, w.idempotent) for w in workloads_for(args)] == [
         (100, 10, 4, False), (100, 10, 1, True)]
@@ -82,9 +82,9 @@ def test_broker_subset_keeps_the_canonical_order_and_counts_are_flags() -> None:
     assert parse_args(["--mode", "load", "--load-seconds", "5"]).load_seconds == 5.0
 
 
-@pytest.mark.parametrize("argv", [["--brokers", "kafka"], ["--partitions", "x"], ["--partitions", "0"],
-                                  ["--repeats", "0"], ["--mode", "soak"], ["--latency-count", "0"],
-                                  ["--load-seconds", "0"]])
+@pytest.mark.parametrize("argv", [["--brokers", "redpanda"], ["--brokers", ","], ["--partitions", "x"],
+                                  ["--partitions", "0"], ["--repeats", "0"], ["--mode", "soak"],
+                                  ["--latency-count", "0"], ["--load-seconds", "0"]])
 def test_bad_arguments_are_refused(argv: list[str]) -> None:
     with pytest.raises(SystemExit):
         parse_args(argv)

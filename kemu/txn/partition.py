@@ -148,10 +148,19 @@ class TransactionalPartition:
         return log.high_watermark
 
     def aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
-        """Aborted transactions overlapping [fetch_offset, upper_bound_offset), for read_committed Fetch."""
-        out = [entry for entries in self._aborted.values() for entry in entries
-               if entry.last_offset >= fetch_offset and entry.first_offset < upper_bound_offset]
-        out.sort(key=lambda e: e.first_offset)
+        """Aborted transactions overlapping [fetch_offset, upper_bound_offset), for read_committed Fetch.
+
+        As Kafka's LocalLog collects them: from the segment holding `fetch_offset` on, each segment's index
+        in the order the aborts were written (not by first offset: a transaction aborted later may have
+        started earlier), stopping after the first entry whose last stable offset reaches the bound."""
+        start = self._segment_base_for(fetch_offset)
+        out = []
+        for base in sorted(b for b in self._aborted if b >= start):
+            for entry in self._aborted[base]:
+                if entry.last_offset >= fetch_offset and entry.first_offset < upper_bound_offset:
+                    out.append(entry)
+                if entry.last_stable_offset >= upper_bound_offset:
+                    return out
         return out
 
     # ---- what the cleaner asks (kemu.log.cleaner.CleanerSource) ----------------------------------------

@@ -116,11 +116,11 @@ class TransactionalPartition:
             max_timestamp=header.max_timestamp, transactional=header.is_transactional)
 
     def _record_marker(self, header: BatchHeader, commit: bool, coordinator_epoch: int, *,
-                       persist: bool) -> CompletedTxn:
+                       persist: bool) -> CompletedTxn | None:
         done = self.producers.record_marker(
             producer_id=header.producer_id, epoch=header.producer_epoch, coordinator_epoch=coordinator_epoch,
             offset=header.base_offset, timestamp=header.max_timestamp, commit=commit)
-        if done.aborted:
+        if done is not None and done.aborted:
             entry = AbortedTxn(done.producer_id, done.first_offset, done.last_offset,
                                min(done.last_stable_offset, self.log.high_watermark))
             segment_base = self._segment_base_for(done.last_offset)

@@ -110,3 +110,9 @@ def test_aborted_transactions_come_in_the_order_they_were_aborted(tmp_path: Path
     p.append(marker(7, 0, commit=False), origin=AppendOrigin.COORDINATOR)   # offset 3: 7 aborted
     assert [(a.producer_id, a.first_offset) for a in p.aborted_transactions(0, 4)] == [(8, 1), (7, 0)]
 
+
+
+def test_abort_marker_on_a_partition_never_written_is_not_indexed(tmp_path: Path, clock: VirtualClock) -> None:
+    p = open_partition(tmp_path / "t-0", clock)
+    p.append(marker(7, 1, commit=False), origin=AppendOrigin.COORDINATOR)
+    assert p.aborted_transactions(0, 1) == [] and p.last_stable_offset == 1

@@ -98,7 +98,7 @@ class RawProducer:
     name in `seen` for the comparison, so a test compares the whole conversation."""
 
     connection: KafkaSocket
-    transactional_id: str
+    transactional_id: str | None  # None: an idempotent producer
     timeout_ms: int = 60000
     producer_id: int = -1
     epoch: int = -1
@@ -137,14 +137,14 @@ class RawProducer:
                                 for t in body["results_by_topic_v3_and_below"] for p in t["results_by_partition"]})
 
     def produce(self, step: str, topic: str, partition: int, values: Iterable[bytes], *, epoch: int | None = None,
-                version: int = V_PRODUCE) -> dict[str, Any]:
+                version: int = V_PRODUCE, transactional: bool = True) -> dict[str, Any]:
         tp = (topic, partition)
         items = [NewRecord(value, timestamp=RECORD_TIME + i) for i, value in enumerate(values)]
         sequence = self.sequences.get(tp, 0)
         data = build_batch(items, producer_id=self.producer_id, producer_epoch=self.epoch if epoch is None else epoch,
-                           base_sequence=sequence, transactional=True)
+                           base_sequence=sequence, transactional=transactional)
         body = self.connection.request(PRODUCE, version, {
-            "transactional_id": self.transactional_id, "acks": -1, "timeout_ms": 10000,
+            "transactional_id": self.transactional_id if transactional else None, "acks": -1, "timeout_ms": 10000,
             "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": data}]}]})
         [topic_response] = body["responses"]
         [answer] = topic_response["partition_responses"]

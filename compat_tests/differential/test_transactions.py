@@ -16,28 +16,28 @@ from compat_tests.differential.targets import Pair, Target
 
 
 def test_commit_and_abort_markers(pair: Pair) -> None:
-    """One producer commits a transaction over two partitions, then aborts one: the markers, offsets,
-    watermarks, aborted list and what each isolation level fetches."""
+    """One producer commits a transaction over two partitions (and a third it adds but never writes to), then
+    aborts one: the markers, offsets, watermarks, aborted list and what each isolation level fetches."""
     topic, tid = w.unique("txn-markers"), w.unique("txn-markers-id")
 
     def scenario(target: Target) -> dict[str, Any]:
-        w.create_topic(target, topic, 2)
+        w.create_topic(target, topic, 3)
         p = w.producer(target, tid)
         with p.connection:
             p.init()
-            p.add("add-1", [(topic, 0), (topic, 1)])
+            p.add("add-1", [(topic, 0), (topic, 1), (topic, 2)])
             p.produce("produce-1-p0", topic, 0, [b"a", b"b"])
             p.produce("produce-1-p1", topic, 1, [b"c"])
             p.note("describe-ongoing", w.describe(target, tid))
             p.end("commit", True)
             w.wait_complete(target, tid)
             p.note("describe-committed", w.describe(target, tid))
-            p.add("add-2", [(topic, 0)])
+            p.add("add-2", [(topic, 0), (topic, 2)])
             p.produce("produce-2-p0", topic, 0, [b"d", b"e", b"f"])
             p.end("abort", False)
             w.wait_complete(target, tid)
             p.note("describe-aborted", w.describe(target, tid))
-            partitions = [(topic, 0), (topic, 1)]
+            partitions = [(topic, 0), (topic, 1), (topic, 2)]
             p.note("fetch-read-committed", w.fetch(target, partitions, w.READ_COMMITTED))
             p.note("fetch-read-uncommitted", w.fetch(target, partitions, w.READ_UNCOMMITTED))
             p.note("fetch-read-committed-from-3", w.fetch(target, partitions, w.READ_COMMITTED, offset=3))

@@ -12,6 +12,7 @@ import pytest
 from compat_tests.differential import txn_wire as w
 from compat_tests.differential.compare import check
 from compat_tests.differential.targets import Pair, Target
+from compat_tests.polling import wait_for
 
 
 @pytest.mark.parametrize("version", [0, 3, 4, 5])
@@ -159,3 +160,44 @@ def test_offsets_in_transactions_errors(pair: Pair, version: int) -> None:
 
     kafka, kemu = pair.both(scenario)
     check(f"transactions.offsets_errors.v{version}", kafka, kemu)
+
+
+
+def test_requests_right_after_end_txn(pair: Pair) -> None:
+    """The request that follows EndTxn on the same connection, before the markers are written: Kafka answers
+    CONCURRENT_TRANSACTIONS most times (its marker writer is a round trip away), kemu writes the markers first
+    and answers as the completed transaction would (a known difference, see known_differences.json)."""
+    topic, tid = w.unique("txn-window"), w.unique("txn-window-id")
+
+    def scenario(target: Target) -> dict[str, Any]:
+        w.create_topic(target, topic, 3)
+        p = w.producer(target, tid)
+        with p.connection:
+            p.init()
+            # A partition each, so that what one follow-up leaves in the log does not move the next's offsets.
+            for partition, follow_up in enumerate(("add-partitions", "end-txn-again", "init-producer-id")):
+                p.add(f"{follow_up}-add", [(topic, partition)])
+                p.produce(f"{follow_up}-produce", topic, partition, [b"x"])
+                p.end(f"{follow_up}-commit", True)
+                if follow_up == "add-partitions":
+                    p.add(follow_up, [(topic, partition)])
+                elif follow_up == "end-txn-again":
+                    p.end(follow_up, True)
+                else:
+                    p.note(follow_up, w.RawProducer(p.connection, tid).init(follow_up)["error_code"])
+                settle(target, p)
+            return p.seen
+
+    kafka, kemu = pair.both(scenario)
+    check("transactions.right_after_end_txn", kafka, kemu)
+
+
+def settle(target: Target, p: w.RawProducer) -> None:
+    """Until the markers are written; then abort the transaction a follow-up AddPartitionsToTxn may have begun
+    (with a producer of its own, whose answers are not compared)."""
+    states = ("Ongoing", *w.COMPLETE_STATES)
+    wait_for(lambda: w.describe(target, p.transactional_id)[p.transactional_id]["transaction_state"] in states,
+             what=f"{target.name}: {p.transactional_id} past its markers")
+    if w.describe(target, p.transactional_id)[p.transactional_id]["transaction_state"] == "Ongoing":
+        w.RawProducer(p.connection, p.transactional_id, producer_id=p.producer_id, epoch=p.epoch).end("clean-up", False)
+        w.wait_complete(target, p.transactional_id)

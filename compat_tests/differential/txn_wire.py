@@ -17,6 +17,7 @@ from typing import Any
 
 from compat_tests.differential.targets import Target
 from compat_tests.polling import wait_for
+from kemu.hashing import partition_for
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import NewRecord, build_batch, iter_batches
 from tests.server.kafka_socket import KafkaSocket
@@ -28,6 +29,7 @@ V_INIT, V_ADD, V_ADD_OFFSETS, V_END, V_PRODUCE, V_FETCH, V_TXN_OFFSET_COMMIT = 5
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 # Records carry fixed timestamps so that data batches are byte-comparable; only markers carry the brokers'.
 RECORD_TIME = 1_700_000_000_000
+TRANSACTION_STATE_PARTITIONS = 50  # transaction.state.log.num.partitions, the default on both
 COMPLETE_STATES = ("CompleteCommit", "CompleteAbort", "Empty")
 
 TopicPartition = tuple[str, int]
@@ -78,15 +80,22 @@ def create_topic(target: Target, name: str, partitions: int = 1) -> None:
 
 
 def coordinator_ready(target: Target, transactional_id: str) -> None:
-    """Until the id's coordinator has loaded its `__transaction_state` partition: Kafka creates the topic on
-    the first FindCoordinator, and answers NOT_COORDINATOR, then COORDINATOR_LOAD_IN_PROGRESS, while it
-    loads; DescribeTransactions answers TRANSACTIONAL_ID_NOT_FOUND (or the id's state) once it is done."""
+    """Until the coordinator of `transactional_id` has loaded every `__transaction_state` partition: Kafka
+    creates the topic on the first FindCoordinator and answers NOT_COORDINATOR, then
+    COORDINATOR_LOAD_IN_PROGRESS, while it loads (DescribeTransactions may already say
+    TRANSACTIONAL_ID_NOT_FOUND). A probe id on the same partition initialises once it is loaded, and
+    ListTransactions answers once none is loading."""
+    probe = next(f"probe-{n}-{transactional_id}" for n in range(10_000)
+                 if partition_for(f"probe-{n}-{transactional_id}", TRANSACTION_STATE_PARTITIONS)
+                 == partition_for(transactional_id, TRANSACTION_STATE_PARTITIONS))
+
     def loaded() -> bool:
         body = target.request(FIND_COORDINATOR, 4, {"key_type": 1, "coordinator_keys": [transactional_id]})
         if body["coordinators"][0]["error_code"] != 0:
             return False
-        error = describe(target, transactional_id)[transactional_id]["error_code"]
-        return error in ("NONE", "TRANSACTIONAL_ID_NOT_FOUND")
+        init = target.request(INIT_PRODUCER_ID, V_INIT, {"transactional_id": probe, "transaction_timeout_ms": 60000})
+        listed = target.request(LIST_TRANSACTIONS, 0, {"state_filters": ["Ongoing"]})
+        return bool(init["error_code"] == 0 and listed["error_code"] == 0)
 
     wait_for(loaded, what=f"{target.name}: the transaction coordinator of {transactional_id}")
 

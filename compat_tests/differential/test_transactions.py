@@ -87,6 +87,8 @@ def test_interleaved_producers_hold_the_lso(pair: Pair) -> None:
             w.wait_complete(target, tids[0])
             seen["a-aborted"] = w.fetch(target, partitions, w.READ_COMMITTED)
             seen["a-aborted-uncommitted"] = w.fetch(target, partitions, w.READ_UNCOMMITTED)
+            seen["a-aborted-first-batch"] = w.fetch(target, partitions, w.READ_COMMITTED, max_bytes=1)
+            seen["a-aborted-from-2"] = w.fetch(target, partitions, w.READ_COMMITTED, offset=2, max_bytes=1)
             seen["producers"] = w.describe_producers(target, partitions, names)
             seen["describe"] = w.describe(target, *tids)
         finally:

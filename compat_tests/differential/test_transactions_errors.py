@@ -27,6 +27,9 @@ def test_init_producer_id_errors(pair: Pair, version: int) -> None:
             p.init("timeout-zero", timeout_ms=0, version=version)
             p.init("timeout-negative", timeout_ms=-5, version=version)
             p.init("timeout-at-max", timeout_ms=900000, version=version)
+            if version >= 3:
+                p.init("producer-id-without-epoch", expected=(p.producer_id, -1), version=version)
+                p.init("epoch-without-producer-id", expected=(-1, 0), version=version)
             empty = w.RawProducer(p.connection, "")
             empty.init("empty-id", version=version)
             p.note("empty-id", empty.seen["empty-id"])
@@ -127,7 +130,7 @@ def test_produce_to_partition_not_added(pair: Pair, version: int) -> None:
     check(f"transactions.produce_not_added.v{version}", kafka, kemu)
 
 
-@pytest.mark.parametrize("version", [2, 4])
+@pytest.mark.parametrize("version", [2, 3, 4])
 def test_offsets_in_transactions_errors(pair: Pair, version: int) -> None:
     """AddOffsetsToTxn and TxnOffsetCommit: before the group's partition is added, with a wrong epoch, for an
     unknown topic, then committed and aborted."""
@@ -156,6 +159,13 @@ def test_offsets_in_transactions_errors(pair: Pair, version: int) -> None:
             w.wait_complete(target, tid)
             p.note("offsets-after-abort", w.committed_offsets(target, group, [(topic, 0), (topic, 1)]))
             p.txn_offset_commit("commit-after-end", group, {(topic, 0): 11}, version=version)
+            p.add_offsets("add-offsets-unknown-producer-id", group, producer_id=p.producer_id + 7777)
+            p.add_offsets("add-offsets-3", group)
+            p.txn_offset_commit("commit-empty-group", "", {(topic, 0): 3}, version=version)
+            if version >= 3:
+                p.txn_offset_commit("commit-unknown-member", group, {(topic, 0): 3}, version=version,
+                                    generation_id=5, member_id="nobody")
+            p.end("abort-txn-3", False)
             return p.seen
 
     kafka, kemu = pair.both(scenario)

@@ -167,22 +167,25 @@ class RawProducer:
             "producer_epoch": self.epoch if epoch is None else epoch, "committed": commit})
         return self.note(step, error_name(body["error_code"]))
 
-    def add_offsets(self, step: str, group_id: str, *, epoch: int | None = None) -> str:
+    def add_offsets(self, step: str, group_id: str, *, epoch: int | None = None,
+                    producer_id: int | None = None) -> str:
         body = self.connection.request(ADD_OFFSETS, V_ADD_OFFSETS, {
-            "transactional_id": self.transactional_id, "producer_id": self.producer_id,
+            "transactional_id": self.transactional_id,
+            "producer_id": self.producer_id if producer_id is None else producer_id,
             "producer_epoch": self.epoch if epoch is None else epoch, "group_id": group_id})
         return self.note(step, error_name(body["error_code"]))
 
     def txn_offset_commit(self, step: str, group_id: str, offsets: dict[TopicPartition, int], *,
-                          epoch: int | None = None, version: int = V_TXN_OFFSET_COMMIT) -> dict[str, str]:
+                          epoch: int | None = None, version: int = V_TXN_OFFSET_COMMIT, generation_id: int = -1,
+                          member_id: str = "") -> dict[str, str]:
         by_topic: dict[str, list[dict[str, Any]]] = {}
         for (topic, index), offset in offsets.items():
             by_topic.setdefault(topic, []).append({"partition_index": index, "committed_offset": offset,
                                                    "committed_leader_epoch": -1, "committed_metadata": ""})
         body = self.connection.request(TXN_OFFSET_COMMIT, version, {
             "transactional_id": self.transactional_id, "group_id": group_id, "producer_id": self.producer_id,
-            "producer_epoch": self.epoch if epoch is None else epoch, "generation_id": -1, "member_id": "",
-            "group_instance_id": None,
+            "producer_epoch": self.epoch if epoch is None else epoch, "generation_id": generation_id,
+            "member_id": member_id, "group_instance_id": None,
             "topics": [{"name": t, "partitions": p} for t, p in by_topic.items()]})
         return self.note(step, {f"{t['name']}/{p['partition_index']}": error_name(p["error_code"])
                                 for t in body["topics"] for p in t["partitions"]})
@@ -258,12 +261,13 @@ def describe_producers(target: Target, partitions: Iterable[TopicPartition],
 
 
 def fetch(target: Target, partitions: Iterable[TopicPartition], isolation_level: int,
-          offset: int = 0) -> dict[str, Any]:
-    """One Fetch from `offset` of each partition: watermarks, aborted list and every batch, raw."""
+          offset: int = 0, max_bytes: int = 1 << 20) -> dict[str, Any]:
+    """One Fetch from `offset` of each partition: watermarks, aborted list and every batch, raw. A small
+    `max_bytes` returns the first batch alone, and bounds the aborted list by the offset after it."""
     by_topic: dict[str, list[dict[str, Any]]] = {}
     for topic, index in partitions:
         by_topic.setdefault(topic, []).append({"partition": index, "fetch_offset": offset,
-                                               "partition_max_bytes": 1 << 20, "log_start_offset": -1})
+                                               "partition_max_bytes": max_bytes, "log_start_offset": -1})
     body = target.request(FETCH, V_FETCH, {
         "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 22, "isolation_level": isolation_level,
         "session_id": 0, "session_epoch": -1, "topics": [{"topic": t, "partitions": p} for t, p in by_topic.items()],
@@ -276,7 +280,8 @@ def fetch(target: Target, partitions: Iterable[TopicPartition], isolation_level:
                 "error_code": error_name(p["error_code"]), "high_watermark": p["high_watermark"],
                 "last_stable_offset": p["last_stable_offset"], "log_start_offset": p["log_start_offset"],
                 "aborted_transactions": None if aborted is None else [dict(a) for a in aborted],
-                "batches": raw_batches(p["records"])}
+                # Whole batches below; the size shows a trailing partial one too.
+                "records_size": len(p["records"] or b""), "batches": raw_batches(p["records"])}
     return out
 
 

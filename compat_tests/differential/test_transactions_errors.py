@@ -85,6 +85,8 @@ def test_end_txn_errors(pair: Pair, version: int) -> None:
             p.add("add", [(topic, 0)])
             p.produce("produce", topic, 0, [b"x"])
             p.end("wrong-epoch", True, epoch=p.epoch + 1, version=version)
+            other = w.RawProducer(p.connection, tid, producer_id=p.producer_id + 7777, epoch=p.epoch)
+            p.note("wrong-producer-id", other.end("wrong-producer-id", True, version=version))
             p.end("commit", True, version=version)
             w.wait_complete(target, tid)
             p.end("commit-again", True, version=version)
@@ -115,11 +117,13 @@ def test_produce_to_partition_not_added(pair: Pair, version: int) -> None:
         p = w.producer(target, tid)
         with p.connection:
             p.init()
+            p.init("init-again")  # epoch 1, so that there is an older epoch to send
             p.produce("before-begin", topic, 0, [b"x"], version=version)
             p.add("add", [(topic, 0)])
             p.produce("not-added", topic, 1, [b"y"], version=version)
             p.produce("added", topic, 0, [b"z"], version=version)
-            p.produce("epoch-below", topic, 0, [b"w"], epoch=p.epoch - 1 if p.epoch > 0 else 0, version=version)
+            p.produce("non-transactional-inside", topic, 0, [b"n"], version=version, transactional=False)
+            p.produce("epoch-below", topic, 0, [b"w"], epoch=p.epoch - 1, version=version)
             p.end("commit", True)
             w.wait_complete(target, tid)
             p.produce("after-commit", topic, 0, [b"v"], version=version)

@@ -1,8 +1,11 @@
-"""How Kafka places a group or transactional id on a partition of its internal topic.
+"""How Kafka places a group or transactional id on a partition of its internal topic, and a keyed record on a
+topic's partition (the clients' default partitioner, murmur2: see `key_partition`).
 
-Kafka takes Java's `String.hashCode` of the id, makes it non-negative with `Utils.abs` (a bit mask, so
-Integer.MIN_VALUE maps to 0 rather than overflowing) and reduces it modulo the partition count. Clients never
-compute this themselves, but an operator comparing kemu's `__transaction_state` layout with Kafka's will.
+Kafka takes Java's `String.hashCode` of the id, makes it non-negative with `Utils.abs` and reduces it modulo
+the partition count (TransactionStateManager.partitionFor, GroupCoordinatorService.partitionFor). `Utils.abs`
+is Math.abs with Integer.MIN_VALUE mapped to 0 — not the producer partitioner's bit mask (`toPositive`),
+which gives another partition for every negative hash. Clients see the result: FindCoordinator's node in a
+cluster, and the `__consumer_offsets` partition AddOffsetsToTxn puts in a transaction (DescribeTransactions).
 """
 
 from __future__ import annotations
@@ -21,8 +24,13 @@ def java_string_hash(text: str) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
+def java_abs(value: int) -> int:
+    """Kafka's Utils.abs: Math.abs, except that Integer.MIN_VALUE (whose negation overflows) is 0."""
+    return 0 if value == -(1 << 31) else abs(value)
+
+
 def partition_for(key: str, partitions: int) -> int:
-    return (java_string_hash(key) & 0x7FFFFFFF) % partitions
+    return java_abs(java_string_hash(key)) % partitions
 
 
 _M = 0x5BD1E995

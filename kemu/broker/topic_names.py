@@ -29,6 +29,22 @@ def invalid_name_reason(name: str) -> str | None:
     return None
 
 
+def validate_message(name: str) -> str | None:
+    """The message of Kafka's `Topic.validate` (the broker's check in DescribeProducers, say), or None for a
+    legal name. Worded otherwise than the controller's CreateTopics check above."""
+    if not name:
+        reason = "the empty string is not allowed"
+    elif name in (".", ".."):
+        reason = f"'{name}' is not allowed"
+    elif len(name) > MAX_NAME_LENGTH:
+        reason = f"the length of '{name}' is longer than the max allowed length {MAX_NAME_LENGTH}"
+    elif not _LEGAL.fullmatch(name):
+        reason = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    else:
+        return None
+    return f"Topic name is invalid: {reason}"
+
+
 def is_internal(name: str) -> bool:
     return name in INTERNAL_TOPICS
 

@@ -56,8 +56,6 @@ FIRST_CLIENT_METADATA_VERSION = 11  # rack_id: a consumer may fetch from a follo
 
 # base offset (int64), batch length (int32), then 9 bytes to last_offset_delta (int32)
 _BATCH_START = struct.Struct(">qi")
-_LAST_OFFSET_DELTA = struct.Struct(">i")
-_LAST_OFFSET_DELTA_AT = 23
 
 
 
@@ -258,8 +256,8 @@ def _read_partition(broker: Broker, target: _Target, limit: int, min_one_batch: 
                         "diverging_epoch": diverging, "aborted_transactions": None,
                         "preferred_read_replica": -1, "records": b""}
         isolation = FetchIsolation.TXN_COMMITTED if read_committed else FetchIsolation.HIGH_WATERMARK
-        data = partition.read(fetch.fetch_offset, min(fetch.partition_max_bytes, limit), isolation=isolation,
-                              min_one_batch=min_one_batch)
+        max_bytes = min(fetch.partition_max_bytes, limit)
+        data = partition.read(fetch.fetch_offset, max_bytes, isolation=isolation, min_one_batch=min_one_batch)
     except LogClosedError:
         return _error_partition(target.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     except StorageError:
@@ -270,12 +268,18 @@ def _read_partition(broker: Broker, target: _Target, limit: int, min_one_batch: 
         return _error_partition(target.index, ErrorCode.UNKNOWN_SERVER_ERROR)
     records = data.records
     aborted: list[dict[str, int]] | None = None
-    if read_committed:
-        aborted = []
-        if records:
-            upper = _upper_bound_offset(records)
-            aborted = [{"producer_id": txn.producer_id, "first_offset": txn.first_offset}
-                       for txn in partition.aborted_transactions(fetch.fetch_offset, upper)]
+    if records and _first_batch_incomplete(records):
+        # ReplicaManager.readFromLog: a first batch cut short is replaced by no records (the consumer asks
+        # again with more room), and with it goes the aborted list.
+        records = b""
+    elif read_committed and (records or (max_bytes == 0 and fetch.fetch_offset < data.last_stable_offset)):
+        # LocalLog.addAbortedTransactions: every aborted transaction below the offset index's first entry past
+        # the bytes read (a read of no bytes at all included), not just below the batches returned.
+        upper = log.fetch_upper_bound(fetch.fetch_offset, len(records))
+        aborted = [{"producer_id": txn.producer_id, "first_offset": txn.first_offset}
+                   for txn in partition.aborted_transactions(fetch.fetch_offset, upper)]
+    elif read_committed and fetch.fetch_offset >= data.last_stable_offset:
+        aborted = []  # LocalLog.read's empty answer at (or past) the stable offset
     return {"partition_index": target.index, "error_code": 0, "high_watermark": data.high_watermark,
             "last_stable_offset": data.last_stable_offset, "log_start_offset": data.log_start_offset,
             "aborted_transactions": aborted, "preferred_read_replica": -1, "records": records}
@@ -327,17 +331,12 @@ def _diverging_epoch(log: PartitionLog, fetch: PartitionFetch) -> dict[str, int]
     return None
 
 
-def _upper_bound_offset(records: bytes | memoryview) -> int:
-    """The offset just past the last batch the records reach into (the last may be cut short)."""
-    view = memoryview(records)
-    position, end, upper = 0, len(view), 0
-    while end - position >= _BATCH_START.size:
-        base_offset, length = _BATCH_START.unpack_from(view, position)
-        upper = base_offset + 1
-        if end - position >= _LAST_OFFSET_DELTA_AT + _LAST_OFFSET_DELTA.size:
-            upper = base_offset + _LAST_OFFSET_DELTA.unpack_from(view, position + _LAST_OFFSET_DELTA_AT)[0] + 1
-        position += length + _BATCH_START.size
-    return upper
+def _first_batch_incomplete(records: bytes | memoryview) -> bool:
+    """Whether the bytes read end before the first batch does (Kafka's firstEntryIncomplete)."""
+    if len(records) < _BATCH_START.size:
+        return True
+    _, length = _BATCH_START.unpack_from(records, 0)
+    return bool(len(records) < length + _BATCH_START.size)
 
 
 def _error_partition(index: int, code: ErrorCode) -> dict[str, Any]:

@@ -3,8 +3,9 @@
 The active idempotent and transactional producers of each partition, as its leader's producer state
 holds them: producer id, epoch, last sequence (-1 when only markers are known), last timestamp, the
 coordinator epoch of its last marker, and the first offset of its open transaction (-1 if none). An
-illegal topic name is INVALID_TOPIC_EXCEPTION with Kafka's message; a topic or partition that does not
-exist UNKNOWN_TOPIC_OR_PARTITION.
+illegal topic name is INVALID_TOPIC_EXCEPTION with the message of Kafka's `Topic.validate`; a topic that does
+not exist UNKNOWN_TOPIC_OR_PARTITION with that error's message, a partition missing from a topic that does
+exist the same error without one.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from kemu.broker.partition import Partition
-from kemu.broker.topic_names import invalid_name_reason
+from kemu.broker.topic_names import validate_message
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, each, error_responder
@@ -27,14 +28,16 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     topics = []
     for entry in request.body["topics"]:
         name = entry["name"]
-        reason = invalid_name_reason(name)
+        reason = validate_message(name)
         error, message = ErrorCode.NONE, None
-        if not authz.allowed(ctx, authz.READ, authz.TOPIC, name):
-            error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-        elif reason is not None:
+        # As KafkaApis: the name first, then authorization; a topic-level error carries its message (the
+        # error's own, unless the name says why), a partition missing from a known topic none.
+        if reason is not None:
             error, message = ErrorCode.INVALID_TOPIC_EXCEPTION, reason
+        elif not authz.allowed(ctx, authz.READ, authz.TOPIC, name):
+            error, message = ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.TOPIC_AUTHORIZATION_FAILED.message
         elif name not in ctx.broker.topics:
-            error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            error, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message
         partitions = []
         for index in entry["partition_indexes"]:
             partition = ctx.broker.partition(name, index) if error is ErrorCode.NONE else None

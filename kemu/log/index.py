@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import struct
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from pathlib import Path
 
 _OFFSET_ENTRY = struct.Struct(">ii")
@@ -93,6 +93,12 @@ class OffsetIndex:
         if i == 0:
             return self.base_offset, 0
         return self._offsets[i - 1], self._positions[i - 1]
+
+    def first_at_or_after(self, position: int) -> int | None:
+        """The offset of the first entry whose position is at or after `position` (Kafka's
+        fetchUpperBoundOffset), None if there is none."""
+        i = bisect_left(self._positions, position)
+        return self._offsets[i] if i < len(self._offsets) else None
 
     def truncate_to(self, offset: int) -> None:
         """Drop entries for offsets at or above `offset`."""

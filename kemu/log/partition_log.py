@@ -426,6 +426,24 @@ class PartitionLog:
             records = self._read_below(offset, upper, max_bytes, min_one_batch)
         return FetchData(records, self._high_watermark, stable, self._log_start_offset, self._log_end_offset)
 
+    def fetch_upper_bound(self, offset: int, fetched_bytes: int) -> int:
+        """The offset a read_committed fetch of `fetched_bytes` from `offset` lists aborted transactions below:
+        as Kafka's LocalLog.addAbortedTransactions, the first offset-index entry at or past the end of the
+        bytes read in the segment holding `offset`, else the next segment's base offset, else the log end.
+        The index is sparse (an entry every index.interval.bytes), so this usually lies well past the
+        batches returned, and the list holds every aborted transaction up to there."""
+        i = max(bisect_right(self._bases, offset) - 1, 0)
+        while i < len(self._segments):
+            segment = self._segments[i]
+            found = segment.translate_offset(offset)
+            if found is not None:
+                upper = segment.offset_index.first_at_or_after(found.position + fetched_bytes)
+                if upper is not None:
+                    return upper
+                return self._bases[i + 1] if i + 1 < len(self._segments) else self._log_end_offset
+            i += 1
+        return self._log_end_offset
+
     def _read_below(self, offset: int, upper: int, max_bytes: int, min_one_batch: bool) -> bytes | memoryview:
         i = max(bisect_right(self._bases, offset) - 1, 0)
         while i < len(self._segments):

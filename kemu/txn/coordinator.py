@@ -239,23 +239,27 @@ class TransactionCoordinator:
         self.on_markers_queued(job)
 
     def _fence_and_abort(self, txn: TxnMetadata) -> None:
-        """Kafka's prepareFenceProducerEpoch followed by an abort from the coordinator itself."""
-        # PrepareEpochFence is checked but never entered: in Kafka it is only a pending state, cleared
-        # again before the abort, so the abort below is checked as Ongoing -> PrepareAbort. Entering it
-        # here would leave the id stuck answering CONCURRENT_TRANSACTIONS if the abort's write failed.
+        """The abort the coordinator starts itself (InitProducerId finding a transaction open, or a timeout).
+
+        Kafka 4.3 takes it the transaction-version-2 way whatever the client speaks, its own finalized
+        `transaction.version` being 2 (TransactionCoordinator passes `transactionVersionLevel()` for it):
+        PrepareEpochFence is only a pending state, cleared again, and the abort bumps the epoch and
+        remembers the one it fenced as the last epoch. So the fenced producer's KIP-360 InitProducerId with
+        that epoch is taken for a retry and gets the bumped epoch back, unbumped, as long as no other
+        producer initialised in between; an exhausted epoch gets the next producer id once the abort is
+        complete. Nothing is applied before the abort is journaled: a failed write leaves the id as it was.
+        """
         txn.check_transition(TxnState.PREPARE_EPOCH_FENCE)
-        fenced = txn.copy()
-        # Kafka bumps even an exhausted epoch (that is what the reserved last epoch is for); only at
-        # Short.MaxValue is there nothing left, and the abort goes out with the current epoch.
+        nxt = txn.prepare_transition(TxnState.PREPARE_ABORT)
+        # Only at Short.MaxValue is there nothing left to bump to: the abort goes out with the current epoch.
         if txn.producer_epoch < MAX_EPOCH:
-            fenced.producer_epoch = txn.producer_epoch + 1
-        # The fencing epoch is never handed out, and the fenced producer's epoch must not pass for the
-        # "retried InitProducerId" of KIP-360: forget the last epoch.
-        fenced.last_producer_epoch = NO_PRODUCER_EPOCH
-        # Kafka's PrepareEpochFence is only a pending transition, never journaled: the abort that follows
-        # is. Should that journal write fail, the bumped epoch stays in memory unreturned, as in Kafka.
-        self.txns[txn.transactional_id] = fenced
-        self._prepare(fenced, False, fenced.producer_epoch)
+            nxt.producer_epoch = txn.producer_epoch + 1
+        nxt.last_producer_epoch = txn.producer_epoch
+        if epoch_exhausted(txn.producer_epoch):
+            nxt.next_producer_id = self.producer_ids.next_id()
+        nxt.update_ms = self.clock.now_ms()
+        self._commit(nxt)
+        self._queue_markers(nxt)
 
     def take_marker_jobs(self) -> list[MarkerJob]:
         return list(self.pending_markers.values())
@@ -265,6 +269,10 @@ class TransactionCoordinator:
         if self.pending_markers.get(job.transactional_id) != job or txn is None:
             return
         nxt = txn.prepare_transition(TxnState.COMPLETE_COMMIT if job.commit else TxnState.COMPLETE_ABORT)
+        if nxt.next_producer_id != NO_PRODUCER_ID:
+            # The coordinator's own abort of an exhausted epoch: the id goes on under the next producer id.
+            nxt.last_producer_id, nxt.producer_id = txn.producer_id, txn.next_producer_id
+            nxt.producer_epoch, nxt.next_producer_id = 0, NO_PRODUCER_ID
         nxt.partitions = set()
         nxt.update_ms = self.clock.now_ms()
         self._commit(nxt)

@@ -116,11 +116,11 @@ class TransactionalPartition:
             max_timestamp=header.max_timestamp, transactional=header.is_transactional)
 
     def _record_marker(self, header: BatchHeader, commit: bool, coordinator_epoch: int, *,
-                       persist: bool) -> CompletedTxn:
+                       persist: bool) -> CompletedTxn | None:
         done = self.producers.record_marker(
             producer_id=header.producer_id, epoch=header.producer_epoch, coordinator_epoch=coordinator_epoch,
             offset=header.base_offset, timestamp=header.max_timestamp, commit=commit)
-        if done.aborted:
+        if done is not None and done.aborted:
             entry = AbortedTxn(done.producer_id, done.first_offset, done.last_offset,
                                min(done.last_stable_offset, self.log.high_watermark))
             segment_base = self._segment_base_for(done.last_offset)
@@ -148,10 +148,19 @@ class TransactionalPartition:
         return log.high_watermark
 
     def aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
-        """Aborted transactions overlapping [fetch_offset, upper_bound_offset), for read_committed Fetch."""
-        out = [entry for entries in self._aborted.values() for entry in entries
-               if entry.last_offset >= fetch_offset and entry.first_offset < upper_bound_offset]
-        out.sort(key=lambda e: e.first_offset)
+        """Aborted transactions overlapping [fetch_offset, upper_bound_offset), for read_committed Fetch.
+
+        As Kafka's LocalLog collects them: from the segment holding `fetch_offset` on, each segment's index
+        in the order the aborts were written (not by first offset: a transaction aborted later may have
+        started earlier), stopping after the first entry whose last stable offset reaches the bound."""
+        start = self._segment_base_for(fetch_offset)
+        out = []
+        for base in sorted(b for b in self._aborted if b >= start):
+            for entry in self._aborted[base]:
+                if entry.last_offset >= fetch_offset and entry.first_offset < upper_bound_offset:
+                    out.append(entry)
+                if entry.last_stable_offset >= upper_bound_offset:
+                    return out
         return out
 
     # ---- what the cleaner asks (kemu.log.cleaner.CleanerSource) ----------------------------------------

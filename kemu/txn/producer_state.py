@@ -177,11 +177,14 @@ class ProducerStateManager:
     def record_marker(
         self, *, producer_id: int, epoch: int, coordinator_epoch: int, offset: int, timestamp: int,
         commit: bool,
-    ) -> CompletedTxn:
+    ) -> CompletedTxn | None:
+        """The transaction the marker completes here, or None when the producer had none open on this
+        partition (a partition added but never written to): as Kafka's ProducerAppendInfo, such a marker
+        moves no stable offset and goes in no aborted-transaction index."""
         entry = self.producers.get(producer_id)
         if entry is None:
             entry = self.producers[producer_id] = ProducerEntry(producer_id)
-        first = entry.txn_first_offset if entry.txn_first_offset is not None else offset
+        first = entry.txn_first_offset
         if epoch != entry.epoch:
             entry.batches.clear()
         entry.epoch = epoch
@@ -189,6 +192,8 @@ class ProducerStateManager:
         entry.last_timestamp = timestamp
         entry.txn_first_offset = None
         self.ongoing.pop(producer_id, None)
+        if first is None:
+            return None
         return CompletedTxn(producer_id, first, offset, not commit, self.first_unstable_offset(offset + 1))
 
     # ---- queries ---------------------------------------------------------------------------------

@@ -44,7 +44,11 @@ def test_describe_producers(broker: Broker, conn: Connection, topics: None) -> N
     assert p7["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
     assert nope["partitions"][0]["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
     assert bad["partitions"][0]["error_code"] == E.INVALID_TOPIC_EXCEPTION
-    assert "illegal" in bad["partitions"][0]["error_message"]
+    assert bad["partitions"][0]["error_message"] == (
+        "Topic name is invalid: 'bad name!' contains one or more characters other than ASCII alphanumerics, "
+        "'.', '_' and '-'")
+    assert nope["partitions"][0]["error_message"] == "This server does not host this topic-partition."
+    assert p7["error_message"] is None
 
 
 @pytest.mark.real_socket

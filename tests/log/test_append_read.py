@@ -159,3 +159,15 @@ def test_stored_batches_for_coordinators(open_log: OpenLog) -> None:
     batches = log.batches()
     assert [b.header.base_offset for b in batches] == [0, 2, 4, 6, 8, 10]
     assert [b.header.base_offset for b in log.batches(3, 7)] == [2, 4, 6]
+
+
+def test_fetch_upper_bound_is_the_first_index_entry_past_the_bytes_read(open_log: OpenLog) -> None:
+    """Kafka's bound for a read_committed fetch's aborted list: the offset-index entry at or after the end of the
+    bytes read, else the next segment's base, else the log end."""
+    log = open_log(LogConfig(index_interval_bytes=1))  # an entry for every batch after the first
+    sizes = [log.append(batch(1)) for _ in range(4)]
+    first = len(log.read(0, 1).records)  # the first batch alone
+    assert all(result.record_count == 1 for result in sizes)
+    assert log.fetch_upper_bound(0, first) == 1
+    assert log.fetch_upper_bound(0, first + 1) == 2
+    assert log.fetch_upper_bound(3, 10**6) == 4  # past the last entry: the log end

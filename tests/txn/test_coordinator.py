@@ -168,15 +168,22 @@ def test_producer_ids_never_repeat_across_restarts(tmp_path) -> None:  # type: i
     assert again.next_id() not in used
 
 
-def test_fenced_producer_cannot_pass_for_a_kip360_retry(coord: TransactionCoordinator) -> None:
-    """Fencing forgets the last epoch, so the old producer's InitProducerId with its epoch is fenced."""
+def test_fenced_producer_retrying_with_its_epoch_gets_the_fencing_epoch(coord: TransactionCoordinator) -> None:
+    """Kafka 4.3 aborts a fenced transaction the transaction-version-2 way: the abort remembers the epoch
+    it fenced as the last epoch, so the old producer's KIP-360 InitProducerId passes for a retry and gets the
+    bumped epoch back, unbumped; the new producer's retry bumps again, and fences it for good."""
     old = coord.init_producer_id("t", 60000)
     coord.add_partitions("t", old.producer_id, old.producer_epoch, [("a", 0)])
     assert coord.init_producer_id("t", 60000).error == E.CONCURRENT_TRANSACTIONS
+    (job,) = coord.take_marker_jobs()
+    assert (job.producer_epoch, job.commit) == (old.producer_epoch + 1, False)
     complete(coord)
-    assert coord.txns["t"].last_producer_epoch == -1
+    assert coord.txns["t"].last_producer_epoch == old.producer_epoch
     retry = coord.init_producer_id("t", 60000, old.producer_id, old.producer_epoch)
-    assert retry.error == E.PRODUCER_FENCED
+    assert (retry.error, retry.producer_epoch) == (E.NONE, old.producer_epoch + 1)
+    new = coord.init_producer_id("t", 60000)
+    assert (new.error, new.producer_epoch) == (E.NONE, old.producer_epoch + 2)
+    assert coord.init_producer_id("t", 60000, old.producer_id, old.producer_epoch).error == E.PRODUCER_FENCED
 
 
 def test_timed_out_transaction_fences_the_stalled_producer(coord: TransactionCoordinator,
@@ -187,7 +194,36 @@ def test_timed_out_transaction_fences_the_stalled_producer(coord: TransactionCoo
     coord.tick()
     complete(coord)
     assert coord.add_partitions("t", p.producer_id, p.producer_epoch, [("a", 0)]) == E.PRODUCER_FENCED
-    assert coord.init_producer_id("t", 1000, p.producer_id, p.producer_epoch).error == E.PRODUCER_FENCED
+    again = coord.init_producer_id("t", 1000, p.producer_id, p.producer_epoch)
+    assert (again.error, again.producer_id, again.producer_epoch) == (E.NONE, p.producer_id, p.producer_epoch + 1)
+
+
+def test_aborting_an_exhausted_epoch_moves_to_the_next_producer_id(coord: TransactionCoordinator,
+                                                                  clock: VirtualClock) -> None:
+    p = coord.init_producer_id("t", 1000)
+    coord.txns["t"].producer_epoch = 0x7FFE
+    coord.add_partitions("t", p.producer_id, 0x7FFE, [("a", 0)])
+    clock.advance(1001)
+    coord.tick()
+    (job,) = coord.take_marker_jobs()
+    assert (job.producer_id, job.producer_epoch) == (p.producer_id, 0x7FFF)
+    complete(coord)
+    txn = coord.txns["t"]
+    assert txn.producer_id != p.producer_id and txn.producer_epoch == 0 and txn.last_producer_id == p.producer_id
+
+
+def test_a_failed_fencing_abort_leaves_the_id_as_it_was(coord: TransactionCoordinator) -> None:
+    p = coord.init_producer_id("t", 60000)
+    coord.add_partitions("t", p.producer_id, p.producer_epoch, [("a", 0)])
+
+    def broken(tid: str, value: dict[str, Any] | None) -> None:
+        raise OSError("disk full")
+
+    coord.journal = broken
+    with pytest.raises(OSError):
+        coord.init_producer_id("t", 60000)
+    txn = coord.txns["t"]
+    assert (txn.state, txn.producer_epoch, coord.take_marker_jobs()) == (TxnState.ONGOING, p.producer_epoch, [])
 
 
 def test_exhausted_epoch_rotates_the_producer_id(coord: TransactionCoordinator) -> None:

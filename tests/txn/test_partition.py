@@ -98,3 +98,21 @@ def test_non_transactional_write_inside_a_transaction_is_invalid_txn_state(tmp_p
     with pytest.raises(ProducerStateError) as err:
         p.append(batch(7, 0, 1, txn=False))
     assert err.value.code == ErrorCode.INVALID_TXN_STATE
+
+
+def test_aborted_transactions_come_in_the_order_they_were_aborted(tmp_path: Path, clock: VirtualClock) -> None:
+    """Kafka's transaction index is read in append order: a transaction that began first but was aborted
+    last comes last (read_committed consumers do not mind; the Fetch response shows it)."""
+    p = open_partition(tmp_path / "t-0", clock)
+    p.append(batch(7, 0, 0, txn=True))                                      # offset 0: 7 begins
+    p.append(batch(8, 0, 0, txn=True))                                      # offset 1: 8 begins
+    p.append(marker(8, 0, commit=False), origin=AppendOrigin.COORDINATOR)   # offset 2: 8 aborted
+    p.append(marker(7, 0, commit=False), origin=AppendOrigin.COORDINATOR)   # offset 3: 7 aborted
+    assert [(a.producer_id, a.first_offset) for a in p.aborted_transactions(0, 4)] == [(8, 1), (7, 0)]
+
+
+
+def test_abort_marker_on_a_partition_never_written_is_not_indexed(tmp_path: Path, clock: VirtualClock) -> None:
+    p = open_partition(tmp_path / "t-0", clock)
+    p.append(marker(7, 1, commit=False), origin=AppendOrigin.COORDINATOR)
+    assert p.aborted_transactions(0, 1) == [] and p.last_stable_offset == 1

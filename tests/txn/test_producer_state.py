@@ -73,8 +73,17 @@ def test_open_transaction_holds_the_lso_until_its_marker() -> None:
         m.check_batch(producer_id=7, epoch=0, first_seq=2, last_seq=2, transactional=False)
     assert err.value.code == ErrorCode.INVALID_TXN_STATE
     done = m.record_marker(producer_id=7, epoch=0, coordinator_epoch=0, offset=13, timestamp=5, commit=False)
+    assert done is not None
     assert (done.first_offset, done.last_offset, done.aborted, done.last_stable_offset) == (10, 13, True, 14)
     assert m.first_unstable_offset(14) == 14
+
+
+def test_marker_without_a_transaction_on_the_partition_completes_none() -> None:
+    """A partition added to a transaction but never written to gets the marker and nothing else: no aborted
+    entry (Kafka's ProducerAppendInfo emits no CompletedTxn), though the marker's epoch is remembered."""
+    m = ProducerStateManager("t-0")
+    assert m.record_marker(producer_id=7, epoch=1, coordinator_epoch=0, offset=0, timestamp=5, commit=False) is None
+    assert m.producers[7].epoch == 1
 
 
 def test_zombie_coordinator_marker_is_fenced() -> None:

@@ -75,6 +75,10 @@ def local_session(app_name: str = "kemu", *, cores: int = 2, shuffle_partitions:
                   log_level: str = "ERROR", connector: bool = True) -> tuple[SparkSession, Connector]:
     """A `local[cores]` session with the UI off and quiet logs; `connector=False` skips the jars altogether."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # The Python workers that plan a Python data source (create_data_source, plan_data_source_read) are
+    # started with PYSPARK_PYTHON, not spark.pyspark.python: without it they run `python3` from PATH, which
+    # outside an activated virtualenv has no kemu ("No module named 'kemu'"). The JVM inherits it at launch.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     folder = os.environ.get(JARS_VARIABLE)
     status = Connector(False, "not asked for")
     session: SparkSession | None = None

@@ -32,6 +32,7 @@ from kemu.wire.errors import ErrorCode
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
 RESOURCE_BROKER_LOGGER = 8
+MIN_ISR = "min.insync.replicas"
 
 
 class OpType(IntEnum):
@@ -139,9 +140,18 @@ def _alter_broker(broker: Broker, resource: ResourceChange, validate_only: bool,
         validate_dynamic(values)
     except BrokerConfigRefused as refused:
         raise _Refused(ErrorCode.INVALID_REQUEST, str(refused)) from None
+    _check_min_isr(broker.dynamic_configs.layer(name), values, name)
     if not validate_only:
         broker.dynamic_configs.replace(name, values)
         broker.apply_log_defaults()
+
+
+def _check_min_isr(before: dict[str, str], after: dict[str, str], name: str) -> None:
+    """The controller's rules while ELR is on (Kafka 4.1+, and kemu): min.insync.replicas is the cluster's."""
+    if name and (MIN_ISR in before or MIN_ISR in after):
+        raise _Refused(ErrorCode.INVALID_CONFIG, f"Broker-level {MIN_ISR} cannot be altered while ELR is enabled.")
+    if not name and MIN_ISR in before and MIN_ISR not in after:
+        raise _Refused(ErrorCode.INVALID_CONFIG, f"Cluster-level {MIN_ISR} cannot be removed while ELR is enabled.")
 
 
 def _apply_broker_op(values: dict[str, str], op: OpType, change: ConfigChange) -> None:

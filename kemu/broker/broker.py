@@ -70,7 +70,8 @@ class Broker:
         # Without a data directory the broker keeps its logs in a temporary one, removed on close().
         self._temporary_dir = None if config.data_dir else tempfile.mkdtemp(prefix="kemu-")
         self.data_dir = Path(config.data_dir or self._temporary_dir or ".")
-        self.dynamic_configs = DynamicBrokerConfigs(self.data_dir, config.node_id)
+        self.dynamic_configs = DynamicBrokerConfigs(
+            self.data_dir, config.node_id, int(config.properties.get("min.insync.replicas", "1").strip()))
         self.storage = Storage(self.data_dir, clock)
         self.scram_credentials = ScramCredentialStore(self.data_dir)
         for user, mechanism, credential in parse_add_scram(config.properties.get("kemu.scram.credentials", "")):

@@ -329,7 +329,7 @@ def static_values(cfg: BrokerConfig, *, bound_port: int | None, data_dir: Path,
 class DynamicBrokerConfigs:
     """The dynamic layers: this broker's own values and the cluster-wide defaults, persisted."""
 
-    def __init__(self, data_dir: Path, node_id: int) -> None:
+    def __init__(self, data_dir: Path, node_id: int, min_insync_replicas: int = 1) -> None:
         self._path = data_dir / DYNAMIC_CONFIGS_FILE
         self._node_id = str(node_id)
         self.cluster_default: dict[str, str] = {}
@@ -338,6 +338,10 @@ class DynamicBrokerConfigs:
             doc = json.loads(self._path.read_text())
             self.cluster_default = dict(doc.get("cluster_default", {}))
             self.per_broker = dict(doc.get("brokers", {}).get(self._node_id, {}))
+        else:
+            # A new Kafka 4.1+ cluster (ELR on, ActivationRecordsGenerator) starts with the static
+            # min.insync.replicas as a dynamic cluster-wide default, which topics then show as their source.
+            self.cluster_default["min.insync.replicas"] = str(min_insync_replicas)
 
     def layer(self, resource_name: str) -> dict[str, str]:
         """The layer a BROKER resource names: "" is the cluster default, a node id this broker."""

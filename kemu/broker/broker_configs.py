@@ -20,11 +20,13 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from enum import IntEnum
+from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from kemu.authorizer.config import AUTHORIZER_CLASSES
 from kemu.broker.config import BrokerConfig
+from kemu.broker.kafka_broker_keys import KAFKA_BROKER_KEYS
 from kemu.log.config import (
     LONG_MAX,
     MS_PER_HOUR,
@@ -55,6 +57,19 @@ def parse_java_int(text: str) -> int | None:
         return None  # more than 10 digits is out of range, and int() refuses past 4300 (a client's string)
     value = -int(digits) if text.startswith("-") else int(digits)
     return value if -(2**31) <= value < 2**31 else None
+
+
+@cache
+def _kafka_docs() -> dict[str, dict[str, str | None]]:
+    # Read on the first DescribeConfigs asking for documentation: ~100 KB no start-up needs.
+    docs: dict[str, dict[str, str | None]] = json.loads(
+        (Path(__file__).parent / "kafka_config_docs.json").read_text(encoding="utf-8"))
+    return docs
+
+
+def kafka_doc(kind: str, name: str) -> str | None:
+    """Kafka's documentation of a "broker" or "topic" config (kafka_config_docs.json, generated from Kafka)."""
+    return _kafka_docs()[kind].get(name)
 
 
 class ConfigSource(IntEnum):
@@ -157,7 +172,7 @@ def _known_authorizer(name: str, value: Any) -> None:
 
 
 def _server_keys() -> Iterator[BrokerConfigKey]:
-    yield BrokerConfigKey("advertised.listeners", "STRING", None, doc="The listeners clients are told to use.")
+    yield BrokerConfigKey("advertised.listeners", "LIST", None, doc="The listeners clients are told to use.")
     yield BrokerConfigKey("allow.everyone.if.no.acl.found", "BOOLEAN", "false",
                           doc="Whether a resource no ACL names is open to everyone (with an authorizer).")
     yield BrokerConfigKey("authorizer.class.name", "STRING", "", _known_authorizer,
@@ -169,7 +184,7 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
     yield BrokerConfigKey("default.replication.factor", "INT", "1",
                           doc="The replication factor of topics created without one.")
     yield BrokerConfigKey("delete.topic.enable", "BOOLEAN", "true", doc="Whether topics may be deleted.")
-    yield BrokerConfigKey("listeners", "STRING", "PLAINTEXT://:9092", doc="The addresses the broker listens on.")
+    yield BrokerConfigKey("listeners", "LIST", "PLAINTEXT://:9092", doc="The addresses the broker listens on.")
     yield BrokerConfigKey("group.consumer.heartbeat.interval.ms", "INT", "5000", at_least(1),
                           doc="The heartbeat interval of consumer-protocol group members.")
     yield BrokerConfigKey("group.consumer.session.timeout.ms", "INT", "45000", at_least(1),
@@ -182,13 +197,13 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
                           doc="The largest number of members a classic group may have.")
     yield BrokerConfigKey("group.min.session.timeout.ms", "INT", "6000",
                           doc="The smallest session timeout a classic group member may ask for.")
-    yield BrokerConfigKey("log.dir", "STRING", "/tmp/kafka-logs", doc="The log directory when log.dirs is unset.")
-    yield BrokerConfigKey("log.dirs", "STRING", None, doc="The directories the log data is kept in.")
+    yield BrokerConfigKey("log.dir", "LIST", "/tmp/kafka-logs", doc="The log directory when log.dirs is unset.")
+    yield BrokerConfigKey("log.dirs", "LIST", None, doc="The directories the log data is kept in.")
     yield BrokerConfigKey("log.retention.check.interval.ms", "LONG", "300000", at_least(1),
                           doc="How often the log cleaner checks for segments to delete.")
     yield BrokerConfigKey("max.request.partition.size.limit", "INT", "2000", at_least(1),
                           doc="The most partitions one DescribeTopicPartitions answer may describe.")
-    yield BrokerConfigKey("node.id", "INT", "-1", doc="The node id of this server.")
+    yield BrokerConfigKey("node.id", "INT", None, doc="The node id of this server.")
     yield BrokerConfigKey("num.partitions", "INT", "1", at_least(1),
                           doc="The partition count of topics created without one.")
     yield BrokerConfigKey("offset.metadata.max.bytes", "INT", "4096",
@@ -278,10 +293,26 @@ def _security_keys() -> Iterator[BrokerConfigKey]:
         yield BrokerConfigKey(name, kind, default, doc=doc)
 
 
-BROKER_CONFIGS: dict[str, BrokerConfigKey] = {
-    key.name: key for key in sorted((*_server_keys(), *_log_keys(), *_security_keys()), key=lambda k: k.name)
-}
-"""Every broker config kemu describes, by name."""
+def _kafka_keys(known: set[str]) -> Iterator[BrokerConfigKey]:
+    """The rest of Kafka's broker configs, which kemu keeps and shows but does not act on: Kafka's type,
+    default and dynamism (kemu/broker/kafka_broker_keys.py, generated from Kafka), no range validator."""
+    for name, kind, default, dynamic in KAFKA_BROKER_KEYS:
+        if name not in known:
+            yield BrokerConfigKey(name, kind, default, dynamic=dynamic)
+
+
+def _all_keys() -> list[BrokerConfigKey]:
+    own = [*_server_keys(), *_log_keys(), *_security_keys()]
+    return sorted((*own, *_kafka_keys({key.name for key in own})), key=lambda k: k.name)
+
+
+BROKER_CONFIGS: dict[str, BrokerConfigKey] = {key.name: key for key in _all_keys()}
+"""Every broker config kemu knows, by name: Kafka's, and a few of kemu's own (KEMU_ONLY)."""
+
+KAFKA_NAMES = frozenset(name for name, _, _, _ in KAFKA_BROKER_KEYS)
+KEMU_ONLY = frozenset(BROKER_CONFIGS) - KAFKA_NAMES
+"""Settings Kafka's broker config does not define (the authorizer's, kemu's SCRAM credentials, an internal
+one): like Kafka's originals, described only when set."""
 
 DEFAULTS: dict[str, str] = {key.name: key.default for key in BROKER_CONFIGS.values() if key.default is not None}
 """Kafka's static defaults (ConfigDef.defaultValues as strings): the DEFAULT_CONFIG synonyms."""
@@ -321,7 +352,7 @@ def static_values(cfg: BrokerConfig, *, bound_port: int | None, data_dir: Path,
         attribute = key.name.replace(".", "_")
         if key.name not in values and hasattr(cfg, attribute):
             text = format_value(key.type, getattr(cfg, attribute))
-            if text != key.default:
+            if text != key.default or key.name in cfg.settings_given:
                 values[key.name] = text  # type: ignore[assignment]
     return values
 
@@ -396,7 +427,7 @@ def describe(layers: ConfigLayers, cluster_default: bool, include_synonyms: bool
     if cluster_default:
         names = sorted(layers.cluster_default)
     else:
-        names = sorted(set(BROKER_CONFIGS) | set(layers.per_broker) | set(layers.cluster_default))
+        names = sorted(KAFKA_NAMES | set(layers.per_broker) | set(layers.cluster_default) | set(layers.static))
     return [_entry(name, layers, cluster_default, include_synonyms, include_documentation) for name in names]
 
 
@@ -421,7 +452,8 @@ def _entry(name: str, layers: ConfigLayers, cluster_default: bool, include_synon
         is_sensitive=sensitive,
         synonyms=tuple(synonyms) if include_synonyms else (),
         config_type=key.type if key is not None else "UNKNOWN",
-        documentation=(key.doc if key is not None else None) if include_documentation else None,
+        documentation=(kafka_doc("broker", name) or (key.doc if key is not None else None))
+        if include_documentation else None,
     )
 
 
@@ -454,8 +486,9 @@ def apply_properties(config: BrokerConfig, properties: Mapping[str, str]) -> lis
             continue
         value = key.parse(raw)
         attribute = name.replace(".", "_")
-        if attribute in BrokerConfig.__dataclass_fields__ and attribute != "properties":
+        if attribute in BrokerConfig.__dataclass_fields__ and attribute not in ("properties", "settings_given"):
             setattr(config, attribute, value)
+            config.settings_given.add(name)
         else:
             config.properties[name] = raw
     check_security(config)

@@ -14,20 +14,23 @@ from kemu.broker.broker import Broker
 from kemu.broker.broker_configs import (
     BROKER_CONFIGS,
     DEFAULTS,
+    KEMU_ONLY,
     BrokerConfigRefused,
     ConfigLayers,
     ConfigSource,
     DynamicBrokerConfigs,
     broker_synonyms,
+    kafka_doc,
     validate_dynamic,
 )
 from kemu.broker.config import BrokerConfig
+from kemu.broker.kafka_broker_keys import KAFKA_BROKER_KEYS
 from kemu.clock import VirtualClock
 from kemu.log.config import TOPIC_CONFIGS
 
 # BrokerConfig fields that are not Kafka settings of their own (listeners, log.dirs are built from them).
 NOT_KAFKA_SETTINGS = {"host", "port", "advertised_host", "advertised_port", "rack", "brokers", "racks", "data_dir",
-                      "cluster_id", "properties"}
+                      "cluster_id", "properties", "settings_given"}
 
 
 @pytest.fixture
@@ -63,8 +66,8 @@ def test_every_topic_synonym_has_a_broker_definition() -> None:
     ("offsets.topic.replication.factor", "3", "SHORT", False),
     ("transaction.state.log.min.isr", "2", "INT", False),
     ("num.partitions", "1", "INT", False),
-    ("listeners", "PLAINTEXT://:9092", "STRING", False),
-    ("log.dirs", None, "STRING", False),
+    ("listeners", "PLAINTEXT://:9092", "LIST", False),
+    ("log.dirs", None, "LIST", False),
 ])
 def test_kafka_defaults(name: str, default: str | None, kind: str, dynamic: bool) -> None:
     key = BROKER_CONFIGS[name]
@@ -139,7 +142,7 @@ def test_describe_this_broker() -> None:
                           {"node.id": "1", "offsets.topic.replication.factor": "1"})
     entries = {e.name: e for e in broker_configs.describe(layers, False, include_synonyms=True,
                                                           include_documentation=True)}
-    assert set(BROKER_CONFIGS) <= set(entries)
+    assert set(BROKER_CONFIGS) - KEMU_ONLY == set(entries)
     retention = entries["log.retention.ms"]
     assert (retention.value, retention.source, retention.read_only) == ("9", ConfigSource.DYNAMIC_BROKER_CONFIG, False)
     assert [(s.name, s.value, s.source) for s in retention.synonyms] == [
@@ -168,3 +171,17 @@ def test_describe_cluster_default_lists_only_what_is_set() -> None:
     assert (retention.value, retention.source) == (" 5 ", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
     assert [(s.value, s.source) for s in retention.synonyms] == [(" 5 ", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)]
     assert broker_configs.describe(ConfigLayers({}, {}, {}), True, True, True) == []
+
+
+def test_kafkas_broker_configs_and_kemus_own() -> None:
+    """Every config Kafka's broker lists is kemu's too, with Kafka's type and default; the few of kemu's own
+    are described only once set, as Kafka describes a setting it does not define."""
+    assert KEMU_ONLY == {"allow.everyone.if.no.acl.found", "kemu.scram.credentials",
+                         "producer.id.expiration.check.interval.ms", "super.users"}
+    for name, kind, default, _ in KAFKA_BROKER_KEYS:
+        assert (BROKER_CONFIGS[name].type, BROKER_CONFIGS[name].default) == (kind, default), name
+    layers = ConfigLayers({}, {}, {"super.users": "User:admin"})
+    entries = {e.name: e for e in broker_configs.describe(layers, False, False, True)}
+    assert "super.users" in entries and "kemu.scram.credentials" not in entries
+    assert entries["background.threads"].documentation == kafka_doc("broker", "background.threads")
+    assert (entries["background.threads"].value, entries["background.threads"].read_only) == ("10", False)

@@ -116,7 +116,8 @@ def _alter_loggers(broker: Broker, resource: ResourceChange, validate_only: bool
 
 def _check_op(change: ConfigChange) -> OpType:
     if change.op not in OpType._value2member_map_:
-        raise _Refused(ErrorCode.INVALID_REQUEST, f"Unknown operations type {change.op}")
+        # Kafka finds no OpType for the id and fails on the null it got: an unknown server error.
+        raise _Refused(ErrorCode.UNKNOWN_SERVER_ERROR, None)
     return OpType(change.op)
 
 

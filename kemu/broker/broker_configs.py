@@ -404,7 +404,7 @@ def validate_dynamic(values: Mapping[str, str]) -> None:
     non-dynamic names, then values (names Kafka does not know are accepted, as custom configs are)."""
     fixed = [name for name in values if name in BROKER_CONFIGS and not BROKER_CONFIGS[name].dynamic]
     if fixed:
-        raise BrokerConfigRefused(f"Cannot update these configs dynamically: {_scala_set(fixed)}")
+        raise BrokerConfigRefused(f"Cannot update these configs dynamically: {_java_set(fixed)}")
     for name, text in values.items():
         key = BROKER_CONFIGS.get(name)
         if key is not None:
@@ -416,8 +416,21 @@ def validate_dynamic(values: Mapping[str, str]) -> None:
     # kemu lets change is one.
 
 
-def _scala_set(names: list[str]) -> str:
-    return "Set(" + ", ".join(names) + ")"
+def _java_set(names: list[str]) -> str:
+    """A java.util.HashSet of these names as Java prints it: in the order of its hash buckets."""
+    size = 16
+    while len(names) > size * 3 // 4:
+        size *= 2
+
+    def bucket(name: str) -> int:
+        code = 0  # String.hashCode, over UTF-16 code units
+        encoded = name.encode("utf-16-be", "surrogatepass")
+        for index in range(0, len(encoded), 2):
+            code = (31 * code + (encoded[index] << 8 | encoded[index + 1])) & 0xFFFFFFFF
+        return (code ^ (code >> 16)) & (size - 1)
+
+    ordered = sorted(enumerate(dict.fromkeys(names)), key=lambda item: (bucket(item[1]), item[0]))
+    return "[" + ", ".join(name for _, name in ordered) + "]"
 
 
 def describe(layers: ConfigLayers, cluster_default: bool, include_synonyms: bool,

@@ -27,6 +27,7 @@ from compat_tests.differential.admin_requests import (
 )
 from compat_tests.differential.compare import check
 from compat_tests.differential.targets import Pair, Target
+from kemu.broker.kafka_broker_keys import KAFKA_BROKER_KEYS
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 TWO = "ad-two"  # two partitions; never changed by a request that succeeds
@@ -245,3 +246,26 @@ def settled_overrides(target: Target) -> dict[str, Any]:
         last.append(overrides())
         return last[-1]
     return wait_for(again, lambda now: now == last[-2], f"{target.name}: {ALTERED}'s overrides settled")
+
+
+def dynamic_broker_configs() -> list[tuple[str, str]]:
+    """Every config Kafka can change at runtime, with its type (kemu's table holds Kafka's list)."""
+    return [(name, kind) for name, kind, _, dynamic, _ in KAFKA_BROKER_KEYS if dynamic]
+
+
+# A value each type's configs should refuse: below every numeric minimum, and a word no choice matches.
+OUT_OF_RANGE = {"INT": "-5", "LONG": "-5", "SHORT": "-5", "DOUBLE": "-5.5", "BOOLEAN": "maybe"}
+
+
+@pytest.mark.parametrize("resource", ["1", ""], ids=["broker", "cluster_default"])
+def test_dynamic_broker_config_values(pair: Pair, resource: str) -> None:
+    """Each of Kafka's dynamic broker configs set (validate_only) to a value its validator should refuse."""
+    failures = []
+    for name, kind in dynamic_broker_configs():
+        value = OUT_OF_RANGE.get(kind, "kemu-bogus-value")
+        kafka, kemu = pair.both(altered([(RESOURCE_BROKER, resource, [(name, SET, value)])], True, True))
+        try:
+            check(f"alter_configs.dynamic_value.{'broker' if resource else 'cluster'}.{name}", kafka, kemu)
+        except AssertionError as failure:
+            failures.append(str(failure))
+    assert not failures, "\n".join(failures)

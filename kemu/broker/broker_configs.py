@@ -288,28 +288,80 @@ def _log_keys() -> Iterator[BrokerConfigKey]:
                 raise RuntimeError(f"no broker definition for {synonym.name}")
 
 
+# SslConfigs.RECONFIGURABLE_CONFIGS: dynamic in Kafka, but only under a listener's prefix, so that an
+# unprefixed change is always refused (with its own message) and kemu can list them as dynamic too.
+_LISTENER_PREFIX_ONLY = frozenset({
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+    "ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password",
+    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.certificates"})
+# DynamicBrokerConfig.PER_BROKER_CONFIGS: no cluster-wide default may set them.
+_PER_BROKER_ONLY = _LISTENER_PREFIX_ONLY | {
+    "listeners", "listener.security.protocol.map", "principal.builder.class", "ssl.protocol", "ssl.provider",
+    "ssl.cipher.suites", "ssl.enabled.protocols", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm",
+    "ssl.endpoint.identification.algorithm", "ssl.secure.random.implementation", "ssl.client.auth",
+    "ssl.engine.factory.class", "sasl.mechanism.inter.broker.protocol", "sasl.jaas.config",
+    "sasl.enabled.mechanisms", "sasl.kerberos.service.name", "sasl.kerberos.kinit.cmd",
+    "sasl.kerberos.ticket.renew.window.factor", "sasl.kerberos.ticket.renew.jitter",
+    "sasl.kerberos.min.time.before.relogin", "sasl.kerberos.principal.to.local.rules",
+    "sasl.login.refresh.window.factor", "sasl.login.refresh.window.jitter", "sasl.login.refresh.min.period.seconds",
+    "sasl.login.refresh.buffer.seconds", "cordoned.log.dirs"}
+
+
 def _security_keys() -> Iterator[BrokerConfigKey]:
     for name, kind, default, doc in SECURITY_CONFIGS:
-        yield BrokerConfigKey(name, kind, default, doc=doc)
+        yield BrokerConfigKey(name, kind, default, dynamic=name in _LISTENER_PREFIX_ONLY, doc=doc)
 
 
-def _kafka_keys(known: set[str]) -> Iterator[BrokerConfigKey]:
-    """The rest of Kafka's broker configs, which kemu keeps and shows but does not act on: Kafka's type,
-    default and dynamism (kemu/broker/kafka_broker_keys.py, generated from Kafka), no range validator."""
-    for name, kind, default, dynamic in KAFKA_BROKER_KEYS:
-        if name not in known:
-            yield BrokerConfigKey(name, kind, default, dynamic=dynamic)
+def _range(name: str, value: Any, low: str, high: str) -> None:
+    # ConfigDef.Range, its bounds printed as Java printed them.
+    if low and value < float(low):
+        raise invalid(name, value, f"Value must be at least {low}")
+    if high and value > float(high):
+        raise invalid(name, value, f"Value must be no more than {high}")
+
+
+def _choice(name: str, value: Any, choices: tuple[str, ...], case_insensitive: bool) -> None:
+    # ConfigDef.ValidString and CaseInsensitiveValidString.
+    if case_insensitive and (value is None or value.upper() not in choices):
+        raise invalid(name, value, "String must be one of (case insensitive): " + ", ".join(choices))
+    if not case_insensitive and value not in choices:
+        raise invalid(name, value, "String must be one of: " + ", ".join(choices))
+
+
+def kafka_validator(spec: tuple[str, ...] | None) -> Validator | None:
+    """The validator a generated spec describes (kafka_broker_keys.py): a Range or a ValidString."""
+    if spec is None:
+        return None
+    kind, *rest = spec
+    if kind == "range":
+        low, high = rest
+        return lambda name, value: _range(name, value, low, high)
+    choices = tuple(rest)
+    return lambda name, value: _choice(name, value, choices, kind == "in_ci")
+
+
+def _kafka_keys(own: list[BrokerConfigKey]) -> Iterator[BrokerConfigKey]:
+    """Kafka's broker configs (kemu/broker/kafka_broker_keys.py, generated from Kafka): kemu's own definition
+    where it has one (given Kafka's validator if it has none), else one kemu keeps and shows but does not act
+    on, with Kafka's type, default, dynamism and validator."""
+    by_name = {key.name: key for key in own}
+    for name, kind, default, dynamic, spec in KAFKA_BROKER_KEYS:
+        mine = by_name.pop(name, None)
+        if mine is None:
+            yield BrokerConfigKey(name, kind, default, kafka_validator(spec), dynamic)
+        else:
+            yield mine if mine.validator is not None else mine._replace(validator=kafka_validator(spec))
+    yield from by_name.values()
 
 
 def _all_keys() -> list[BrokerConfigKey]:
-    own = [*_server_keys(), *_log_keys(), *_security_keys()]
-    return sorted((*own, *_kafka_keys({key.name for key in own})), key=lambda k: k.name)
+    return sorted(_kafka_keys([*_server_keys(), *_log_keys(), *_security_keys()]), key=lambda k: k.name)
 
 
 BROKER_CONFIGS: dict[str, BrokerConfigKey] = {key.name: key for key in _all_keys()}
 """Every broker config kemu knows, by name: Kafka's, and a few of kemu's own (KEMU_ONLY)."""
 
-KAFKA_NAMES = frozenset(name for name, _, _, _ in KAFKA_BROKER_KEYS)
+KAFKA_NAMES = frozenset(key[0] for key in KAFKA_BROKER_KEYS)
 KEMU_ONLY = frozenset(BROKER_CONFIGS) - KAFKA_NAMES
 """Settings Kafka's broker config does not define (the authorizer's, kemu's SCRAM credentials, an internal
 one): like Kafka's originals, described only when set."""
@@ -399,12 +451,18 @@ class BrokerConfigRefused(Exception):
     """A dynamic broker config change Kafka refuses; INVALID_REQUEST with this message."""
 
 
-def validate_dynamic(values: Mapping[str, str]) -> None:
-    """Kafka's DynamicBrokerConfig.validateConfigs for the complete set a BROKER resource would hold:
-    non-dynamic names, then values (names Kafka does not know are accepted, as custom configs are)."""
+def validate_dynamic(values: Mapping[str, str], per_broker: bool = True) -> None:
+    """Kafka's DynamicBrokerConfig.validateConfigs for the complete set a BROKER resource would hold (a
+    broker's own, or the cluster default when not `per_broker`): non-dynamic names, unprefixed listener
+    security settings, then values (names Kafka does not know are accepted, as custom configs are), then
+    configs only a broker may have."""
     fixed = [name for name in values if name in BROKER_CONFIGS and not BROKER_CONFIGS[name].dynamic]
     if fixed:
         raise BrokerConfigRefused(f"Cannot update these configs dynamically: {_java_set(fixed)}")
+    unprefixed = [name for name in values if name in _LISTENER_PREFIX_ONLY]
+    if unprefixed:
+        raise BrokerConfigRefused("These security configs can be dynamically updated only per-listener using the "
+                                  f"listener prefix: {_java_set(unprefixed)}")
     for name, text in values.items():
         key = BROKER_CONFIGS.get(name)
         if key is not None:
@@ -412,8 +470,29 @@ def validate_dynamic(values: Mapping[str, str]) -> None:
                 key.parse(text)
             except InvalidConfigError as exc:
                 raise BrokerConfigRefused(str(exc)) from None
-    # Kafka's last check, per-broker-only configs on the cluster default, cannot fire: none of the configs
-    # kemu lets change is one.
+    own = [name for name in values if name in _PER_BROKER_ONLY]
+    if own and not per_broker:
+        raise BrokerConfigRefused("Cannot update these configs at default cluster level, broker id must be "
+                                  f"specified: {_java_set(own)}")
+    _check_merged(values)
+
+
+def _check_merged(values: Mapping[str, str]) -> None:
+    """KafkaConfig.validateValues' requirements that a dynamic change can break (on the values given, over
+    Kafka's defaults)."""
+    def value(name: str) -> Any:
+        text = values.get(name, DEFAULTS.get(name))
+        return None if text is None else BROKER_CONFIGS[name].parse(text)
+
+    roll, jitter = value("log.roll.ms"), value("log.roll.jitter.ms")
+    if roll is not None and roll < 1:
+        raise BrokerConfigRefused("requirement failed: log.roll.ms must be greater than or equal to 1")
+    if jitter is not None and jitter < 0:
+        raise BrokerConfigRefused("requirement failed: log.roll.jitter.ms must be greater than or equal to 0")
+    threads = value("log.cleaner.threads")
+    if threads and value("log.cleaner.dedupe.buffer.size") // threads <= 1024 * 1024:
+        raise BrokerConfigRefused("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per "
+                                  "cleaner thread.")
 
 
 def _java_set(names: list[str]) -> str:

@@ -129,11 +129,30 @@ def test_dynamic_layers_persist(tmp_path: Path) -> None:
      "Invalid value 10 for configuration log.segment.bytes: Value must be at least 1048576"),
     ({"log.cleanup.policy": "forever"},
      "Invalid value forever for configuration log.cleanup.policy: String must be one of: compact, delete"),
+    # Validators kemu takes from Kafka's ConfigDef for configs it keeps but does not act on.
+    ({"background.threads": "0"}, "Invalid value 0 for configuration background.threads: Value must be at least 1"),
+    ({"group.coordinator.cached.buffer.max.bytes": "5"},
+     "Invalid value 5 for configuration group.coordinator.cached.buffer.max.bytes: Value must be at least 524288"),
+    ({"ssl.keystore.location": "/k", "ssl.truststore.location": "/t"},
+     "These security configs can be dynamically updated only per-listener using the listener prefix: "
+     "[ssl.truststore.location, ssl.keystore.location]"),
+    ({"log.roll.ms": "0"}, "requirement failed: log.roll.ms must be greater than or equal to 1"),
+    ({"log.roll.jitter.ms": "-1"}, "requirement failed: log.roll.jitter.ms must be greater than or equal to 0"),
+    ({"log.cleaner.threads": "2", "log.cleaner.dedupe.buffer.size": "2097152"},
+     "requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread."),
 ])
 def test_dynamic_changes_kafka_refuses(values: dict[str, str], message: str) -> None:
     with pytest.raises(BrokerConfigRefused) as caught:
         validate_dynamic(values)
     assert str(caught.value) == message
+
+
+def test_per_broker_configs_refused_as_cluster_defaults() -> None:
+    validate_dynamic({"sasl.kerberos.kinit.cmd": "/bin/kinit", "num.io.threads": "4"})
+    with pytest.raises(BrokerConfigRefused) as caught:
+        validate_dynamic({"sasl.kerberos.kinit.cmd": "/bin/kinit", "num.io.threads": "4"}, per_broker=False)
+    assert str(caught.value) == ("Cannot update these configs at default cluster level, broker id must be "
+                                 "specified: [sasl.kerberos.kinit.cmd]")
 
 
 def test_dynamic_changes_kafka_accepts() -> None:
@@ -182,7 +201,7 @@ def test_kafkas_broker_configs_and_kemus_own() -> None:
     are described only once set, as Kafka describes a setting it does not define."""
     assert KEMU_ONLY == {"allow.everyone.if.no.acl.found", "kemu.scram.credentials",
                          "producer.id.expiration.check.interval.ms", "super.users"}
-    for name, kind, default, _ in KAFKA_BROKER_KEYS:
+    for name, kind, default, _, _ in KAFKA_BROKER_KEYS:
         assert (BROKER_CONFIGS[name].type, BROKER_CONFIGS[name].default) == (kind, default), name
     layers = ConfigLayers({}, {}, {"super.users": "User:admin"})
     entries = {e.name: e for e in broker_configs.describe(layers, False, False, True)}

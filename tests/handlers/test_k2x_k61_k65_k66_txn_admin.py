@@ -44,7 +44,7 @@ def test_describe_producers(broker: Broker, conn: Connection, topics: None) -> N
     assert p7["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
     assert nope["partitions"][0]["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
     assert bad["partitions"][0]["error_code"] == E.INVALID_TOPIC_EXCEPTION
-    assert "illegal" in bad["partitions"][0]["error_message"]
+    assert "is invalid" in bad["partitions"][0]["error_message"]
 
 
 @pytest.mark.real_socket

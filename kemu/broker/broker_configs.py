@@ -248,12 +248,20 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
                           doc="The largest transaction.timeout.ms a producer may ask for.")
     yield BrokerConfigKey("transactional.id.expiration.ms", "INT", "604800000", at_least(1),
                           doc="How long an idle transactional id is kept before it expires.")
-    yield BrokerConfigKey("producer.id.expiration.ms", "INT", "86400000", at_least(1),
+    yield BrokerConfigKey("producer.id.expiration.ms", "INT", "86400000", at_least(1), dynamic=True,
                           doc="How long an idle producer's state is kept on a partition.")
     yield BrokerConfigKey("producer.id.expiration.check.interval.ms", "INT", "600000", at_least(1),
                           doc="How often idle producers are looked for.")
-    yield BrokerConfigKey("transaction.partition.verification.enable", "BOOLEAN", "true",
+    yield BrokerConfigKey("transaction.partition.verification.enable", "BOOLEAN", "true", dynamic=True,
                           doc="Whether a transactional produce must go to a partition added to the transaction.")
+
+
+LIVE_SETTINGS: dict[str, str] = {
+    "producer.id.expiration.ms": "producer_id_expiration_ms",
+    "transaction.partition.verification.enable": "transaction_partition_verification_enable",
+}
+"""Dynamic settings kemu reads from its BrokerConfig as it runs (the Broker sets them to the value in force
+after every change), by name: BrokerConfig field."""
 
 
 # The broker side of the topic configs' synonyms. A topic's first synonym is the broker config Kafka can

@@ -261,3 +261,20 @@ def test_min_insync_replicas_is_the_clusters(broker: Broker) -> None:
         Outcome(ErrorCode.INVALID_CONFIG, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")]
     assert incremental(broker, broker_resource("", ("min.insync.replicas", SET, "2"))) == [Outcome()]
     assert broker.dynamic_configs.cluster_default == {"min.insync.replicas": "2"}
+
+
+def test_live_settings_follow_dynamic_changes(broker: Broker) -> None:
+    """producer.id.expiration.ms and transaction.partition.verification.enable are dynamic, as in Kafka: the
+    broker runs with the value in force, and deleting it brings back the one it was started with."""
+    assert incremental(broker, broker_resource("1", ("producer.id.expiration.ms", SET, "5000"),
+                                               ("transaction.partition.verification.enable", SET, "false"))) == [
+        Outcome()]
+    assert (broker.config.producer_id_expiration_ms, broker.config.transaction_partition_verification_enable) == (
+        5000, False)
+    static = broker.config_layers().static
+    assert "producer.id.expiration.ms" not in static  # still the default it was started with
+    assert incremental(broker, broker_resource("1", ("producer.id.expiration.ms", DELETE, None),
+                                               ("transaction.partition.verification.enable", DELETE, None))) == [
+        Outcome()]
+    assert (broker.config.producer_id_expiration_ms, broker.config.transaction_partition_verification_enable) == (
+        86_400_000, True)

@@ -79,6 +79,8 @@ def test_errors(pair: Pair) -> None:
     resources: list[Resource] = [
         (RESOURCE_TOPIC, "dc-unknown", None), (RESOURCE_TOPIC, "dc bad name", None), (RESOURCE_TOPIC, "", None),
         (RESOURCE_BROKER, "7", None), (RESOURCE_BROKER, "one", None), (8, "7", None), (8, "", None),
+        (32, "", None), (16, "", None),  # GROUP and CLIENT_METRICS resources without a name, and named
+        (32, "dc-group", None), (16, "dc-metrics", None),
     ]
     kafka, kemu = pair.both(described(resources, 4, synonyms=True, documentation=False))
     check("describe_configs.errors", kafka, kemu)

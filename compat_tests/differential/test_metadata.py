@@ -96,11 +96,12 @@ def test_named_topics(pair: Pair, topics: Any, version: int) -> None:
     check(f"metadata.named.v{version}", kafka, kemu)
 
 
-def test_auto_creation(pair: Pair, topics: Any) -> None:
+@pytest.mark.parametrize("name", ["md-auto-created", "__transaction_state"])
+def test_auto_creation(pair: Pair, topics: Any, name: str) -> None:
     """A missing topic is created with the broker's defaults when both the broker (auto.create.topics.enable,
-    true by default) and the request allow it: the first answer, the topic once made, and its configs."""
-    name = "md-auto-created"
-
+    true by default) and the request allow it: the first answer, the topic once made, and its configs. An
+    internal topic gets its own layout and configs (another module may have made __transaction_state already,
+    on both brokers alike)."""
     def run(target: Target) -> dict[str, Any]:
         first = shaped(metadata(target, 12, [name], auto_create=True))
         made = wait_for(lambda: topic_state(target, name), lambda state: state is not None,
@@ -112,7 +113,7 @@ def test_auto_creation(pair: Pair, topics: Any) -> None:
         return {"first": first, "made": by_partition(made), "configs": result}
 
     kafka, kemu = pair.both(run)
-    check("metadata.auto_created", kafka, kemu)
+    check(f"metadata.auto_created.{name}", kafka, kemu)
 
 
 @pytest.mark.parametrize("version", (9, 12))

@@ -138,7 +138,7 @@ def _alter_broker(broker: Broker, resource: ResourceChange, validate_only: bool,
     else:
         values = {c.name: c.value for c in resource.configs if c.value is not None}
     try:
-        validate_dynamic(values, per_broker=bool(name))
+        validate_dynamic(values, per_broker=bool(name), log_dirs=(str(broker.data_dir.absolute()),))
     except BrokerConfigRefused as refused:
         raise _Refused(ErrorCode.INVALID_REQUEST, str(refused)) from None
     _check_min_isr(broker.dynamic_configs.layer(name), values, name)

@@ -459,11 +459,11 @@ class BrokerConfigRefused(Exception):
     """A dynamic broker config change Kafka refuses; INVALID_REQUEST with this message."""
 
 
-def validate_dynamic(values: Mapping[str, str], per_broker: bool = True) -> None:
+def validate_dynamic(values: Mapping[str, str], per_broker: bool = True, log_dirs: tuple[str, ...] = ()) -> None:
     """Kafka's DynamicBrokerConfig.validateConfigs for the complete set a BROKER resource would hold (a
     broker's own, or the cluster default when not `per_broker`): non-dynamic names, unprefixed listener
     security settings, then values (names Kafka does not know are accepted, as custom configs are), then
-    configs only a broker may have."""
+    configs only a broker may have; `log_dirs` are the broker's, which cordoned.log.dirs must name."""
     fixed = [name for name in values if name in BROKER_CONFIGS and not BROKER_CONFIGS[name].dynamic]
     if fixed:
         raise BrokerConfigRefused(f"Cannot update these configs dynamically: {_java_set(fixed)}")
@@ -482,10 +482,10 @@ def validate_dynamic(values: Mapping[str, str], per_broker: bool = True) -> None
     if own and not per_broker:
         raise BrokerConfigRefused("Cannot update these configs at default cluster level, broker id must be "
                                   f"specified: {_java_set(own)}")
-    _check_merged(values)
+    _check_merged(values, log_dirs)
 
 
-def _check_merged(values: Mapping[str, str]) -> None:
+def _check_merged(values: Mapping[str, str], log_dirs: tuple[str, ...]) -> None:
     """KafkaConfig.validateValues' requirements that a dynamic change can break (on the values given, over
     Kafka's defaults)."""
     def value(name: str) -> Any:
@@ -497,6 +497,14 @@ def _check_merged(values: Mapping[str, str]) -> None:
         raise BrokerConfigRefused("requirement failed: log.roll.ms must be greater than or equal to 1")
     if jitter is not None and jitter < 0:
         raise BrokerConfigRefused("requirement failed: log.roll.jitter.ms must be greater than or equal to 0")
+    cordoned = value("cordoned.log.dirs") or []
+    if "*" in cordoned and len(cordoned) != 1:
+        raise BrokerConfigRefused("requirement failed: When cordoned.log.dirs is set to *, it must not contain "
+                                  "other values")
+    missing = [entry for entry in cordoned if entry != "*" and entry not in log_dirs]
+    if missing:
+        raise BrokerConfigRefused("requirement failed: All entries in cordoned.log.dirs must be present in "
+                                  f"log.dirs or log.dir. Missing entries : {', '.join(missing)}")
     threads = value("log.cleaner.threads")
     if threads and value("log.cleaner.dedupe.buffer.size") // threads <= 1024 * 1024:
         raise BrokerConfigRefused("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per "

@@ -147,6 +147,19 @@ def test_dynamic_changes_kafka_refuses(values: dict[str, str], message: str) -> 
     assert str(caught.value) == message
 
 
+def test_cordoned_log_dirs_must_be_the_brokers() -> None:
+    validate_dynamic({"cordoned.log.dirs": "/data"}, log_dirs=("/data",))
+    validate_dynamic({"cordoned.log.dirs": "*"}, log_dirs=("/data",))
+    with pytest.raises(BrokerConfigRefused) as caught:
+        validate_dynamic({"cordoned.log.dirs": "/data,/else,/other"}, log_dirs=("/data",))
+    assert str(caught.value) == ("requirement failed: All entries in cordoned.log.dirs must be present in log.dirs "
+                                 "or log.dir. Missing entries : /else, /other")
+    with pytest.raises(BrokerConfigRefused) as caught:
+        validate_dynamic({"cordoned.log.dirs": "*,/data"}, log_dirs=("/data",))
+    assert str(caught.value) == ("requirement failed: When cordoned.log.dirs is set to *, it must not contain "
+                                 "other values")
+
+
 def test_per_broker_configs_refused_as_cluster_defaults() -> None:
     validate_dynamic({"sasl.kerberos.kinit.cmd": "/bin/kinit", "num.io.threads": "4"})
     with pytest.raises(BrokerConfigRefused) as caught:

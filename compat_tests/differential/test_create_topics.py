@@ -66,6 +66,12 @@ def bad_requests(version: int) -> dict[str, list[dict[str, Any]]]:
         "max_message_bytes": [new_topic(name("cmax"), 1, 1, configs={"max.message.bytes": "-5"})],
         "boolean_config": [new_topic(name("cbool"), 1, 1, configs={"unclean.leader.election.enable": "yes"})],
         "same_topic_twice": [new_topic(name("twice"), 1, 1), new_topic(name("twice"), 1, 1)],
+        "config_twice": [{**new_topic(name("ctwice"), 1, 1), "configs": [
+            {"name": "retention.ms", "value": "1000"}, {"name": "retention.ms", "value": "2000"}]}],
+        "compaction_lags": [new_topic(name("clag"), 1, 1, configs={
+            "min.compaction.lag.ms": "5000", "max.compaction.lag.ms": "1000"})],
+        "too_many_partitions": [new_topic(name("huge"), 10_001, 1)],
+        "negative_broker": [new_topic(name("aneg"), assignments=[(0, [-1])])],
         "one_bad_one_not_validated": [new_topic(name("mixed"), 0, 1), new_topic("..", 1, 1)],
     }
 

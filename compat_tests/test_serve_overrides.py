@@ -57,12 +57,12 @@ def test_a_bad_override_stops_the_server_before_it_listens(override: str, messag
 
 
 def test_an_unknown_setting_is_warned_about_as_kafka_does(tmp_path: Path) -> None:
-    process = KemuServeProcess(tmp_path / "data", extra_args=("--override", "num.network.threads=8"))
+    process = KemuServeProcess(tmp_path / "data", extra_args=("--override", "no.such.broker.setting=8"))
     process.start()
     try:
         admin = AdminClient({"bootstrap.servers": process.bootstrap})
         assert admin.list_topics(timeout=15).brokers
     finally:
         process.stop_cleanly()
-    assert "The configuration 'num.network.threads' was supplied but isn't a known config." in process.output()
+    assert "The configuration 'no.such.broker.setting' was supplied but isn't a known config." in process.output()
 

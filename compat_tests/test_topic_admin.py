@@ -232,7 +232,7 @@ def test_kcat_metadata_for_unknown_topic_auto_creates_it(
 
     # kcat's handle is a producer, and librdkafka producers ask for a named topic with
     # AllowAutoTopicCreation=true; the broker's default auto.create.topics.enable=true creates it
-    # with num.partitions=1. The first answer may still say LEADER_NOT_AVAILABLE, as Kafka's does.
+    # with num.partitions=1. The first answer may still say UNKNOWN_TOPIC_OR_PARTITION, as Kafka 4.3's does.
     kcat.metadata(kemu_server.bootstrap, topic_name)
 
     metadata = wait_for(

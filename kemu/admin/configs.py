@@ -32,6 +32,7 @@ from kemu.wire.errors import ErrorCode
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
 RESOURCE_BROKER_LOGGER = 8
+MIN_ISR = "min.insync.replicas"
 
 
 class OpType(IntEnum):
@@ -115,7 +116,8 @@ def _alter_loggers(broker: Broker, resource: ResourceChange, validate_only: bool
 
 def _check_op(change: ConfigChange) -> OpType:
     if change.op not in OpType._value2member_map_:
-        raise _Refused(ErrorCode.INVALID_REQUEST, f"Unknown operations type {change.op}")
+        # Kafka finds no OpType for the id and fails on the null it got: an unknown server error.
+        raise _Refused(ErrorCode.UNKNOWN_SERVER_ERROR, None)
     return OpType(change.op)
 
 
@@ -136,12 +138,21 @@ def _alter_broker(broker: Broker, resource: ResourceChange, validate_only: bool,
     else:
         values = {c.name: c.value for c in resource.configs if c.value is not None}
     try:
-        validate_dynamic(values)
+        validate_dynamic(values, per_broker=bool(name), log_dirs=(str(broker.data_dir.absolute()),))
     except BrokerConfigRefused as refused:
         raise _Refused(ErrorCode.INVALID_REQUEST, str(refused)) from None
+    _check_min_isr(broker.dynamic_configs.layer(name), values, name)
     if not validate_only:
         broker.dynamic_configs.replace(name, values)
         broker.apply_log_defaults()
+
+
+def _check_min_isr(before: dict[str, str], after: dict[str, str], name: str) -> None:
+    """The controller's rules while ELR is on (Kafka 4.1+, and kemu): min.insync.replicas is the cluster's."""
+    if name and (MIN_ISR in before or MIN_ISR in after):
+        raise _Refused(ErrorCode.INVALID_CONFIG, f"Broker-level {MIN_ISR} cannot be altered while ELR is enabled.")
+    if not name and MIN_ISR in before and MIN_ISR not in after:
+        raise _Refused(ErrorCode.INVALID_CONFIG, f"Cluster-level {MIN_ISR} cannot be removed while ELR is enabled.")
 
 
 def _apply_broker_op(values: dict[str, str], op: OpType, change: ConfigChange) -> None:

@@ -207,7 +207,8 @@ def assignment_problem(brokers: list[int], live: list[int], width: int | None) -
 def unreachable_factor(factor: int, live: int) -> str:
     """The StripedReplicaPlacer's message for more replicas than live brokers."""
     return (f"Unable to replicate the partition {factor} time(s): The target replication factor of "
-            f"{factor} cannot be reached because only {live} broker(s) are registered.")
+            f"{factor} cannot be reached because only {live} broker(s) are registered or some brokers have all "
+            "their log directories cordoned.")
 
 
 
@@ -282,14 +283,15 @@ def delete_topics(broker: Broker, names: Sequence[str], by_state: Sequence[tuple
 
 def auto_create_topic(broker: Broker, name: str) -> ErrorCode:
     """What Metadata reports for a missing topic it may create: Kafka starts the creation and answers
-    LEADER_NOT_AVAILABLE until the topic is in its metadata; an illegal name is INVALID_TOPIC_EXCEPTION."""
+    UNKNOWN_TOPIC_OR_PARTITION (Kafka 4.3; LEADER_NOT_AVAILABLE before) until the topic is in its metadata;
+    an illegal name is INVALID_TOPIC_EXCEPTION."""
     return auto_create_topics(broker, [name])[name]
 
 
 def auto_create_topics(broker: Broker, names: Sequence[str]) -> dict[str, ErrorCode]:
     """`auto_create_topic` for all the missing topics of one Metadata request at once: Kafka's
     AutoTopicCreationManager sends them to the controller as one CreateTopics, so past 10,000 partitions in
-    all none is created (the POLICY_VIOLATION is only logged) and each is still LEADER_NOT_AVAILABLE."""
+    all none is created (the POLICY_VIOLATION is only logged) and each is still UNKNOWN_TOPIC_OR_PARTITION."""
     codes, creation = plan_auto_creation(broker, names)
     creation.run()
     return codes
@@ -303,7 +305,7 @@ def plan_auto_creation(broker: Broker, names: Sequence[str]) -> tuple[dict[str, 
         if invalid_name_reason(name) is not None:
             codes[name] = ErrorCode.INVALID_TOPIC_EXCEPTION
         else:
-            codes[name] = ErrorCode.LEADER_NOT_AVAILABLE
+            codes[name] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             wanted.append(auto_creation_request(broker, name))
     try:
         return codes, plan_topics(broker, wanted, validate_only=False)[1]

@@ -6,12 +6,19 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kemu.authorizer.config import build_authorizer
-from kemu.broker.broker_configs import ConfigLayers, DynamicBrokerConfigs, default_listeners, static_values
+from kemu.broker.broker_configs import (
+    BROKER_CONFIGS,
+    LIVE_SETTINGS,
+    ConfigLayers,
+    DynamicBrokerConfigs,
+    default_listeners,
+    static_values,
+)
 from kemu.broker.cluster import Cluster, Node, eligible_leader, leave, rejoin
 from kemu.broker.config import BrokerConfig
 from kemu.broker.dir_lock import DirLock
@@ -72,7 +79,10 @@ class Broker:
         self._temporary_dir = None if config.data_dir else tempfile.mkdtemp(prefix="kemu-")
         self.data_dir = Path(config.data_dir or self._temporary_dir or ".")
         self._dir_lock = DirLock(self.data_dir).acquire()
-        self.dynamic_configs = DynamicBrokerConfigs(self.data_dir, config.node_id)
+        # What the live settings (LIVE_SETTINGS) were started with, before a dynamic value replaces them.
+        self._started_with = {attribute: getattr(config, attribute) for attribute in LIVE_SETTINGS.values()}
+        self.dynamic_configs = DynamicBrokerConfigs(
+            self.data_dir, config.node_id, int(config.properties.get("min.insync.replicas", "1").strip()))
         self.storage = Storage(self.data_dir, clock)
         self.scram_credentials = ScramCredentialStore(self.data_dir)
         for user, mechanism, credential in parse_add_scram(config.properties.get("kemu.scram.credentials", "")):
@@ -276,14 +286,22 @@ class Broker:
 
     def config_layers(self) -> ConfigLayers:
         """The broker's config as DescribeConfigs layers it: per-broker dynamic, cluster default, static."""
-        static = static_values(self.config, bound_port=self.bound_port, data_dir=self.data_dir,
+        # The static layer is what the broker was started with, not the live settings a dynamic value changed.
+        started = replace(self.config, **self._started_with)
+        static = static_values(started, bound_port=self.bound_port, data_dir=self.data_dir,
                                advertised=self.advertised_endpoint())
         return self.dynamic_configs.layers(static)
 
     def apply_log_defaults(self) -> None:
         """Give every partition log the broker's current log.* defaults (after a dynamic broker config change,
-        and at start-up before the logs open), as Kafka's DynamicLogConfig.reconfigure does."""
-        self.storage.log_defaults = log_defaults(self.config_layers())
+        and at start-up before the logs open), as Kafka's DynamicLogConfig.reconfigure does, and the live
+        settings their value in force."""
+        layers = self.config_layers()
+        for name, attribute in LIVE_SETTINGS.items():
+            key = BROKER_CONFIGS[name]
+            text = layers.value(name)
+            setattr(self.config, attribute, key.parse(text if text is not None else key.default or ""))
+        self.storage.log_defaults = log_defaults(layers)
         for topic in self.topics:
             self.storage.reconfigure(topic)
 

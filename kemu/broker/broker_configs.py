@@ -20,11 +20,13 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from enum import IntEnum
+from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from kemu.authorizer.config import AUTHORIZER_CLASSES
 from kemu.broker.config import BrokerConfig
+from kemu.broker.kafka_broker_keys import KAFKA_BROKER_KEYS
 from kemu.log.config import (
     LONG_MAX,
     MS_PER_HOUR,
@@ -55,6 +57,19 @@ def parse_java_int(text: str) -> int | None:
         return None  # more than 10 digits is out of range, and int() refuses past 4300 (a client's string)
     value = -int(digits) if text.startswith("-") else int(digits)
     return value if -(2**31) <= value < 2**31 else None
+
+
+@cache
+def _kafka_docs() -> dict[str, dict[str, str | None]]:
+    # Read on the first DescribeConfigs asking for documentation: ~100 KB no start-up needs.
+    docs: dict[str, dict[str, str | None]] = json.loads(
+        (Path(__file__).parent / "kafka_config_docs.json").read_text(encoding="utf-8"))
+    return docs
+
+
+def kafka_doc(kind: str, name: str) -> str | None:
+    """Kafka's documentation of a "broker" or "topic" config (kafka_config_docs.json, generated from Kafka)."""
+    return _kafka_docs()[kind].get(name)
 
 
 class ConfigSource(IntEnum):
@@ -157,7 +172,7 @@ def _known_authorizer(name: str, value: Any) -> None:
 
 
 def _server_keys() -> Iterator[BrokerConfigKey]:
-    yield BrokerConfigKey("advertised.listeners", "STRING", None, doc="The listeners clients are told to use.")
+    yield BrokerConfigKey("advertised.listeners", "LIST", None, doc="The listeners clients are told to use.")
     yield BrokerConfigKey("allow.everyone.if.no.acl.found", "BOOLEAN", "false",
                           doc="Whether a resource no ACL names is open to everyone (with an authorizer).")
     yield BrokerConfigKey("authorizer.class.name", "STRING", "", _known_authorizer,
@@ -169,7 +184,7 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
     yield BrokerConfigKey("default.replication.factor", "INT", "1",
                           doc="The replication factor of topics created without one.")
     yield BrokerConfigKey("delete.topic.enable", "BOOLEAN", "true", doc="Whether topics may be deleted.")
-    yield BrokerConfigKey("listeners", "STRING", "PLAINTEXT://:9092", doc="The addresses the broker listens on.")
+    yield BrokerConfigKey("listeners", "LIST", "PLAINTEXT://:9092", doc="The addresses the broker listens on.")
     yield BrokerConfigKey("group.consumer.heartbeat.interval.ms", "INT", "5000", at_least(1),
                           doc="The heartbeat interval of consumer-protocol group members.")
     yield BrokerConfigKey("group.consumer.session.timeout.ms", "INT", "45000", at_least(1),
@@ -182,13 +197,13 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
                           doc="The largest number of members a classic group may have.")
     yield BrokerConfigKey("group.min.session.timeout.ms", "INT", "6000",
                           doc="The smallest session timeout a classic group member may ask for.")
-    yield BrokerConfigKey("log.dir", "STRING", "/tmp/kafka-logs", doc="The log directory when log.dirs is unset.")
-    yield BrokerConfigKey("log.dirs", "STRING", None, doc="The directories the log data is kept in.")
+    yield BrokerConfigKey("log.dir", "LIST", "/tmp/kafka-logs", doc="The log directory when log.dirs is unset.")
+    yield BrokerConfigKey("log.dirs", "LIST", None, doc="The directories the log data is kept in.")
     yield BrokerConfigKey("log.retention.check.interval.ms", "LONG", "300000", at_least(1),
                           doc="How often the log cleaner checks for segments to delete.")
     yield BrokerConfigKey("max.request.partition.size.limit", "INT", "2000", at_least(1),
                           doc="The most partitions one DescribeTopicPartitions answer may describe.")
-    yield BrokerConfigKey("node.id", "INT", "-1", doc="The node id of this server.")
+    yield BrokerConfigKey("node.id", "INT", None, doc="The node id of this server.")
     yield BrokerConfigKey("num.partitions", "INT", "1", at_least(1),
                           doc="The partition count of topics created without one.")
     yield BrokerConfigKey("offset.metadata.max.bytes", "INT", "4096",
@@ -233,12 +248,20 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
                           doc="The largest transaction.timeout.ms a producer may ask for.")
     yield BrokerConfigKey("transactional.id.expiration.ms", "INT", "604800000", at_least(1),
                           doc="How long an idle transactional id is kept before it expires.")
-    yield BrokerConfigKey("producer.id.expiration.ms", "INT", "86400000", at_least(1),
+    yield BrokerConfigKey("producer.id.expiration.ms", "INT", "86400000", at_least(1), dynamic=True,
                           doc="How long an idle producer's state is kept on a partition.")
     yield BrokerConfigKey("producer.id.expiration.check.interval.ms", "INT", "600000", at_least(1),
                           doc="How often idle producers are looked for.")
-    yield BrokerConfigKey("transaction.partition.verification.enable", "BOOLEAN", "true",
+    yield BrokerConfigKey("transaction.partition.verification.enable", "BOOLEAN", "true", dynamic=True,
                           doc="Whether a transactional produce must go to a partition added to the transaction.")
+
+
+LIVE_SETTINGS: dict[str, str] = {
+    "producer.id.expiration.ms": "producer_id_expiration_ms",
+    "transaction.partition.verification.enable": "transaction_partition_verification_enable",
+}
+"""Dynamic settings kemu reads from its BrokerConfig as it runs (the Broker sets them to the value in force
+after every change), by name: BrokerConfig field."""
 
 
 # The broker side of the topic configs' synonyms. A topic's first synonym is the broker config Kafka can
@@ -273,15 +296,83 @@ def _log_keys() -> Iterator[BrokerConfigKey]:
                 raise RuntimeError(f"no broker definition for {synonym.name}")
 
 
+# SslConfigs.RECONFIGURABLE_CONFIGS: dynamic in Kafka, but only under a listener's prefix, so that an
+# unprefixed change is always refused (with its own message) and kemu can list them as dynamic too.
+_LISTENER_PREFIX_ONLY = frozenset({
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+    "ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password",
+    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.certificates"})
+# DynamicBrokerConfig.PER_BROKER_CONFIGS: no cluster-wide default may set them.
+_PER_BROKER_ONLY = _LISTENER_PREFIX_ONLY | {
+    "listeners", "listener.security.protocol.map", "principal.builder.class", "ssl.protocol", "ssl.provider",
+    "ssl.cipher.suites", "ssl.enabled.protocols", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm",
+    "ssl.endpoint.identification.algorithm", "ssl.secure.random.implementation", "ssl.client.auth",
+    "ssl.engine.factory.class", "sasl.mechanism.inter.broker.protocol", "sasl.jaas.config",
+    "sasl.enabled.mechanisms", "sasl.kerberos.service.name", "sasl.kerberos.kinit.cmd",
+    "sasl.kerberos.ticket.renew.window.factor", "sasl.kerberos.ticket.renew.jitter",
+    "sasl.kerberos.min.time.before.relogin", "sasl.kerberos.principal.to.local.rules",
+    "sasl.login.refresh.window.factor", "sasl.login.refresh.window.jitter", "sasl.login.refresh.min.period.seconds",
+    "sasl.login.refresh.buffer.seconds", "cordoned.log.dirs"}
+
+
 def _security_keys() -> Iterator[BrokerConfigKey]:
     for name, kind, default, doc in SECURITY_CONFIGS:
-        yield BrokerConfigKey(name, kind, default, doc=doc)
+        yield BrokerConfigKey(name, kind, default, dynamic=name in _LISTENER_PREFIX_ONLY, doc=doc)
 
 
-BROKER_CONFIGS: dict[str, BrokerConfigKey] = {
-    key.name: key for key in sorted((*_server_keys(), *_log_keys(), *_security_keys()), key=lambda k: k.name)
-}
-"""Every broker config kemu describes, by name."""
+def _range(name: str, value: Any, low: str, high: str) -> None:
+    # ConfigDef.Range, its bounds printed as Java printed them.
+    if low and value < float(low):
+        raise invalid(name, value, f"Value must be at least {low}")
+    if high and value > float(high):
+        raise invalid(name, value, f"Value must be no more than {high}")
+
+
+def _choice(name: str, value: Any, choices: tuple[str, ...], case_insensitive: bool) -> None:
+    # ConfigDef.ValidString and CaseInsensitiveValidString.
+    if case_insensitive and (value is None or value.upper() not in choices):
+        raise invalid(name, value, "String must be one of (case insensitive): " + ", ".join(choices))
+    if not case_insensitive and value not in choices:
+        raise invalid(name, value, "String must be one of: " + ", ".join(choices))
+
+
+def kafka_validator(spec: tuple[str, ...] | None) -> Validator | None:
+    """The validator a generated spec describes (kafka_broker_keys.py): a Range or a ValidString."""
+    if spec is None:
+        return None
+    kind, *rest = spec
+    if kind == "range":
+        low, high = rest
+        return lambda name, value: _range(name, value, low, high)
+    choices = tuple(rest)
+    return lambda name, value: _choice(name, value, choices, kind == "in_ci")
+
+
+def _kafka_keys(own: list[BrokerConfigKey]) -> Iterator[BrokerConfigKey]:
+    """Kafka's broker configs (kemu/broker/kafka_broker_keys.py, generated from Kafka): kemu's own definition
+    where it has one (given Kafka's validator if it has none), else one kemu keeps and shows but does not act
+    on, with Kafka's type, default, dynamism and validator."""
+    by_name = {key.name: key for key in own}
+    for name, kind, default, dynamic, spec in KAFKA_BROKER_KEYS:
+        mine = by_name.pop(name, None)
+        if mine is None:
+            yield BrokerConfigKey(name, kind, default, kafka_validator(spec), dynamic)
+        else:
+            yield mine if mine.validator is not None else mine._replace(validator=kafka_validator(spec))
+    yield from by_name.values()
+
+
+def _all_keys() -> list[BrokerConfigKey]:
+    return sorted(_kafka_keys([*_server_keys(), *_log_keys(), *_security_keys()]), key=lambda k: k.name)
+
+
+BROKER_CONFIGS: dict[str, BrokerConfigKey] = {key.name: key for key in _all_keys()}
+"""Every broker config kemu knows, by name: Kafka's, and a few of kemu's own (KEMU_ONLY)."""
+
+KAFKA_NAMES = frozenset(key[0] for key in KAFKA_BROKER_KEYS)
+KEMU_ONLY = frozenset(BROKER_CONFIGS) - KAFKA_NAMES
+"""Settings Kafka's broker config does not define (the authorizer's, kemu's SCRAM credentials, an internal
+one): like Kafka's originals, described only when set."""
 
 DEFAULTS: dict[str, str] = {key.name: key.default for key in BROKER_CONFIGS.values() if key.default is not None}
 """Kafka's static defaults (ConfigDef.defaultValues as strings): the DEFAULT_CONFIG synonyms."""
@@ -321,7 +412,7 @@ def static_values(cfg: BrokerConfig, *, bound_port: int | None, data_dir: Path,
         attribute = key.name.replace(".", "_")
         if key.name not in values and hasattr(cfg, attribute):
             text = format_value(key.type, getattr(cfg, attribute))
-            if text != key.default:
+            if text != key.default or key.name in cfg.settings_given:
                 values[key.name] = text  # type: ignore[assignment]
     return values
 
@@ -329,7 +420,7 @@ def static_values(cfg: BrokerConfig, *, bound_port: int | None, data_dir: Path,
 class DynamicBrokerConfigs:
     """The dynamic layers: this broker's own values and the cluster-wide defaults, persisted."""
 
-    def __init__(self, data_dir: Path, node_id: int) -> None:
+    def __init__(self, data_dir: Path, node_id: int, min_insync_replicas: int = 1) -> None:
         self._path = data_dir / DYNAMIC_CONFIGS_FILE
         self._node_id = str(node_id)
         self.cluster_default: dict[str, str] = {}
@@ -338,6 +429,10 @@ class DynamicBrokerConfigs:
             doc = json.loads(self._path.read_text())
             self.cluster_default = dict(doc.get("cluster_default", {}))
             self.per_broker = dict(doc.get("brokers", {}).get(self._node_id, {}))
+        else:
+            # A new Kafka 4.1+ cluster (ELR on, ActivationRecordsGenerator) starts with the static
+            # min.insync.replicas as a dynamic cluster-wide default, which topics then show as their source.
+            self.cluster_default["min.insync.replicas"] = str(min_insync_replicas)
 
     def layer(self, resource_name: str) -> dict[str, str]:
         """The layer a BROKER resource names: "" is the cluster default, a node id this broker."""
@@ -364,12 +459,18 @@ class BrokerConfigRefused(Exception):
     """A dynamic broker config change Kafka refuses; INVALID_REQUEST with this message."""
 
 
-def validate_dynamic(values: Mapping[str, str]) -> None:
-    """Kafka's DynamicBrokerConfig.validateConfigs for the complete set a BROKER resource would hold:
-    non-dynamic names, then values (names Kafka does not know are accepted, as custom configs are)."""
+def validate_dynamic(values: Mapping[str, str], per_broker: bool = True, log_dirs: tuple[str, ...] = ()) -> None:
+    """Kafka's DynamicBrokerConfig.validateConfigs for the complete set a BROKER resource would hold (a
+    broker's own, or the cluster default when not `per_broker`): non-dynamic names, unprefixed listener
+    security settings, then values (names Kafka does not know are accepted, as custom configs are), then
+    configs only a broker may have; `log_dirs` are the broker's, which cordoned.log.dirs must name."""
     fixed = [name for name in values if name in BROKER_CONFIGS and not BROKER_CONFIGS[name].dynamic]
     if fixed:
-        raise BrokerConfigRefused(f"Cannot update these configs dynamically: {_scala_set(fixed)}")
+        raise BrokerConfigRefused(f"Cannot update these configs dynamically: {_java_set(fixed)}")
+    unprefixed = [name for name in values if name in _LISTENER_PREFIX_ONLY]
+    if unprefixed:
+        raise BrokerConfigRefused("These security configs can be dynamically updated only per-listener using the "
+                                  f"listener prefix: {_java_set(unprefixed)}")
     for name, text in values.items():
         key = BROKER_CONFIGS.get(name)
         if key is not None:
@@ -377,12 +478,54 @@ def validate_dynamic(values: Mapping[str, str]) -> None:
                 key.parse(text)
             except InvalidConfigError as exc:
                 raise BrokerConfigRefused(str(exc)) from None
-    # Kafka's last check, per-broker-only configs on the cluster default, cannot fire: none of the configs
-    # kemu lets change is one.
+    own = [name for name in values if name in _PER_BROKER_ONLY]
+    if own and not per_broker:
+        raise BrokerConfigRefused("Cannot update these configs at default cluster level, broker id must be "
+                                  f"specified: {_java_set(own)}")
+    _check_merged(values, log_dirs)
 
 
-def _scala_set(names: list[str]) -> str:
-    return "Set(" + ", ".join(names) + ")"
+def _check_merged(values: Mapping[str, str], log_dirs: tuple[str, ...]) -> None:
+    """KafkaConfig.validateValues' requirements that a dynamic change can break (on the values given, over
+    Kafka's defaults)."""
+    def value(name: str) -> Any:
+        text = values.get(name, DEFAULTS.get(name))
+        return None if text is None else BROKER_CONFIGS[name].parse(text)
+
+    roll, jitter = value("log.roll.ms"), value("log.roll.jitter.ms")
+    if roll is not None and roll < 1:
+        raise BrokerConfigRefused("requirement failed: log.roll.ms must be greater than or equal to 1")
+    if jitter is not None and jitter < 0:
+        raise BrokerConfigRefused("requirement failed: log.roll.jitter.ms must be greater than or equal to 0")
+    cordoned = value("cordoned.log.dirs") or []
+    if "*" in cordoned and len(cordoned) != 1:
+        raise BrokerConfigRefused("requirement failed: When cordoned.log.dirs is set to *, it must not contain "
+                                  "other values")
+    missing = [entry for entry in cordoned if entry != "*" and entry not in log_dirs]
+    if missing:
+        raise BrokerConfigRefused("requirement failed: All entries in cordoned.log.dirs must be present in "
+                                  f"log.dirs or log.dir. Missing entries : {', '.join(missing)}")
+    threads = value("log.cleaner.threads")
+    if threads and value("log.cleaner.dedupe.buffer.size") // threads <= 1024 * 1024:
+        raise BrokerConfigRefused("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per "
+                                  "cleaner thread.")
+
+
+def _java_set(names: list[str]) -> str:
+    """A java.util.HashSet of these names as Java prints it: in the order of its hash buckets."""
+    size = 16
+    while len(names) > size * 3 // 4:
+        size *= 2
+
+    def bucket(name: str) -> int:
+        code = 0  # String.hashCode, over UTF-16 code units
+        encoded = name.encode("utf-16-be", "surrogatepass")
+        for index in range(0, len(encoded), 2):
+            code = (31 * code + (encoded[index] << 8 | encoded[index + 1])) & 0xFFFFFFFF
+        return (code ^ (code >> 16)) & (size - 1)
+
+    ordered = sorted(enumerate(dict.fromkeys(names)), key=lambda item: (bucket(item[1]), item[0]))
+    return "[" + ", ".join(name for _, name in ordered) + "]"
 
 
 def describe(layers: ConfigLayers, cluster_default: bool, include_synonyms: bool,
@@ -392,7 +535,7 @@ def describe(layers: ConfigLayers, cluster_default: bool, include_synonyms: bool
     if cluster_default:
         names = sorted(layers.cluster_default)
     else:
-        names = sorted(set(BROKER_CONFIGS) | set(layers.per_broker) | set(layers.cluster_default))
+        names = sorted(KAFKA_NAMES | set(layers.per_broker) | set(layers.cluster_default) | set(layers.static))
     return [_entry(name, layers, cluster_default, include_synonyms, include_documentation) for name in names]
 
 
@@ -417,7 +560,8 @@ def _entry(name: str, layers: ConfigLayers, cluster_default: bool, include_synon
         is_sensitive=sensitive,
         synonyms=tuple(synonyms) if include_synonyms else (),
         config_type=key.type if key is not None else "UNKNOWN",
-        documentation=(key.doc if key is not None else None) if include_documentation else None,
+        documentation=(kafka_doc("broker", name) or (key.doc if key is not None else None))
+        if include_documentation else None,
     )
 
 
@@ -450,8 +594,9 @@ def apply_properties(config: BrokerConfig, properties: Mapping[str, str]) -> lis
             continue
         value = key.parse(raw)
         attribute = name.replace(".", "_")
-        if attribute in BrokerConfig.__dataclass_fields__ and attribute != "properties":
+        if attribute in BrokerConfig.__dataclass_fields__ and attribute not in ("properties", "settings_given"):
             setattr(config, attribute, value)
+            config.settings_given.add(name)
         else:
             config.properties[name] = raw
     check_security(config)

@@ -64,4 +64,7 @@ class BrokerConfig:
     # Other server.properties values kemu honours without a typed field of its own (the log.* defaults
     # topics inherit, e.g. log.retention.ms), under Kafka's names, as given.
     properties: dict[str, str] = field(default_factory=dict)
+    # Settings with a field above that were given by name (`--override num.partitions=1`): Kafka describes a
+    # setting in server.properties as STATIC_BROKER_CONFIG even when it holds the default.
+    settings_given: set[str] = field(default_factory=set)
 

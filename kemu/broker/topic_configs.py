@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kemu.broker.broker_configs import ConfigEntry, ConfigLayers, ConfigSource, SynonymEntry
+from kemu.broker.broker_configs import ConfigEntry, ConfigLayers, ConfigSource, SynonymEntry, kafka_doc
 from kemu.log.config import (
     TOPIC_CONFIGS,
     ConfigKey,
@@ -91,6 +91,6 @@ def describe(overrides: Mapping[str, str], layers: ConfigLayers, include_synonym
             is_sensitive=sensitive,
             synonyms=tuple(synonyms) if include_synonyms else (),
             config_type=key.type,
-            documentation=key.doc if include_documentation else None,
+            documentation=(kafka_doc("topic", key.name) or key.doc) if include_documentation else None,
         ))
     return out

@@ -14,18 +14,22 @@ INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, SHAR
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 
 
-def invalid_name_reason(name: str) -> str | None:
-    """Kafka's InvalidTopicException message for an illegal name, or None when the name is legal."""
+def invalid_name_reason(name: str, subject: str = "Topic name") -> str | None:
+    """Kafka's InvalidTopicException message for an illegal name (Topic.validate: "<subject> is invalid:
+    <why>"), or None when the name is legal. The length is Java's, in UTF-16 code units."""
+    why = _why_invalid(name)
+    return None if why is None else f"{subject} is invalid: {why}"
+
+
+def _why_invalid(name: str) -> str | None:
     if not name:
-        return "Topic name is illegal, it can't be empty"
+        return "the empty string is not allowed"
     if name in (".", ".."):
-        return 'Topic name cannot be "." or ".."'
-    if len(name) > MAX_NAME_LENGTH:
-        return (f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} characters, "
-                f"topic name: {name}")
+        return f"'{name}' is not allowed"
+    if len(name.encode("utf-16-le", "surrogatepass")) // 2 > MAX_NAME_LENGTH:
+        return f"the length of '{name}' is longer than the max allowed length {MAX_NAME_LENGTH}"
     if not _LEGAL.fullmatch(name):
-        return (f'Topic name "{name}" is illegal, it contains a character other than ASCII alphanumerics, '
-                "'.', '_' and '-'")
+        return f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
     return None
 
 

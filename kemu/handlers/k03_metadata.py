@@ -6,11 +6,11 @@ controller id and is_internal; v2 the cluster id; v3 throttle time; v4 `allow_au
 the authorizer allows; every operation without one); v9 flexible; v10 topic ids in responses, but requests
 may not use them (nor null names) before v12, where topics can be looked up by id (UNKNOWN_TOPIC_ID if unknown).
 
-A missing topic is auto-created when both `auto.create.topics.enable` and the request allow it; like Kafka,
-that first answer is LEADER_NOT_AVAILABLE and the topic appears in the next one. The controller id is
-a live broker (a KRaft broker names one, not the unreachable quorum). Every node of a cluster answers the
-same: its live brokers, and each partition's leader, replicas, ISR and offline replicas; a partition whose
-every in-sync replica is offline has no leader (-1) and LEADER_NOT_AVAILABLE.
+A missing topic is auto-created when both `auto.create.topics.enable` and the request allow it; like Kafka
+4.3 (AutoTopicCreationManager), that first answer is UNKNOWN_TOPIC_OR_PARTITION, and the topic appears in a
+later one. The controller id is a live broker (a KRaft broker names one, not the unreachable quorum). Every
+node of a cluster answers the same: its live brokers, and each partition's leader, replicas, ISR and offline
+replicas; a partition whose every in-sync replica is offline has no leader (-1) and LEADER_NOT_AVAILABLE.
 
 With an authorizer (KafkaApis.handleTopicMetadataRequest): a topic the client may not DESCRIBE is left out
 of an all-topics answer and answered TOPIC_AUTHORIZATION_FAILED when named; auto-creation needs CREATE on

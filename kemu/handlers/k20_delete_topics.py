@@ -38,8 +38,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         version=request.version,
     ) + denied
     random.shuffle(outcomes)
+    # Kafka's ApiError: an error without a message of its own carries its code's default message.
     return {"responses": [{"name": o.name, "topic_id": o.topic_id, "error_code": int(o.error),
-                           "error_message": o.message} for o in outcomes]}
+                           "error_message": o.message if o.message is not None or o.error == ErrorCode.NONE
+                           else o.error.message} for o in outcomes]}
 
 
 _by_id = error_responder(KEY, responses=each("topics", name="name", topic_id="topic_id"))

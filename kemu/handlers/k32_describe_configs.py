@@ -13,7 +13,8 @@ Resources, as Kafka's ConfigHelper answers them:
   number, is INVALID_REQUEST with Kafka's message.
 - BROKER_LOGGER (8): the log levels of `root` and the `kemu` loggers; the name must be this node's id.
 - GROUP (32) and CLIENT_METRICS (16), which Kafka 4 has, are not kept by kemu: that resource alone gets
-  INVALID_REQUEST. A resource type Kafka does not know fails the whole request, as in Kafka.
+  INVALID_REQUEST (with Kafka's message when it has no name). A resource type Kafka does not know fails the
+  whole request, as in Kafka.
 
 `configuration_keys` (null or empty: all) keeps only the named configs.
 """
@@ -40,6 +41,9 @@ RESOURCE_CLIENT_METRICS = 16
 RESOURCE_GROUP = 32
 _NOT_KEPT = {RESOURCE_CLIENT_METRICS: "CLIENT_METRICS", RESOURCE_GROUP: "GROUP"}
 _KNOWN = {RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, *_NOT_KEPT}
+# ConfigHelper's first check of those, which kemu makes too.
+_UNNAMED = {RESOURCE_CLIENT_METRICS: "Client metrics subscription name must not be empty",
+            RESOURCE_GROUP: "Group name must not be empty"}
 
 
 class _Refused(Exception):
@@ -105,6 +109,8 @@ def _describe(ctx: RequestContext, kind: int, name: str, synonyms: bool,
                            f"Unexpected broker id, expected {broker.node_id} but received {name}")
         return [ConfigEntry(logger, level, ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG)
                 for logger, level in broker_loggers.loggers().items()]
+    if name == "":
+        raise _Refused(ErrorCode.INVALID_REQUEST, _UNNAMED[kind])
     raise _Refused(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {_NOT_KEPT[kind]}")
 
 

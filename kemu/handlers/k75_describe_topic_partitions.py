@@ -5,10 +5,10 @@ An empty topic list means every topic. Only topics whose name sorts at or after 
 considered (Java's String order), and a named list must hold the cursor's topic, else the whole request is
 INVALID_REQUEST. They are answered in name order; the cursor's topic starts at the cursor's partition, every
 other at partition 0. The budget is the smaller of `response_partition_limit` and the broker's
-`max.request.partition.size.limit` (2000): a topic that does not fit whole ends the answer with the next
-cursor at its first partition left out, and a topic reached with the budget spent is the next cursor at
-partition 0. Named topics that do not exist are UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for an
-illegal name); asked for all topics, there are none such. Like Kafka, a budget below zero answers nothing.
+`max.request.partition.size.limit` (2000), but at least 1: a topic that does not fit whole ends the answer
+with the next cursor at its first partition left out, and a topic reached with the budget spent is the next
+cursor at partition 0. Named topics that do not exist are UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for an
+illegal name); asked for all topics, there are none such.
 
 Every topic carries its authorized operations (the request has no flag for it); with no authorizer that is
 every topic operation, for the missing topics too. A topic the client may not DESCRIBE is left out, and, when
@@ -56,15 +56,13 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     denied = [] if fetch_all else sorted(names - describable, key=java_order)
     names = describable
 
-    limit = min(broker.config.max_request_partition_size_limit, body["response_partition_limit"])
+    limit = max(min(broker.config.max_request_partition_size_limit, body["response_partition_limit"]), 1)
     topics: list[dict[str, Any]] = []
     next_cursor: dict[str, Any] | None = None
     for name in sorted(names, key=java_order):
         if limit == 0:
             next_cursor = {"topic_name": name, "partition_index": 0}
             break
-        if limit < 0:
-            continue
         topic = broker.topics.get(name)
         if topic is None:
             if not fetch_all:

@@ -345,9 +345,6 @@ _KEYS: tuple[ConfigKey, ...] = (
               "Replicas whose log replication is throttled on the leader side."),
     ConfigKey("follower.replication.throttled.replicas", "LIST", (), _throttled_replicas, (),
               "Replicas whose log replication is throttled on the follower side."),
-    # A no-op since Kafka 4.0 (down-conversion is gone), still accepted until 5.0.
-    ConfigKey("message.downconversion.enable", "BOOLEAN", True, None, _log("log.message.downconversion.enable"),
-              "Whether the broker down-converts records for old consumers (no effect since Kafka 4.0)."),
     ConfigKey("remote.storage.enable", "BOOLEAN", False, None, (),
               "Whether tiered storage is enabled for the topic."),
     ConfigKey("local.retention.ms", "LONG", -2, at_least(-2), _log("log.local.retention.ms"),
@@ -435,7 +432,6 @@ class LogConfig:
     local_retention_ms: int = -2
     max_compaction_lag_ms: int = LONG_MAX
     max_message_bytes: int = 1024 * 1024 + 12
-    message_downconversion_enable: bool = True
     message_timestamp_after_max_ms: int = 3_600_000
     message_timestamp_before_max_ms: int = LONG_MAX
     message_timestamp_type: str = "CreateTime"

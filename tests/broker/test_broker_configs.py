@@ -14,20 +14,23 @@ from kemu.broker.broker import Broker
 from kemu.broker.broker_configs import (
     BROKER_CONFIGS,
     DEFAULTS,
+    KEMU_ONLY,
     BrokerConfigRefused,
     ConfigLayers,
     ConfigSource,
     DynamicBrokerConfigs,
     broker_synonyms,
+    kafka_doc,
     validate_dynamic,
 )
 from kemu.broker.config import BrokerConfig
+from kemu.broker.kafka_broker_keys import KAFKA_BROKER_KEYS
 from kemu.clock import VirtualClock
 from kemu.log.config import TOPIC_CONFIGS
 
 # BrokerConfig fields that are not Kafka settings of their own (listeners, log.dirs are built from them).
 NOT_KAFKA_SETTINGS = {"host", "port", "advertised_host", "advertised_port", "rack", "brokers", "racks", "data_dir",
-                      "cluster_id", "properties"}
+                      "cluster_id", "properties", "settings_given"}
 
 
 @pytest.fixture
@@ -63,8 +66,8 @@ def test_every_topic_synonym_has_a_broker_definition() -> None:
     ("offsets.topic.replication.factor", "3", "SHORT", False),
     ("transaction.state.log.min.isr", "2", "INT", False),
     ("num.partitions", "1", "INT", False),
-    ("listeners", "PLAINTEXT://:9092", "STRING", False),
-    ("log.dirs", None, "STRING", False),
+    ("listeners", "PLAINTEXT://:9092", "LIST", False),
+    ("log.dirs", None, "LIST", False),
 ])
 def test_kafka_defaults(name: str, default: str | None, kind: str, dynamic: bool) -> None:
     key = BROKER_CONFIGS[name]
@@ -114,19 +117,55 @@ def test_dynamic_layers_persist(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("values", "message"), [
-    ({"log.dirs": "/x", "num.partitions": "2"},
-     "Cannot update these configs dynamically: Set(log.dirs, num.partitions)"),
-    ({"log.retention.hours": "1"}, "Cannot update these configs dynamically: Set(log.retention.hours)"),
+    ({"log.dirs": "/x", "num.partitions": "2"},  # in java.util.HashSet's order, as Java 17 printed it
+     "Cannot update these configs dynamically: [num.partitions, log.dirs]"),
+    ({"log.dirs": "/x", "num.partitions": "2", "log.retention.hours": "1", "broker.id": "1", "node.id": "1",
+      "process.roles": "broker"},
+     "Cannot update these configs dynamically: [log.retention.hours, node.id, num.partitions, process.roles, "
+     "broker.id, log.dirs]"),
+    ({"log.retention.hours": "1"}, "Cannot update these configs dynamically: [log.retention.hours]"),
     ({"log.retention.ms": "abc"}, "Invalid value abc for configuration log.retention.ms: Not a number of type LONG"),
     ({"log.segment.bytes": "10"},
      "Invalid value 10 for configuration log.segment.bytes: Value must be at least 1048576"),
     ({"log.cleanup.policy": "forever"},
      "Invalid value forever for configuration log.cleanup.policy: String must be one of: compact, delete"),
+    # Validators kemu takes from Kafka's ConfigDef for configs it keeps but does not act on.
+    ({"background.threads": "0"}, "Invalid value 0 for configuration background.threads: Value must be at least 1"),
+    ({"group.coordinator.cached.buffer.max.bytes": "5"},
+     "Invalid value 5 for configuration group.coordinator.cached.buffer.max.bytes: Value must be at least 524288"),
+    ({"ssl.keystore.location": "/k", "ssl.truststore.location": "/t"},
+     "These security configs can be dynamically updated only per-listener using the listener prefix: "
+     "[ssl.truststore.location, ssl.keystore.location]"),
+    ({"log.roll.ms": "0"}, "requirement failed: log.roll.ms must be greater than or equal to 1"),
+    ({"log.roll.jitter.ms": "-1"}, "requirement failed: log.roll.jitter.ms must be greater than or equal to 0"),
+    ({"log.cleaner.threads": "2", "log.cleaner.dedupe.buffer.size": "2097152"},
+     "requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread."),
 ])
 def test_dynamic_changes_kafka_refuses(values: dict[str, str], message: str) -> None:
     with pytest.raises(BrokerConfigRefused) as caught:
         validate_dynamic(values)
     assert str(caught.value) == message
+
+
+def test_cordoned_log_dirs_must_be_the_brokers() -> None:
+    validate_dynamic({"cordoned.log.dirs": "/data"}, log_dirs=("/data",))
+    validate_dynamic({"cordoned.log.dirs": "*"}, log_dirs=("/data",))
+    with pytest.raises(BrokerConfigRefused) as caught:
+        validate_dynamic({"cordoned.log.dirs": "/data,/else,/other"}, log_dirs=("/data",))
+    assert str(caught.value) == ("requirement failed: All entries in cordoned.log.dirs must be present in log.dirs "
+                                 "or log.dir. Missing entries : /else, /other")
+    with pytest.raises(BrokerConfigRefused) as caught:
+        validate_dynamic({"cordoned.log.dirs": "*,/data"}, log_dirs=("/data",))
+    assert str(caught.value) == ("requirement failed: When cordoned.log.dirs is set to *, it must not contain "
+                                 "other values")
+
+
+def test_per_broker_configs_refused_as_cluster_defaults() -> None:
+    validate_dynamic({"sasl.kerberos.kinit.cmd": "/bin/kinit", "num.io.threads": "4"})
+    with pytest.raises(BrokerConfigRefused) as caught:
+        validate_dynamic({"sasl.kerberos.kinit.cmd": "/bin/kinit", "num.io.threads": "4"}, per_broker=False)
+    assert str(caught.value) == ("Cannot update these configs at default cluster level, broker id must be "
+                                 "specified: [sasl.kerberos.kinit.cmd]")
 
 
 def test_dynamic_changes_kafka_accepts() -> None:
@@ -139,7 +178,7 @@ def test_describe_this_broker() -> None:
                           {"node.id": "1", "offsets.topic.replication.factor": "1"})
     entries = {e.name: e for e in broker_configs.describe(layers, False, include_synonyms=True,
                                                           include_documentation=True)}
-    assert set(BROKER_CONFIGS) <= set(entries)
+    assert set(BROKER_CONFIGS) - KEMU_ONLY == set(entries)
     retention = entries["log.retention.ms"]
     assert (retention.value, retention.source, retention.read_only) == ("9", ConfigSource.DYNAMIC_BROKER_CONFIG, False)
     assert [(s.name, s.value, s.source) for s in retention.synonyms] == [
@@ -168,3 +207,17 @@ def test_describe_cluster_default_lists_only_what_is_set() -> None:
     assert (retention.value, retention.source) == (" 5 ", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
     assert [(s.value, s.source) for s in retention.synonyms] == [(" 5 ", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)]
     assert broker_configs.describe(ConfigLayers({}, {}, {}), True, True, True) == []
+
+
+def test_kafkas_broker_configs_and_kemus_own() -> None:
+    """Every config Kafka's broker lists is kemu's too, with Kafka's type and default; the few of kemu's own
+    are described only once set, as Kafka describes a setting it does not define."""
+    assert KEMU_ONLY == {"allow.everyone.if.no.acl.found", "kemu.scram.credentials",
+                         "producer.id.expiration.check.interval.ms", "super.users"}
+    for name, kind, default, _, _ in KAFKA_BROKER_KEYS:
+        assert (BROKER_CONFIGS[name].type, BROKER_CONFIGS[name].default) == (kind, default), name
+    layers = ConfigLayers({}, {}, {"super.users": "User:admin"})
+    entries = {e.name: e for e in broker_configs.describe(layers, False, False, True)}
+    assert "super.users" in entries and "kemu.scram.credentials" not in entries
+    assert entries["background.threads"].documentation == kafka_doc("broker", "background.threads")
+    assert (entries["background.threads"].value, entries["background.threads"].read_only) == ("10", False)

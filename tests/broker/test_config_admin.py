@@ -105,7 +105,7 @@ def test_append_and_subtract_on_lists(broker: Broker) -> None:
      "Error due to duplicate config keys"),
     (topic("t", ("retention.ms", SET, None), ("segment.ms", APPEND, None)), ErrorCode.INVALID_REQUEST,
      "Null value not supported for : retention.ms, segment.ms"),
-    (topic("t", ("retention.ms", 7, "1")), ErrorCode.INVALID_REQUEST, "Unknown operations type 7"),
+    (topic("t", ("retention.ms", 7, "1")), ErrorCode.UNKNOWN_SERVER_ERROR, None),
     (topic("missing", ("retention.ms", SET, "1")), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
      "The topic 'missing' does not exist."),
     # Kafka validates the configs before it looks for the topic.
@@ -113,7 +113,8 @@ def test_append_and_subtract_on_lists(broker: Broker) -> None:
      "Invalid value x for configuration retention.ms: Not a number of type LONG"),
     (topic("", ("retention.ms", SET, "1")), ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed."),
     (topic("bad name", ("retention.ms", SET, "1")), ErrorCode.INVALID_TOPIC_EXCEPTION,
-     "Topic name \"bad name\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"),
+     "Topic name is invalid: 'bad name' contains one or more characters other than ASCII alphanumerics, '.', '_' "
+     "and '-'"),
     (ResourceChange(16, "x", []), ErrorCode.INVALID_REQUEST, "Unknown resource type 16"),
 ])
 def test_incremental_refusals(broker: Broker, resource: ResourceChange, error: ErrorCode, message: str) -> None:
@@ -127,7 +128,7 @@ def test_each_resource_answers_alone(broker: Broker) -> None:
                            ResourceChange(RESOURCE_BROKER, "", [ConfigChange("log.retention.ms", SET, "99")]))
     assert outcomes == [Outcome(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")] * 2 + [
         Outcome(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'missing' does not exist."), Outcome()]
-    assert broker.dynamic_configs.cluster_default == {"log.retention.ms": "99"}
+    assert broker.dynamic_configs.cluster_default == {"log.retention.ms": "99", "min.insync.replicas": "1"}
 
 
 def test_legacy_refusals(broker: Broker) -> None:
@@ -168,7 +169,7 @@ def test_broker_defaults_reach_topics_without_overrides(broker: Broker, tmp_path
     (broker_resource("one", ("log.retention.ms", SET, "1")), ErrorCode.INVALID_REQUEST,
      "Node id must be an integer, but it is: one"),
     (broker_resource("", ("num.partitions", SET, "3")), ErrorCode.INVALID_REQUEST,
-     "Cannot update these configs dynamically: Set(num.partitions)"),
+     "Cannot update these configs dynamically: [num.partitions]"),
     (broker_resource("1", ("log.retention.ms", SET, "x")), ErrorCode.INVALID_REQUEST,
      "Invalid value x for configuration log.retention.ms: Not a number of type LONG"),
     (broker_resource("", ("message.max.bytes", APPEND, "1")), ErrorCode.INVALID_CONFIG,
@@ -178,21 +179,26 @@ def test_broker_defaults_reach_topics_without_overrides(broker: Broker, tmp_path
 ])
 def test_broker_refusals(broker: Broker, resource: ResourceChange, error: ErrorCode, message: str) -> None:
     assert incremental(broker, resource) == [Outcome(error, message)]
-    assert broker.dynamic_configs.cluster_default == {} and broker.dynamic_configs.per_broker == {}
+    assert broker.dynamic_configs.cluster_default == {"min.insync.replicas": "1"}
+    assert broker.dynamic_configs.per_broker == {}
 
 
 def test_broker_list_configs_append(broker: Broker) -> None:
     assert incremental(broker, broker_resource("", ("log.cleanup.policy", APPEND, "compact"))) == [Outcome()]
-    assert broker.dynamic_configs.cluster_default == {"log.cleanup.policy": "delete,compact"}
+    assert broker.dynamic_configs.cluster_default == {"log.cleanup.policy": "delete,compact",
+                                                      "min.insync.replicas": "1"}
     assert log_config(broker).compact
 
 
 def test_legacy_broker_alter_replaces_the_layer(broker: Broker) -> None:
     assert incremental(broker, broker_resource("", ("log.retention.ms", SET, "5"))) == [Outcome()]
-    assert legacy(broker, broker_resource("", ("message.max.bytes", SET, "7"))) == [Outcome()]
-    assert broker.dynamic_configs.cluster_default == {"message.max.bytes": "7"}
+    assert legacy(broker, broker_resource("", ("message.max.bytes", SET, "7"))) == [
+        Outcome(ErrorCode.INVALID_CONFIG, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")]
+    assert legacy(broker, broker_resource("", ("message.max.bytes", SET, "7"), ("min.insync.replicas", SET, "1"))) == [
+        Outcome()]
+    assert broker.dynamic_configs.cluster_default == {"message.max.bytes": "7", "min.insync.replicas": "1"}
     assert legacy(broker, broker_resource("", ("log.dirs", SET, "/x"))) == [
-        Outcome(ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: Set(log.dirs)")]
+        Outcome(ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: [log.dirs]")]
 
 
 def test_broker_logger_levels(broker: Broker) -> None:
@@ -243,3 +249,32 @@ def test_lowered_retention_deletes_old_segments_on_the_next_pass(tmp_path: Path)
         assert found.log.log_start_offset == 2
     finally:
         broker.close()
+
+
+def test_min_insync_replicas_is_the_clusters(broker: Broker) -> None:
+    """A new cluster starts with min.insync.replicas as a dynamic cluster default (ELR is on), which may be
+    changed but not removed, and no broker may have its own."""
+    assert broker.dynamic_configs.cluster_default == {"min.insync.replicas": "1"}
+    assert incremental(broker, broker_resource("1", ("min.insync.replicas", SET, "1"))) == [
+        Outcome(ErrorCode.INVALID_CONFIG, "Broker-level min.insync.replicas cannot be altered while ELR is enabled.")]
+    assert incremental(broker, broker_resource("", ("min.insync.replicas", DELETE, None))) == [
+        Outcome(ErrorCode.INVALID_CONFIG, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")]
+    assert incremental(broker, broker_resource("", ("min.insync.replicas", SET, "2"))) == [Outcome()]
+    assert broker.dynamic_configs.cluster_default == {"min.insync.replicas": "2"}
+
+
+def test_live_settings_follow_dynamic_changes(broker: Broker) -> None:
+    """producer.id.expiration.ms and transaction.partition.verification.enable are dynamic, as in Kafka: the
+    broker runs with the value in force, and deleting it brings back the one it was started with."""
+    assert incremental(broker, broker_resource("1", ("producer.id.expiration.ms", SET, "5000"),
+                                               ("transaction.partition.verification.enable", SET, "false"))) == [
+        Outcome()]
+    assert (broker.config.producer_id_expiration_ms, broker.config.transaction_partition_verification_enable) == (
+        5000, False)
+    static = broker.config_layers().static
+    assert "producer.id.expiration.ms" not in static  # still the default it was started with
+    assert incremental(broker, broker_resource("1", ("producer.id.expiration.ms", DELETE, None),
+                                               ("transaction.partition.verification.enable", DELETE, None))) == [
+        Outcome()]
+    assert (broker.config.producer_id_expiration_ms, broker.config.transaction_partition_verification_enable) == (
+        86_400_000, True)

@@ -55,11 +55,11 @@ def test_validate_only_creates_nothing(broker: Broker) -> None:
      "Replication factor must be larger than 0, or -1 to use the default value."),
     (NewTopic("t", 1, 3), ErrorCode.INVALID_REPLICATION_FACTOR,
      "Unable to replicate the partition 3 time(s): The target replication factor of 3 cannot be reached because "
-     "only 1 broker(s) are registered."),
+     "only 1 broker(s) are registered or some brokers have all their log directories cordoned."),
     (NewTopic("bad/name"), ErrorCode.INVALID_TOPIC_EXCEPTION,
-     'Topic name "bad/name" is illegal, it contains a character other than ASCII alphanumerics, '
+     "Topic name is invalid: 'bad/name' contains one or more characters other than ASCII alphanumerics, "
      "'.', '_' and '-'"),
-    (NewTopic(""), ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty"),
+    (NewTopic(""), ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is invalid: the empty string is not allowed"),
     (NewTopic("t", configs=[("nope", "1")]), ErrorCode.INVALID_CONFIG, "Unknown topic config name: nope"),
     (NewTopic("t", assignments=[(0, [1])], replication_factor=1), ErrorCode.INVALID_REQUEST,
      "A manual partition assignment was specified, but replication factor was not set to -1."),
@@ -138,7 +138,7 @@ def test_configs_are_stored_and_echoed(broker: Broker) -> None:
 
 
 def test_auto_creation_answers_leader_not_available_then_exists(broker: Broker) -> None:
-    assert auto_create_topic(broker, "fresh") == ErrorCode.LEADER_NOT_AVAILABLE
+    assert auto_create_topic(broker, "fresh") == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     assert "fresh" in broker.topics
     assert auto_create_topic(broker, "bad name") == ErrorCode.INVALID_TOPIC_EXCEPTION
     assert "bad name" not in broker.topics

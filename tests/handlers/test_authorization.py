@@ -125,11 +125,11 @@ def test_auto_creation_needs_create_on_the_cluster_or_the_topic(closed_broker: B
         answered = metadata(conn, ["new-denied", "new-allowed", "hidden"])
         assert answered["new-denied"]["error_code"] == E.TOPIC_AUTHORIZATION_FAILED
         assert answered["hidden"]["error_code"] == E.TOPIC_AUTHORIZATION_FAILED
-        assert answered["new-allowed"]["error_code"] == E.LEADER_NOT_AVAILABLE
+        assert answered["new-allowed"]["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
         assert closed_broker.broker.topics.get("new-denied") is None
         assert closed_broker.broker.topics.get("new-allowed") is not None
         grant(closed_broker, Res.CLUSTER, "kafka-cluster", Op.CREATE)
-        assert metadata(conn, ["new-by-cluster"])["new-by-cluster"]["error_code"] == E.LEADER_NOT_AVAILABLE
+        assert metadata(conn, ["new-by-cluster"])["new-by-cluster"]["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def test_authorized_operations_are_what_the_acls_allow(closed_broker: Broker) -> None:

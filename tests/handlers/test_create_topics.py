@@ -62,13 +62,15 @@ def test_configs_set_and_echoed(broker: Broker, conn: Connection) -> None:
 
 @pytest.mark.parametrize(("wanted", "code", "message"), [
     (topic("t", 1, 3), 38, "Unable to replicate the partition 3 time(s): The target replication factor of 3 "
-                           "cannot be reached because only 1 broker(s) are registered."),
+                           "cannot be reached because only 1 broker(s) are registered or some brokers have all "
+                           "their log directories cordoned."),
     (topic("t", 0, 1), 37, "Number of partitions was set to an invalid non-positive value."),
     (topic("t", 1, 0), 38, "Replication factor must be larger than 0, or -1 to use the default value."),
-    (topic("bad name"), 17, 'Topic name "bad name" is illegal, it contains a character other than ASCII '
-                            "alphanumerics, '.', '_' and '-'"),
-    (topic("."), 17, 'Topic name cannot be "." or ".."'),
-    (topic("x" * 250), 17, "Topic name is illegal, it can't be longer than 249 characters, topic name: " + "x" * 250),
+    (topic("bad name"), 17, "Topic name is invalid: 'bad name' contains one or more characters other than "
+                            "ASCII alphanumerics, '.', '_' and '-'"),
+    (topic("."), 17, "Topic name is invalid: '.' is not allowed"),
+    (topic("x" * 250), 17,
+     "Topic name is invalid: the length of '" + "x" * 250 + "' is longer than the max allowed length 249"),
     (topic("t", configs=[{"name": "bogus", "value": "1"}]), 40, "Unknown topic config name: bogus"),
     (topic("t", configs=[{"name": "retention.ms", "value": None}]), 40,
      "Null value not supported for topic configs: retention.ms"),

@@ -20,7 +20,9 @@ def test_delete_by_name(broker: Broker, conn: Connection, version: int) -> None:
     create(broker, "a", "b")
     body = conn.request(KEY, version, {"topic_names": ["a", "missing"], "timeout_ms": 1000})
     results = {r["name"]: (r["error_code"], r["error_message"]) for r in body["responses"]}
-    assert results == {"a": (0, None), "missing": (3, None)}
+    # v5+ carries messages: an error without one of its own has its code's default, as Kafka's ApiError.
+    missing = "This server does not host this topic-partition." if version >= 5 else None
+    assert results == {"a": (0, None), "missing": (3, missing)}
     assert [t.name for t in broker.broker.topics] == ["b"]
 
 

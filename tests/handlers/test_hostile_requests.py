@@ -82,11 +82,11 @@ def test_a_six_thousand_digit_broker_id_is_not_an_integer(conn: Connection) -> N
 def test_metadata_auto_creating_more_than_ten_thousand_partitions_creates_none(conn: Connection,
                                                                               broker: Broker) -> None:
     # Kafka sends one request's missing topics to the controller as one CreateTopics: past 10,000 partitions
-    # it is a POLICY_VIOLATION (logged), and Metadata still answers LEADER_NOT_AVAILABLE for each.
+    # it is a POLICY_VIOLATION (logged), and Metadata still answers UNKNOWN_TOPIC_OR_PARTITION for each.
     body = {"topics": [{"name": f"auto-{i}", "topic_id": ZERO_UUID} for i in range(10_001)],
             "allow_auto_topic_creation": True, "include_topic_authorized_operations": False}
     topics = conn.request(3, 12, body)["topics"]
-    assert {t["error_code"] for t in topics} == {ErrorCode.LEADER_NOT_AVAILABLE} and len(topics) == 10_001
+    assert {t["error_code"] for t in topics} == {ErrorCode.UNKNOWN_TOPIC_OR_PARTITION} and len(topics) == 10_001
     assert not [topic for topic in broker.broker.topics if topic.name.startswith("auto-")]
     still_serving(conn)
 

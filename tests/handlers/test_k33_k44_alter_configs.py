@@ -104,4 +104,4 @@ def test_broker_default_applies_to_topics_without_overrides(conn: Connection, br
     assert described(conn, "t", "retention.ms") == {"retention.ms": ("5000", 3)}
     refused = legacy(conn, 1, "1", {"log.dirs": "/elsewhere"}, kind=BROKER)
     assert (refused["error_code"], refused["error_message"]) == (
-        ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: Set(log.dirs)")
+        ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: [log.dirs]")

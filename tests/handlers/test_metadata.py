@@ -48,7 +48,7 @@ def test_existing_topic_every_version(broker: Broker, conn: Connection, version:
 def test_auto_creation_answers_leader_not_available_first(broker: Broker, conn: Connection,
                                                           version: int) -> None:
     [first] = conn.request(KEY, version, named("auto"))["topics"]
-    assert (first["error_code"], first["name"], first["partitions"], first["topic_id"]) == (5, "auto", [], ZERO)
+    assert (first["error_code"], first["name"], first["partitions"], first["topic_id"]) == (3, "auto", [], ZERO)
     [second] = conn.request(KEY, version, named("auto"))["topics"]
     assert second["error_code"] == 0 and len(second["partitions"]) == 1
 
@@ -103,7 +103,7 @@ def test_existing_topics_come_first_and_duplicates_once(broker: Broker, conn: Co
 
 def test_internal_topics_are_flagged(broker: Broker, conn: Connection) -> None:
     [first] = conn.request(KEY, 12, named("__consumer_offsets"))["topics"]
-    assert (first["error_code"], first["is_internal"]) == (5, True)
+    assert (first["error_code"], first["is_internal"]) == (3, True)
     [topic] = conn.request(KEY, 12, named("__consumer_offsets"))["topics"]
     assert topic["is_internal"] and len(topic["partitions"]) == broker.config.offsets_topic_num_partitions
 

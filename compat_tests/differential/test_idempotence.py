@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from compat_tests.differential.data_txn import transactional_id_ready
 from compat_tests.differential.data_wire import (
     BASE_TIME,
     PRODUCE_VERSION,
@@ -18,12 +19,10 @@ from compat_tests.differential.data_wire import (
     unique_topic,
 )
 from compat_tests.differential.targets import Pair, Target
-from compat_tests.polling import wait_for
 from kemu.wire.records import NewRecord, build_batch
 
 VERSIONS = [3, 8, PRODUCE_VERSION]
 UNKNOWN_PRODUCER_ID = 987_654_321
-FIND_COORDINATOR = 10
 
 
 def idempotent_batch(producer_id: int, epoch: int, sequence: int, count: int = 1) -> bytes:
@@ -153,19 +152,6 @@ def scenario_sequence_wraps(session: Session) -> None:
     session.send(2**31 - 2, 2)
     session.send(0, 1)
     session.send(1, 1)
-
-
-def transactional_id_ready(target: Target, transactional_id: str) -> dict[str, Any]:
-    """InitProducerId for a transactional id, retried while the coordinator loads (a new __transaction_state,
-    which Kafka creates on the first FindCoordinator for a transaction)."""
-    def ready() -> dict[str, Any] | None:
-        target.request(FIND_COORDINATOR, 4, {"key_type": 1, "coordinator_keys": [transactional_id]})
-        answer = init_producer_id(target, transactional_id)
-        # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR: not yet.
-        return answer if answer["error_code"] not in (14, 15, 16) else None
-
-    answer: dict[str, Any] = wait_for(ready, what=f"{target.name}: the transaction coordinator")
-    return answer
 
 
 @pytest.mark.parametrize("version", [2, 3, 4, 5])

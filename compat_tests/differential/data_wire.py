@@ -23,6 +23,7 @@ from compat_tests.polling import wait_for
 from kemu.wire.records import iter_batches
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, CREATE_TOPICS, DELETE_RECORDS, INIT_PRODUCER_ID = 0, 1, 2, 3, 19, 21, 22
+INCREMENTAL_ALTER_CONFIGS, TOPIC_RESOURCE = 44, 2
 PRODUCE_VERSION, FETCH_VERSION, LIST_OFFSETS_VERSION = 11, 17, 10
 """The newest versions both brokers serve (kemu's ranges are issue 31's)."""
 EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -2, -1, -3, -4
@@ -55,6 +56,17 @@ def create_topic(target: Target, name: str, *, partitions: int = 1,
         return all(part["error_code"] == 0 for part in answer.values())
 
     wait_for(ready, what=f"{target.name}: {name}'s leaders")
+
+
+def alter_topic(target: Target, name: str, configs: Mapping[str, str]) -> None:
+    """IncrementalAlterConfigs: set these configs of the topic."""
+    body = target.request(INCREMENTAL_ALTER_CONFIGS, 1, {"resources": [{
+        "resource_type": TOPIC_RESOURCE, "resource_name": name,
+        "configs": [{"name": key, "config_operation": 0, "value": value} for key, value in configs.items()]}],
+        "validate_only": False})
+    [resource] = body["responses"]
+    if resource["error_code"] != 0:
+        raise AssertionError(f"{target.name}: altering {name} failed: {resource}")
 
 
 def topic_id(target: Target, name: str) -> uuid.UUID:

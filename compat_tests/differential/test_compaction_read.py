@@ -1,0 +1,65 @@
+"""Compaction, Kafka against kemu: a compacted topic whose segments roll on every append, read once Kafka's
+cleaner has cleaned it (and kemu's has): which records survive, in which batches, the tombstones kept."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from compat_tests.differential import data_wire as wire
+from compat_tests.differential.data_housekeeping import HOUSEKEEPING_SETTINGS, wait_for_log
+from compat_tests.differential.targets import Pair, Target
+from kemu.wire.compression import CompressionType
+from kemu.wire.records import NewRecord, build_batch
+
+SEGMENT_MS = 1000
+# Batches a segment.ms apart in CreateTime: each append rolls a segment, so all but the last can be cleaned.
+BATCHES: list[list[tuple[bytes, bytes | None]]] = [
+    [(b"k0", b"a0"), (b"k1", b"a1"), (b"k2", b"a2")],
+    [(b"k0", b"b0")],
+    [(b"k2", b"c2"), (b"k1", None)],
+    [(b"k0", b"d0"), (b"k3", b"d3")],
+    [(b"k3", b"e3")],
+    [(b"k4", b"active")],
+]
+
+
+def fill(target: Target, name: str, codec: str) -> int:
+    """The batches, in a topic that becomes compacted once they are all in: a cleaner run between two
+    appends would otherwise clean part of the log, and a later one the rest."""
+    wire.create_topic(target, name, configs={"cleanup.policy": "delete", "retention.ms": "-1",
+                                        "segment.ms": str(SEGMENT_MS), "min.cleanable.dirty.ratio": "0.01",
+                                        "min.compaction.lag.ms": "0"})
+    count = 0
+    for index, pairs in enumerate(BATCHES):
+        timestamp = wire.BASE_TIME + index * 10 * SEGMENT_MS
+        records = [NewRecord(value, key=key, timestamp=timestamp + i, headers=[("i", b"%d" % index)])
+                   for i, (key, value) in enumerate(pairs)]
+        wire.produce_one(target, name, build_batch(records, compression=CompressionType[codec.upper()]))
+        count += len(records)
+    wire.alter_topic(target, name, {"cleanup.policy": "compact"})
+    return count
+
+
+def record_count(partition: dict[str, Any]) -> int:
+    return sum(len(batch["records"]) for batch in partition["batches"].values())
+
+
+@pytest.mark.parametrize("codec", ["none", "zstd"])
+def test_read_after_compaction(pair_with: Callable[[dict[str, str]], Pair], codec: str) -> None:
+    pair = pair_with(HOUSEKEEPING_SETTINGS)
+    name = wire.unique_topic(f"compact-{codec}")
+
+    def observe(target: Target) -> dict[str, Any]:
+        produced = fill(target, name, codec)
+        cleaned = wait_for_log(target, name, lambda part: record_count(part) < produced, "the cleaner")
+        return {"cleaned": cleaned,
+                "earliest": wire.list_offsets(target, {(name, 0): wire.EARLIEST})[(name, 0)],
+                "latest": wire.list_offsets(target, {(name, 0): wire.LATEST})[(name, 0)],
+                "from_a_removed_offset": wire.fetch(target, [(name, 0, 1)])}
+
+    # A recompressed (cleaned) zstd batch is the codec library's own bytes: sizes are left out for it.
+    wire.compare(pair, f"produce_fetch.compaction.{codec}", observe,
+                 (lambda observed: observed) if codec == "none" else wire.without_sizes)

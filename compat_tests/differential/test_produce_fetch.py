@@ -24,7 +24,7 @@ from compat_tests.differential.data_wire import (
 )
 from compat_tests.differential.targets import Pair, Target
 from kemu.wire.compression import CompressionType
-from kemu.wire.records import CRC_OFFSET, MAGIC_OFFSET, NewRecord, build_batch, crc_of
+from kemu.wire.records import ATTRIBUTES_OFFSET, CRC_OFFSET, MAGIC_OFFSET, NewRecord, TimestampType, build_batch, crc_of
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 TIMESTAMP_TYPES = ["CreateTime", "LogAppendTime"]
@@ -110,47 +110,66 @@ def recrc(data: bytes) -> bytes:
     return bytes(fixed)
 
 
-PRODUCE_ERROR_VERSIONS = [3, 7, 8, PRODUCE_VERSION]
+PRODUCE_ERROR_VERSIONS = [3, 6, 7, 8, PRODUCE_VERSION]
 
 
-@pytest.mark.parametrize("case", [
-    "message_too_large", "unknown_topic", "unknown_partition", "acks_2", "acks_1", "corrupt_crc",
-    "magic_1", "magic_3", "timestamp_too_old", "timestamp_too_new", "empty_records",
-    "truncated_batch", "one_good_one_bad_partition",
-])
+def with_attributes(data: bytes, attributes: int) -> bytes:
+    changed = bytearray(data)
+    changed[ATTRIBUTES_OFFSET:ATTRIBUTES_OFFSET + 2] = attributes.to_bytes(2, "big")
+    return recrc(bytes(changed))
+
+
+def two(**options: Any) -> bytes:
+    return build_batch(sample_records(0, 2), **options)
+
+
+TIMESTAMP_LIMITS = {"message.timestamp.before.max.ms": "3600000", "message.timestamp.after.max.ms": "3600000"}
+# case -> (the records of partition 0, or of several partitions when a dict; topic configs; acks)
+PRODUCE_ERRORS: dict[str, tuple[Any, dict[str, str], int]] = {
+    "message_too_large": (build_batch([NewRecord(b"x" * 2000, timestamp=BASE_TIME)]), {}, -1),
+    "unknown_topic": ({"-absent": two()}, {}, -1),
+    "unknown_partition": ({7: two()}, {}, -1),
+    "acks_2": (two(), {}, 2),
+    "acks_minus_2": (two(), {}, -2),
+    "acks_1": (two(), {}, 1),
+    "corrupt_crc": (corrupt_crc(two()), {}, -1),
+    "magic_0": (recrc(wrong_magic(two(), 0)), {}, -1),
+    "magic_1": (recrc(wrong_magic(two(), 1)), {}, -1),
+    "magic_3": (recrc(wrong_magic(two(), 3)), {}, -1),
+    "timestamp_too_old": (build_batch([NewRecord(b"a", timestamp=BASE_TIME)] * 2), TIMESTAMP_LIMITS, -1),
+    "timestamp_too_new": (build_batch([NewRecord(b"a", timestamp=10**13)] * 2), TIMESTAMP_LIMITS, -1),
+    "timestamp_negative": (build_batch([NewRecord(b"a", timestamp=-5)]), {}, -1),
+    "empty_records": (b"", {}, -1),
+    "truncated_batch": (two()[:-3], {}, -1),
+    "two_batches": (two() + two(), {}, -1),
+    "one_good_one_bad_partition": ({0: two(), 1: corrupt_crc(two())}, {}, -1),
+    "codec_7": (with_attributes(two(), 7), {}, -1),
+    "client_log_append_time": (two(timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=BASE_TIME + 9),
+                               {}, -1),
+    "client_control_batch": (two(control=True), {}, -1),
+    "transactional_without_id": (two(transactional=True, producer_id=5, producer_epoch=0, base_sequence=0), {}, -1),
+    "producer_id_without_sequence": (two(producer_id=5, producer_epoch=0), {}, -1),
+    "base_offset_not_zero": (two(base_offset=1234), {}, -1),
+    "leader_epoch_set": (two(partition_leader_epoch=7), {}, -1),
+    "zstd_v3_to_v6": (two(compression=CompressionType.ZSTD), {}, -1),
+    "compacted_without_key": (build_batch([NewRecord(b"no key", timestamp=BASE_TIME)]),
+                              {"cleanup.policy": "compact"}, -1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PRODUCE_ERRORS))
 # Not here: null records. Kafka 4.3 fails on them with a NullPointerException and never answers.
 def test_produce_errors(pair: Pair, case: str) -> None:
     name = unique_topic(f"pf-err-{case}")
-    good = build_batch(sample_records(0, 2))
-    configs = {"max.message.bytes": "1000"}
-    acks = -1
+    data, configs, acks = PRODUCE_ERRORS[case]
     records: dict[tuple[str, int], bytes | None]
-    if case == "message_too_large":
-        records = {(name, 0): build_batch([NewRecord(b"x" * 2000, timestamp=BASE_TIME)])}
-    elif case == "unknown_topic":
-        records = {(name + "-absent", 0): good}
-    elif case == "unknown_partition":
-        records = {(name, 7): good}
-    elif case in ("acks_2", "acks_1"):
-        acks = 2 if case == "acks_2" else 1
-        records = {(name, 0): good}
-    elif case == "corrupt_crc":
-        records = {(name, 0): corrupt_crc(good)}
-    elif case in ("magic_1", "magic_3"):
-        records = {(name, 0): recrc(wrong_magic(good, int(case[-1])))}
-    elif case in ("timestamp_too_old", "timestamp_too_new"):
-        configs.update({"message.timestamp.before.max.ms": "3600000", "message.timestamp.after.max.ms": "3600000"})
-        now_ish = 10**13 if case == "timestamp_too_new" else BASE_TIME
-        records = {(name, 0): build_batch([NewRecord(b"a", timestamp=now_ish), NewRecord(b"b", timestamp=now_ish)])}
-    elif case == "empty_records":
-        records = {(name, 0): b""}
-    elif case == "truncated_batch":
-        records = {(name, 0): good[:-3]}
+    if isinstance(data, dict):
+        records = {(name + key, 0) if isinstance(key, str) else (name, key): value for key, value in data.items()}
     else:
-        records = {(name, 0): good, (name, 1): corrupt_crc(good)}
+        records = {(name, 0): data}
 
     def observe(target: Target) -> dict[str, Any]:
-        create_topic(target, name, partitions=2, configs=configs)
+        create_topic(target, name, partitions=2, configs={"max.message.bytes": "1000", **configs})
         answers = {}
         for version in PRODUCE_ERROR_VERSIONS:
             answers[f"v{version}"] = produce(target, records, version=version, acks=acks)

@@ -36,6 +36,7 @@ from kemu.handlers.versions import NARROWED
 from kemu.log import LogError
 from kemu.txn.producer_state import ProducerStateError
 from kemu.wire.codec import Request
+from kemu.wire.compression import CompressionType
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import (
     HEADER_SIZE,
@@ -52,6 +53,8 @@ KEY = 0
 VERSIONS = NARROWED[KEY]
 
 VALID_ACKS = frozenset({-1, 0, 1})
+ZSTD_PRODUCE_VERSION = 7
+_CODEC_IDS = frozenset(int(codec) for codec in CompressionType)
 ADMIN_CLIENT_ID = "__admin_client"  # Kafka's AdminUtils.ADMIN_CLIENT_ID: may write internal topics
 # Errors ReplicaManager answers without a log start offset (LogAppendInfo.UNKNOWN_LOG_APPEND_INFO); the
 # others carry the partition's log start offset.
@@ -93,6 +96,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
 
     internal_allowed = ctx.client_id == ADMIN_CLIENT_ID
     writable = authz.allowed_names(ctx, authz.WRITE, authz.TOPIC, (name for name, _ in entries))
+    if request.version < ZSTD_PRODUCE_VERSION:
+        _refuse_unknown_codec_ids(ctx, firsts, writable)
     failed = False
     responses: dict[str, list[dict[str, Any]]] = {}
     for (name, index), records in entries.items():
@@ -113,6 +118,19 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
         return None
     return {"responses": [{"name": name, "partition_responses": parts} for name, parts in responses.items()],
             "node_endpoints": node_endpoints(ctx.broker, moved)}
+
+
+def _refuse_unknown_codec_ids(ctx: RequestContext, firsts: dict[tuple[str, int], BatchHeader | None],
+                              writable: set[str]) -> None:
+    """Before v7, ProduceRequest.validateRecords asks a batch its codec (to refuse zstd), and for bits 0-2
+    of 5-7 Java's CompressionType throws IllegalArgumentException: not an ApiException, so it fails the whole
+    request with UNKNOWN_SERVER_ERROR, for a partition that is writable and exists (the ones it validates)."""
+    for (name, index), header in firsts.items():
+        if header is None or header.compression in _CODEC_IDS or name not in writable:
+            continue
+        topic = ctx.broker.topics.get(name)
+        if topic is not None and 0 <= index < len(topic.partitions):
+            raise ApiError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Unknown compression type id: {header.compression}")
 
 
 def _first_header(records: Any) -> BatchHeader | None:
@@ -179,11 +197,13 @@ def _failed(index: int, code: ErrorCode, *, log_start_offset: int = -1, message:
 
 def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any] | None:
     """ProduceRequest.getErrorResponse: nothing for acks=0 (the connection is closed instead), else the
-    error on every partition, with the exception's message (Kafka's default one when it had none)."""
+    error on every partition, with the exception's message — none when it was the error's default one, or
+    the error is UNKNOWN_SERVER_ERROR (ApiError.fromThrowable), so an ApiError without a message of its own
+    answers null."""
     if request.body["acks"] == 0:
         return None
-    if message is None and code != ErrorCode.UNKNOWN_SERVER_ERROR:
-        message = code.message
+    if message == code.message or code == ErrorCode.UNKNOWN_SERVER_ERROR:
+        message = None
     responses: dict[str, dict[int, dict[str, Any]]] = {}
     for topic in request.body["topic_data"]:
         for partition in topic["partition_data"]:

@@ -279,3 +279,16 @@ def test_fetch_size_limits(pair: Pair, max_bytes: int, partition_max_bytes: int)
         return observed
 
     compare(pair, f"produce_fetch.fetch_limits.{max_bytes}.{partition_max_bytes}", observe)
+
+
+def test_fetch_a_zstd_topic_at_old_versions(pair: Pair) -> None:
+    """A topic whose compression.type is zstd, read at Fetch versions from before zstd (v10) and after."""
+    name = unique_topic("pf-zstd-topic")
+
+    def observe(target: Target) -> dict[str, Any]:
+        create_topic(target, name, configs={"compression.type": "zstd"})
+        produce_one(target, name, build_batch(sample_records(0, 3)))
+        return {f"v{version}": fetch(target, [(name, 0, 0)], version=version) for version in (4, 9, 10, 11)}
+
+    # The broker's zstd bytes are the codec library's own: sizes are left out.
+    compare(pair, "produce_fetch.zstd_topic_old_fetch", observe, without_sizes)

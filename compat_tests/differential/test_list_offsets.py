@@ -26,6 +26,7 @@ from compat_tests.differential.data_wire import (
     unique_topic,
 )
 from compat_tests.differential.targets import Pair, Target
+from kemu.wire.compression import CompressionType
 from kemu.wire.records import NewRecord, build_batch
 
 # Out of order on purpose: the largest timestamp is neither the first nor the last record's.
@@ -94,3 +95,25 @@ def test_fetch_isolation_levels(pair: Pair, version: int) -> None:
                 for isolation in (READ_UNCOMMITTED, READ_COMMITTED) for offset in (0, 4, 7, 8)}
 
     compare(pair, f"produce_fetch.fetch_isolation.v{version}", observe)
+
+
+@pytest.mark.parametrize("timestamp_type", ["CreateTime", "LogAppendTime"])
+@pytest.mark.parametrize("codec", ["none", "lz4"])
+def test_list_offsets_by_time_in_batches(pair: Pair, codec: str, timestamp_type: str) -> None:
+    """Lookups landing inside a (compressed) batch, and the max timestamp's offset, under both timestamp types
+    (LogAppendTime: every record of a batch has the batch's append time)."""
+    name = unique_topic(f"lo-batches-{codec}-{timestamp_type}")
+    compression = CompressionType[codec.upper()]
+
+    def observe(target: Target) -> dict[str, Any]:
+        create_topic(target, name, configs={"message.timestamp.type": timestamp_type})
+        for stamps in TIMESTAMPS:
+            records = [NewRecord(b"at-%d" % stamp, timestamp=BASE_TIME + stamp) for stamp in stamps]
+            produce_one(target, name, build_batch(records, compression=compression))
+        # Under LogAppendTime, which batch holds the max timestamp depends on whether the appends fell in one
+        # millisecond: not asked there.
+        return {query: list_offsets(target, {(name, 0): timestamp})[(name, 0)]
+                for query, timestamp in QUERIES.items()
+                if not (timestamp_type == "LogAppendTime" and timestamp == MAX_TIMESTAMP)}
+
+    compare(pair, f"produce_fetch.list_offsets.batches.{codec}.{timestamp_type}", observe)

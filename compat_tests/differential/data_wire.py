@@ -242,6 +242,32 @@ def without_sizes(observation: Any) -> Any:
     return observation
 
 
+def consume(target: Target, name: str, partition: int = 0, *, isolation: str = "read_uncommitted",
+            timeout_s: float = 30.0) -> list[dict[str, Any]]:
+    """What confluent-kafka's consumer reads of the partition, from the beginning up to its latest offset."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    end = list_offsets(target, {(name, partition): LATEST})[(name, partition)]["offset"]
+    consumer = Consumer({"bootstrap.servers": target.bootstrap, "group.id": unique_topic("data-reader"),
+                         "enable.auto.commit": False, "isolation.level": isolation})
+    read: list[dict[str, Any]] = []
+    try:
+        consumer.assign([TopicPartition(name, partition, OFFSET_BEGINNING)])
+        deadline = time.monotonic() + timeout_s
+        while (not read or read[-1]["offset"] < end - 1) and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is None:
+                continue
+            if message.error():
+                read.append({"offset": -1, "error": str(message.error())})
+                break
+            read.append({"offset": message.offset(), "key": message.key(), "value": message.value(),
+                         "headers": message.headers() or []})
+    finally:
+        consumer.close()
+    return read
+
+
 # --- ListOffsets, DeleteRecords -------------------------------------------------------------------------
 
 def list_offsets(target: Target, queries: Mapping[tuple[str, int], int], *, version: int = LIST_OFFSETS_VERSION,

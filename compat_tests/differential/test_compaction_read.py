@@ -58,7 +58,8 @@ def test_read_after_compaction(pair_with: Callable[[dict[str, str]], Pair], code
         return {"cleaned": cleaned,
                 "earliest": wire.list_offsets(target, {(name, 0): wire.EARLIEST})[(name, 0)],
                 "latest": wire.list_offsets(target, {(name, 0): wire.LATEST})[(name, 0)],
-                "from_a_removed_offset": wire.fetch(target, [(name, 0, 1)])}
+                "from_a_removed_offset": wire.fetch(target, [(name, 0, 1)]),
+                "consumer": wire.consume(target, name)}
 
     # A recompressed (cleaned) zstd batch is the codec library's own bytes: sizes are left out for it.
     wire.compare(pair, f"produce_fetch.compaction.{codec}", observe,

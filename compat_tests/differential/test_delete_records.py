@@ -99,3 +99,16 @@ def test_delete_records_past_an_open_transaction(pair: Pair) -> None:
                 "fetch": fetch(target, [(name, 0, 8)], isolation_level=READ_COMMITTED)}
 
     compare(pair, "produce_fetch.delete_records.open_transaction", observe)
+
+
+@pytest.mark.parametrize("policy", ["compact", "compact,delete"])
+def test_delete_records_by_cleanup_policy(pair: Pair, policy: str) -> None:
+    """DeleteRecords needs the delete policy: a compacted-only topic refuses it."""
+    name = unique_topic("dr-policy")
+
+    def observe(target: Target) -> dict[str, Any]:
+        create_topic(target, name, configs={"cleanup.policy": policy})
+        produce_one(target, name, build_batch([NewRecord(b"v", key=b"k", timestamp=BASE_TIME)] * 3))
+        return {"answer": delete_records(target, {(name, 0): 2}), "after": around(target, name)}
+
+    compare(pair, f"produce_fetch.delete_records.policy.{policy}", observe)

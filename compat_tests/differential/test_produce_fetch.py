@@ -154,6 +154,13 @@ PRODUCE_ERRORS: dict[str, tuple[Any, dict[str, str], int]] = {
     "zstd_v3_to_v6": (two(compression=CompressionType.ZSTD), {}, -1),
     "compacted_without_key": (build_batch([NewRecord(b"no key", timestamp=BASE_TIME)]),
                               {"cleanup.policy": "compact"}, -1),
+    "min_insync_replicas": (two(), {"min.insync.replicas": "2"}, -1),
+    "min_insync_replicas_acks_1": (two(), {"min.insync.replicas": "2"}, 1),
+    "log_append_time_ignores_limits": (build_batch([NewRecord(b"a", timestamp=BASE_TIME)]),
+                                       {**TIMESTAMP_LIMITS, "message.timestamp.type": "LogAppendTime"}, -1),
+    "too_large_once_recompressed": (build_batch([NewRecord(b"z" * 3000, timestamp=BASE_TIME)],
+                                                compression=CompressionType.GZIP),
+                                    {"compression.type": "uncompressed"}, -1),
 }
 
 
@@ -176,6 +183,22 @@ def test_produce_errors(pair: Pair, case: str) -> None:
         return {"produce": answers, "after": fetch(target, [(name, 0, 0), (name, 1, 0)])}
 
     compare(pair, f"produce_fetch.produce_error.{case}", observe)
+
+
+@pytest.mark.parametrize("case", ["unknown_topic", "corrupt_crc"])
+def test_produce_acks_0_failing_closes_the_connection(pair: Pair, case: str) -> None:
+    """acks=0 gets no answer: a failed one closes the connection instead, so the producer notices."""
+    name = unique_topic(f"pf-acks0-{case}")
+
+    def observe(target: Target) -> dict[str, Any]:
+        create_topic(target, name)
+        records = ({(name + "-absent", 0): two()} if case == "unknown_topic" else {(name, 0): corrupt_crc(two())})
+        with target.connect() as connection:
+            connection.send(PRODUCE, PRODUCE_VERSION, produce_request(records, acks=0))
+            closed = connection.closed_by_peer()
+        return {"closed": closed, "fetch": fetch(target, [(name, 0, 0)])}
+
+    compare(pair, f"produce_fetch.acks_0_fails.{case}", observe)
 
 
 def test_produce_acks_0_is_answered_by_nothing(pair: Pair) -> None:
@@ -292,3 +315,18 @@ def test_fetch_a_zstd_topic_at_old_versions(pair: Pair) -> None:
 
     # The broker's zstd bytes are the codec library's own: sizes are left out.
     compare(pair, "produce_fetch.zstd_topic_old_fetch", observe, without_sizes)
+
+
+def test_fetch_odd_requests(pair: Pair) -> None:
+    """A negative partition_max_bytes, a partition asked twice, a wait on an empty partition."""
+    name = unique_topic("pf-odd")
+
+    def observe(target: Target) -> dict[str, Any]:
+        filled_topic(target, name, partitions=2)
+        create_topic(target, name + "-empty")
+        return {"negative_limit": fetch(target, [(name, 0, 0)], partition_max_bytes=-1),
+                "twice": fetch(target, [(name, 0, 0), (name, 0, 3)], version=11),
+                "waiting_on_nothing": fetch(target, [(name + "-empty", 0, 0)], max_wait_ms=100, min_bytes=1000),
+                "min_bytes_unmet": fetch(target, [(name, 1, 0)], max_wait_ms=100, min_bytes=100_000)}
+
+    compare(pair, "produce_fetch.fetch_odd", observe)

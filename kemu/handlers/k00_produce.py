@@ -5,23 +5,22 @@ response; v7 zstd allowed (before it UNSUPPORTED_COMPRESSION_TYPE); v8 record_er
 (KIP-467); v9 flexible; v10 current_leader / node_endpoints, sent with NOT_LEADER_OR_FOLLOWER (KIP-951): a
 partition sent to a node of the cluster that does not lead it; v11 may answer TRANSACTION_ABORTABLE.
 
-As KafkaApis.handleProduceRequest and ReplicaManager.appendRecords do it: transactional batches without
-a transactional_id, or without WRITE on it, fail the whole request (TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
-per partition, a topic without WRITE is TOPIC_AUTHORIZATION_FAILED, an unknown topic or partition
-UNKNOWN_TOPIC_OR_PARTITION (Produce never creates topics), then
-`ProduceRequest.validateRecords`, then acks other than -1, 0, 1 (INVALID_REQUIRED_ACKS), internal topics
-(INVALID_TOPIC_EXCEPTION unless the client id is `__admin_client`), acks=-1 with an ISR smaller than
-`min.insync.replicas` (NOT_ENOUGH_REPLICAS), and the append itself: log validation (CORRUPT_MESSAGE,
-MESSAGE_TOO_LARGE, INVALID_RECORD / INVALID_TIMESTAMP with record errors...) and producer state (retried
-duplicates answered with their first offsets, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH,
-INVALID_TXN_STATE...). A transactional batch that would open a transaction on a partition is first verified
-with the transaction coordinator (KIP-890, `transaction.partition.verification.enable`): a partition not added
-to the transaction is INVALID_TXN_STATE ("Partition was not added to the transaction"), or
-TRANSACTION_ABORTABLE from v11; transactional batches of more than one producer in one request fail it with
-INVALID_PRODUCER_ID_MAPPING. The followers are caught up the moment the leader appends (one log), so acks=-1
-completes at once. acks=0 gets no response — and, as in Kafka, any error closes the connection instead.
-`timeout_ms` is moot. Appends wake long-polling fetches through the log's listeners.
-"""
+As KafkaApis.handleProduceRequest and ReplicaManager.appendRecords do it: transactional batches without a
+transactional_id, or without WRITE on it, fail the whole request (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); per
+partition, a topic without WRITE is TOPIC_AUTHORIZATION_FAILED, an unknown topic or partition
+UNKNOWN_TOPIC_OR_PARTITION (Produce never creates topics), then `ProduceRequest.validateRecords`, then acks
+other than -1, 0, 1 (INVALID_REQUIRED_ACKS), internal topics (INVALID_TOPIC_EXCEPTION unless the client id is
+`__admin_client`), acks=-1 with an ISR smaller than `min.insync.replicas` or the replica count if smaller
+(NOT_ENOUGH_REPLICAS), and the append itself: log validation (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE,
+INVALID_RECORD / INVALID_TIMESTAMP with record errors...) and producer state (retried duplicates answered with
+their first offsets, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE...). A
+transactional batch that would open a transaction on a partition is first verified with the transaction
+coordinator (KIP-890, `transaction.partition.verification.enable`): a partition not added to the transaction
+is INVALID_TXN_STATE ("Partition was not added to the transaction"), or TRANSACTION_ABORTABLE from v11;
+transactional batches of more than one producer in one request fail it with INVALID_PRODUCER_ID_MAPPING. The
+followers are caught up the moment the leader appends (one log), so acks=-1 completes at once. acks=0 gets no
+response — and, as in Kafka, any error closes the connection instead. `timeout_ms` is moot. Appends wake
+long-polling fetches through the log's listeners."""
 
 from __future__ import annotations
 
@@ -167,7 +166,7 @@ def _produce_partition(ctx: RequestContext, version: int, name: str, index: int,
     if is_internal(name) and not internal_allowed:
         return _failed(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
     log = partition.log
-    if acks == -1 and len(partition.isr) < log.config.min_insync_replicas:
+    if acks == -1 and len(partition.isr) < partition.effective_min_isr:
         return _failed(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=log.log_start_offset)
     if transactional_id and first is not None and partition.needs_verification(first):
         # KIP-890: a batch that would open a transaction here is first checked with the coordinator, once.

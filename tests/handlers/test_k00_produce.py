@@ -153,6 +153,16 @@ def test_record_errors_on_a_compacted_topic(broker: Broker, conn: Connection) ->
 
 def test_min_insync_replicas_with_acks_all(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t", configs={"min.insync.replicas": "2"})
+    # One replica: Kafka's effective min ISR is the replica count, so acks=all is taken.
+    assert produce(conn, "t", batch(b"a"), acks=-1)["error_code"] == 0
+
+    def two_replicas_one_in_sync() -> None:
+        partition = broker.broker.partition("t", 0)
+        assert partition is not None
+        partition.replicas = [partition.leader_id, partition.leader_id + 1]
+        partition.isr = [partition.leader_id]
+
+    broker.call(two_replicas_one_in_sync)
     refused = produce(conn, "t", batch(b"a"), acks=-1)
     assert (refused["error_code"], refused["log_start_offset"]) == (19, 0)
     assert produce(conn, "t", batch(b"a"), acks=1)["error_code"] == 0

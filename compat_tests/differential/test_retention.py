@@ -70,6 +70,8 @@ def test_retention(pair_with: Callable[[dict[str, str]], Pair], case: str) -> No
                 "latest": wire.list_offsets(target, {(name, 0): wire.LATEST})[(name, 0)],
                 "by_time": wire.list_offsets(target, {(name, 0): wire.BASE_TIME})[(name, 0)],
                 "below_start": wire.fetch(target, [(name, 0, start - 1)]),
-                "from_zero": wire.fetch(target, [(name, 0, 0)])}
+                "from_zero": wire.fetch(target, [(name, 0, 0)]),
+                # One fetch reads one segment: what it returns ends where the log start's segment ends.
+                "from_start": wire.fetch(target, [(name, 0, start)])}
 
     wire.compare(pair, f"produce_fetch.retention.{case}", observe)

@@ -58,6 +58,9 @@ def test_read_after_compaction(pair_with: Callable[[dict[str, str]], Pair], code
         return {"cleaned": cleaned,
                 "earliest": wire.list_offsets(target, {(name, 0): wire.EARLIEST})[(name, 0)],
                 "latest": wire.list_offsets(target, {(name, 0): wire.LATEST})[(name, 0)],
+                "max_timestamp": wire.list_offsets(target, {(name, 0): wire.MAX_TIMESTAMP})[(name, 0)],
+                # After the first batch's time, before the second's, whose record the cleaner removed.
+                "by_time": wire.list_offsets(target, {(name, 0): wire.BASE_TIME + 5 * SEGMENT_MS})[(name, 0)],
                 "from_a_removed_offset": wire.fetch(target, [(name, 0, 1)]),
                 "consumer": wire.consume(target, name)}
 

@@ -115,12 +115,13 @@ def produce_one(target: Target, name: str, data: bytes, *, partition: int = 0, v
 def fetch_request(partitions: Iterable[tuple[Any, int, int]], *, version: int = FETCH_VERSION,
                   max_bytes: int = 50 * 1024 * 1024, partition_max_bytes: int = 1024 * 1024,
                   isolation_level: int = READ_UNCOMMITTED, max_wait_ms: int = 0, min_bytes: int = 1,
-                  ) -> dict[str, Any]:
+                  current_leader_epoch: int = -1, last_fetched_epoch: int = -1) -> dict[str, Any]:
     """A sessionless Fetch for [(topic name, or id from v13, partition, offset)]."""
     topic_key = "topic_id" if version >= 13 else "topic"
     topics: list[dict[str, Any]] = []
     for topic, index, offset in partitions:
-        entry = {"partition": index, "current_leader_epoch": -1, "fetch_offset": offset, "last_fetched_epoch": -1,
+        entry = {"partition": index, "current_leader_epoch": current_leader_epoch, "fetch_offset": offset,
+                 "last_fetched_epoch": last_fetched_epoch,
                  "log_start_offset": -1, "partition_max_bytes": partition_max_bytes}
         if topics and topics[-1][topic_key] == topic:
             topics[-1]["partitions"].append(entry)
@@ -271,11 +272,12 @@ def consume(target: Target, name: str, partition: int = 0, *, isolation: str = "
 # --- ListOffsets, DeleteRecords -------------------------------------------------------------------------
 
 def list_offsets(target: Target, queries: Mapping[tuple[str, int], int], *, version: int = LIST_OFFSETS_VERSION,
-                 isolation_level: int = READ_UNCOMMITTED) -> dict[tuple[str, int], dict[str, Any]]:
+                 isolation_level: int = READ_UNCOMMITTED, current_leader_epoch: int = -1,
+                 ) -> dict[tuple[str, int], dict[str, Any]]:
     """ListOffsets for {(topic, partition): timestamp}; the partition answers keyed the same way."""
     topics: dict[str, list[dict[str, Any]]] = {}
     for (name, index), timestamp in queries.items():
-        topics.setdefault(name, []).append({"partition_index": index, "current_leader_epoch": -1,
+        topics.setdefault(name, []).append({"partition_index": index, "current_leader_epoch": current_leader_epoch,
                                             "timestamp": timestamp, "max_num_offsets": 1})
     body = target.request(LIST_OFFSETS, version, {
         "replica_id": -1, "isolation_level": isolation_level, "timeout_ms": 30000,

@@ -117,3 +117,22 @@ def test_list_offsets_by_time_in_batches(pair: Pair, codec: str, timestamp_type:
                 if not (timestamp_type == "LogAppendTime" and timestamp == MAX_TIMESTAMP)}
 
     compare(pair, f"produce_fetch.list_offsets.batches.{codec}.{timestamp_type}", observe)
+
+
+def test_leader_epochs(pair: Pair) -> None:
+    """A current leader epoch older or newer than the leader's (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH), in
+    ListOffsets and Fetch; and a Fetch whose last fetched epoch diverges from the log."""
+    name = unique_topic("lo-epochs")
+
+    def observe(target: Target) -> dict[str, Any]:
+        filled(target, name)
+        observed: dict[str, Any] = {}
+        for epoch in (-1, 0, 1, 7):
+            observed[f"list/{epoch}"] = list_offsets(target, {(name, 0): LATEST},
+                                                     current_leader_epoch=epoch)[(name, 0)]
+            observed[f"fetch/{epoch}"] = fetch(target, [(name, 0, 0)], current_leader_epoch=epoch)
+        for last in (0, 3):
+            observed[f"diverging/{last}"] = fetch(target, [(name, 0, 5)], last_fetched_epoch=last)
+        return observed
+
+    compare(pair, "produce_fetch.leader_epochs", observe)

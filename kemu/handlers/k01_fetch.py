@@ -226,8 +226,11 @@ def _read_partition(broker: Broker, target: _Target, limit: int, min_one_batch: 
     if not is_leader and not (where.client_metadata and where.node_id in partition.isr):
         return _moved(target.index, ErrorCode.NOT_LEADER_OR_FOLLOWER, partition)
     epoch_error = _check_leader_epoch(partition, fetch.current_leader_epoch)
-    if epoch_error is not ErrorCode.NONE:
+    if epoch_error is ErrorCode.FENCED_LEADER_EPOCH:
         return _moved(target.index, epoch_error, partition)
+    if epoch_error is not ErrorCode.NONE:
+        # UNKNOWN_LEADER_EPOCH: the fetcher knows a newer leader than this one; KafkaApis names no leader.
+        return _error_partition(target.index, epoch_error)
     log = partition.log
     if is_leader and where.client_metadata and where.rack_aware:
         preferred = _preferred_read_replica(broker, partition, where.rack)

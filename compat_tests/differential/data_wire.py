@@ -187,10 +187,13 @@ def batches(records: bytes | bytearray | memoryview) -> dict[str, Any]:
             "base_sequence": header.base_sequence,
             "records_count": header.records_count,
         }
-        entry["records"] = {str(record.offset): {"timestamp": record.timestamp, "key": record.key,
-                                                 "value": record.value, "headers": list(record.headers),
-                                                 "attributes": record.attributes}
-                            for record in batch.records()}
+        try:
+            entry["records"] = {str(record.offset): {"timestamp": record.timestamp, "key": record.key,
+                                                     "value": record.value, "headers": list(record.headers),
+                                                     "attributes": record.attributes}
+                                for record in batch.records()}
+        except ValueError as exc:  # a batch a broker kept that cannot be decoded: that is what it returned
+            entry["records"] = f"<undecodable: {type(exc).__name__}>"
         found[str(header.base_offset)] = entry
     return found
 

@@ -119,10 +119,18 @@ def with_attributes(data: bytes, attributes: int) -> bytes:
     return recrc(bytes(changed))
 
 
+def patched(data: bytes, offset: int, value: int, size: int = 4) -> bytes:
+    """The batch with a header field overwritten (and its CRC made right again)."""
+    changed = bytearray(data)
+    changed[offset:offset + size] = value.to_bytes(size, "big", signed=True)
+    return recrc(bytes(changed))
+
+
 def two(**options: Any) -> bytes:
     return build_batch(sample_records(0, 2), **options)
 
 
+RECORDS_COUNT_OFFSET, LAST_OFFSET_DELTA_OFFSET = 57, 23
 TIMESTAMP_LIMITS = {"message.timestamp.before.max.ms": "3600000", "message.timestamp.after.max.ms": "3600000"}
 # case -> (the records of partition 0, or of several partitions when a dict; topic configs; acks)
 PRODUCE_ERRORS: dict[str, tuple[Any, dict[str, str], int]] = {
@@ -155,6 +163,14 @@ PRODUCE_ERRORS: dict[str, tuple[Any, dict[str, str], int]] = {
     "compacted_without_key": (build_batch([NewRecord(b"no key", timestamp=BASE_TIME)]),
                               {"cleanup.policy": "compact"}, -1),
     "min_insync_replicas": (two(), {"min.insync.replicas": "2"}, -1),
+    "records_count_too_high": (patched(two(), RECORDS_COUNT_OFFSET, 3), {}, -1),
+    "records_count_too_low": (patched(two(), RECORDS_COUNT_OFFSET, 1), {}, -1),
+    "last_offset_delta_too_high": (patched(two(), LAST_OFFSET_DELTA_OFFSET, 5), {}, -1),
+    "last_offset_delta_negative": (patched(two(), LAST_OFFSET_DELTA_OFFSET, -1), {}, -1),
+    "trailing_garbage": (two() + b"\0" * 5, {}, -1),
+    "gzip_garbage": (with_attributes(two(), 1), {}, -1),
+    "header_claims_a_record_more": (patched(patched(two(), RECORDS_COUNT_OFFSET, 3), LAST_OFFSET_DELTA_OFFSET, 2),
+                                    {}, -1),
     "min_insync_replicas_acks_1": (two(), {"min.insync.replicas": "2"}, 1),
     "log_append_time_ignores_limits": (build_batch([NewRecord(b"a", timestamp=BASE_TIME)]),
                                        {**TIMESTAMP_LIMITS, "message.timestamp.type": "LogAppendTime"}, -1),

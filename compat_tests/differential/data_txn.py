@@ -10,7 +10,7 @@ from compat_tests.differential.targets import Target
 from compat_tests.polling import wait_for
 from kemu.wire.records import NewRecord, build_batch
 
-FIND_COORDINATOR, ADD_PARTITIONS_TO_TXN = 10, 24
+FIND_COORDINATOR, ADD_PARTITIONS_TO_TXN, END_TXN = 10, 24, 26
 _NOT_YET = (14, 15, 16)  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
 
 
@@ -27,15 +27,26 @@ def transactional_id_ready(target: Target, transactional_id: str) -> dict[str, A
 
 
 def open_transaction(target: Target, transactional_id: str, topic: str, partition: int, count: int,
-                     first_timestamp: int = BASE_TIME) -> dict[str, Any]:
-    """Begin a transaction on the partition with `count` records and leave it open; what each step answered."""
+                     first_timestamp: int = BASE_TIME, records: list[NewRecord] | None = None) -> dict[str, Any]:
+    """Begin a transaction on the partition with `count` records (or these) and leave it open; what each step
+    answered ("init" holds the producer id and epoch)."""
     producer = transactional_id_ready(target, transactional_id)
     added = target.request(ADD_PARTITIONS_TO_TXN, 3, {
         "v3_and_below_transactional_id": transactional_id, "v3_and_below_producer_id": producer["producer_id"],
         "v3_and_below_producer_epoch": producer["producer_epoch"],
         "v3_and_below_topics": [{"name": topic, "partitions": [partition]}]})
-    records = [NewRecord(b"txn-%d" % i, timestamp=first_timestamp + i) for i in range(count)]
+    if records is None:
+        records = [NewRecord(b"txn-%d" % i, timestamp=first_timestamp + i) for i in range(count)]
     data = build_batch(records, producer_id=producer["producer_id"], producer_epoch=producer["producer_epoch"],
                        base_sequence=0, transactional=True)
     answer = produce(target, {(topic, partition): data}, transactional_id=transactional_id)
     return {"init": producer, "add": added, "produce": answer}
+
+
+def end_transaction(target: Target, transactional_id: str, opened: dict[str, Any], *, commit: bool) -> Any:
+    """EndTxn for a transaction open_transaction() began (its markers are written after the answer)."""
+    producer = opened["init"]
+    answer = target.request(END_TXN, 3, {"transactional_id": transactional_id,
+                                         "producer_id": producer["producer_id"],
+                                         "producer_epoch": producer["producer_epoch"], "committed": commit})
+    return answer

@@ -30,7 +30,6 @@ from kemu.broker.storage import Storage
 from kemu.broker.topic_configs import log_defaults
 from kemu.broker.topics import Topic, TopicRegistry
 from kemu.clock import Clock
-from kemu.log.config import LOG_CLEANER_BACKOFF_MS
 from kemu.security.listeners import Endpoint
 from kemu.security.scram import ScramCredentialStore, parse_add_scram
 from kemu.security.settings import SecuritySettings, security_settings
@@ -148,7 +147,7 @@ class Broker:
             result = self.cleaner.clean_filthiest(sources)
             if result is not None and result.end_offset > result.first_dirty_offset:
                 return now_ms
-        return now_ms + LOG_CLEANER_BACKOFF_MS
+        return now_ms + self.config.log_cleaner_backoff_ms
 
     def clean_logs(self, topic: str | None = None) -> list[CleanResult]:
         """Clean now every compacted log (of `topic`) with anything cleanable, whatever its dirty ratio."""

@@ -199,6 +199,8 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
                           doc="The smallest session timeout a classic group member may ask for.")
     yield BrokerConfigKey("log.dir", "LIST", "/tmp/kafka-logs", doc="The log directory when log.dirs is unset.")
     yield BrokerConfigKey("log.dirs", "LIST", None, doc="The directories the log data is kept in.")
+    yield BrokerConfigKey("log.cleaner.backoff.ms", "LONG", "15000", at_least(0),
+                          doc="The amount of time to sleep when there are no logs to clean")
     yield BrokerConfigKey("log.retention.check.interval.ms", "LONG", "300000", at_least(1),
                           doc="How often the log cleaner checks for segments to delete.")
     yield BrokerConfigKey("max.request.partition.size.limit", "INT", "2000", at_least(1),

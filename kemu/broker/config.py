@@ -36,6 +36,7 @@ class BrokerConfig:
     max_connections_per_ip_overrides: str = ""  # max.connections.per.ip.overrides
     connections_max_idle_ms: int = 600000  # connections.max.idle.ms
     log_retention_check_interval_ms: int = 300000  # log.retention.check.interval.ms
+    log_cleaner_backoff_ms: int = 15000  # log.cleaner.backoff.ms: the cleaner's rest when no log is due
     # Kafka defaults these replication factors to 3; a one-broker cluster could then never create its
     # internal topics, so kemu starts from what every single-node Kafka setup configures: 1.
     offsets_topic_num_partitions: int = 50  # offsets.topic.num.partitions

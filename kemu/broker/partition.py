@@ -153,6 +153,12 @@ class Partition:
         return log.log_end_offset
 
     # ---- writing -------------------------------------------------------------------------------------------
+    @property
+    def effective_min_isr(self) -> int:
+        """Partition.effectiveMinIsr: min.insync.replicas, but never more than the partition has replicas (a
+        topic of replication factor 1 takes acks=all whatever its min.insync.replicas)."""
+        return min(self.log.config.min_insync_replicas, len(self.replicas))
+
     def needs_verification(self, header: BatchHeader) -> bool:
         """Would this client batch open a transaction here? Then KIP-890 asks the coordinator first."""
         return (header.is_transactional and header.has_producer_id

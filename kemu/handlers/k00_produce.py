@@ -5,23 +5,22 @@ response; v7 zstd allowed (before it UNSUPPORTED_COMPRESSION_TYPE); v8 record_er
 (KIP-467); v9 flexible; v10 current_leader / node_endpoints, sent with NOT_LEADER_OR_FOLLOWER (KIP-951): a
 partition sent to a node of the cluster that does not lead it; v11 may answer TRANSACTION_ABORTABLE.
 
-As KafkaApis.handleProduceRequest and ReplicaManager.appendRecords do it: transactional batches without
-a transactional_id, or without WRITE on it, fail the whole request (TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
-per partition, a topic without WRITE is TOPIC_AUTHORIZATION_FAILED, an unknown topic or partition
-UNKNOWN_TOPIC_OR_PARTITION (Produce never creates topics), then
-`ProduceRequest.validateRecords`, then acks other than -1, 0, 1 (INVALID_REQUIRED_ACKS), internal topics
-(INVALID_TOPIC_EXCEPTION unless the client id is `__admin_client`), acks=-1 with an ISR smaller than
-`min.insync.replicas` (NOT_ENOUGH_REPLICAS), and the append itself: log validation (CORRUPT_MESSAGE,
-MESSAGE_TOO_LARGE, INVALID_RECORD / INVALID_TIMESTAMP with record errors...) and producer state (retried
-duplicates answered with their first offsets, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH,
-INVALID_TXN_STATE...). A transactional batch that would open a transaction on a partition is first verified
-with the transaction coordinator (KIP-890, `transaction.partition.verification.enable`): a partition not added
-to the transaction is INVALID_TXN_STATE ("Partition was not added to the transaction"), or
-TRANSACTION_ABORTABLE from v11; transactional batches of more than one producer in one request fail it with
-INVALID_PRODUCER_ID_MAPPING. The followers are caught up the moment the leader appends (one log), so acks=-1
-completes at once. acks=0 gets no response — and, as in Kafka, any error closes the connection instead.
-`timeout_ms` is moot. Appends wake long-polling fetches through the log's listeners.
-"""
+As KafkaApis.handleProduceRequest and ReplicaManager.appendRecords do it: transactional batches without a
+transactional_id, or without WRITE on it, fail the whole request (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); per
+partition, a topic without WRITE is TOPIC_AUTHORIZATION_FAILED, an unknown topic or partition
+UNKNOWN_TOPIC_OR_PARTITION (Produce never creates topics), then `ProduceRequest.validateRecords`, then acks
+other than -1, 0, 1 (INVALID_REQUIRED_ACKS), internal topics (INVALID_TOPIC_EXCEPTION unless the client id is
+`__admin_client`), acks=-1 with an ISR smaller than `min.insync.replicas` or the replica count if smaller
+(NOT_ENOUGH_REPLICAS), and the append itself: log validation (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE,
+INVALID_RECORD / INVALID_TIMESTAMP with record errors...) and producer state (retried duplicates answered with
+their first offsets, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE...). A
+transactional batch that would open a transaction on a partition is first verified with the transaction
+coordinator (KIP-890, `transaction.partition.verification.enable`): a partition not added to the transaction
+is INVALID_TXN_STATE ("Partition was not added to the transaction"), or TRANSACTION_ABORTABLE from v11;
+transactional batches of more than one producer in one request fail it with INVALID_PRODUCER_ID_MAPPING. The
+followers are caught up the moment the leader appends (one log), so acks=-1 completes at once. acks=0 gets no
+response — and, as in Kafka, any error closes the connection instead. `timeout_ms` is moot. Appends wake
+long-polling fetches through the log's listeners."""
 
 from __future__ import annotations
 
@@ -36,6 +35,7 @@ from kemu.handlers.versions import NARROWED
 from kemu.log import LogError
 from kemu.txn.producer_state import ProducerStateError
 from kemu.wire.codec import Request
+from kemu.wire.compression import CompressionType
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import (
     HEADER_SIZE,
@@ -52,6 +52,8 @@ KEY = 0
 VERSIONS = NARROWED[KEY]
 
 VALID_ACKS = frozenset({-1, 0, 1})
+ZSTD_PRODUCE_VERSION = 7
+_CODEC_IDS = frozenset(int(codec) for codec in CompressionType)
 ADMIN_CLIENT_ID = "__admin_client"  # Kafka's AdminUtils.ADMIN_CLIENT_ID: may write internal topics
 # Errors ReplicaManager answers without a log start offset (LogAppendInfo.UNKNOWN_LOG_APPEND_INFO); the
 # others carry the partition's log start offset.
@@ -93,6 +95,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
 
     internal_allowed = ctx.client_id == ADMIN_CLIENT_ID
     writable = authz.allowed_names(ctx, authz.WRITE, authz.TOPIC, (name for name, _ in entries))
+    if request.version < ZSTD_PRODUCE_VERSION:
+        _refuse_unknown_codec_ids(ctx, firsts, writable)
     failed = False
     responses: dict[str, list[dict[str, Any]]] = {}
     for (name, index), records in entries.items():
@@ -113,6 +117,19 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
         return None
     return {"responses": [{"name": name, "partition_responses": parts} for name, parts in responses.items()],
             "node_endpoints": node_endpoints(ctx.broker, moved)}
+
+
+def _refuse_unknown_codec_ids(ctx: RequestContext, firsts: dict[tuple[str, int], BatchHeader | None],
+                              writable: set[str]) -> None:
+    """Before v7, ProduceRequest.validateRecords asks a batch its codec (to refuse zstd), and for bits 0-2
+    of 5-7 Java's CompressionType throws IllegalArgumentException: not an ApiException, so it fails the whole
+    request with UNKNOWN_SERVER_ERROR, for a partition that is writable and exists (the ones it validates)."""
+    for (name, index), header in firsts.items():
+        if header is None or header.compression in _CODEC_IDS or name not in writable:
+            continue
+        topic = ctx.broker.topics.get(name)
+        if topic is not None and 0 <= index < len(topic.partitions):
+            raise ApiError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Unknown compression type id: {header.compression}")
 
 
 def _first_header(records: Any) -> BatchHeader | None:
@@ -149,7 +166,7 @@ def _produce_partition(ctx: RequestContext, version: int, name: str, index: int,
     if is_internal(name) and not internal_allowed:
         return _failed(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
     log = partition.log
-    if acks == -1 and len(partition.isr) < log.config.min_insync_replicas:
+    if acks == -1 and len(partition.isr) < partition.effective_min_isr:
         return _failed(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=log.log_start_offset)
     if transactional_id and first is not None and partition.needs_verification(first):
         # KIP-890: a batch that would open a transaction here is first checked with the coordinator, once.
@@ -179,11 +196,13 @@ def _failed(index: int, code: ErrorCode, *, log_start_offset: int = -1, message:
 
 def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any] | None:
     """ProduceRequest.getErrorResponse: nothing for acks=0 (the connection is closed instead), else the
-    error on every partition, with the exception's message (Kafka's default one when it had none)."""
+    error on every partition, with the exception's message — none when it was the error's default one, or
+    the error is UNKNOWN_SERVER_ERROR (ApiError.fromThrowable), so an ApiError without a message of its own
+    answers null."""
     if request.body["acks"] == 0:
         return None
-    if message is None and code != ErrorCode.UNKNOWN_SERVER_ERROR:
-        message = code.message
+    if message == code.message or code == ErrorCode.UNKNOWN_SERVER_ERROR:
+        message = None
     responses: dict[str, dict[int, dict[str, Any]]] = {}
     for topic in request.body["topic_data"]:
         for partition in topic["partition_data"]:

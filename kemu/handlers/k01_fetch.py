@@ -2,14 +2,14 @@
 
 v4 isolation_level, last_stable_offset and aborted_transactions; v5 log_start_offset; v7 fetch sessions
 (KIP-227: session_id / session_epoch, forgotten topics, a top-level error code); v9 current_leader_epoch
-(FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); v10 zstd (before it a topic with compression.type zstd answers
-UNSUPPORTED_COMPRESSION_TYPE); v11 rack_id and preferred_read_replica (KIP-392: with replica.selector.class
-the RackAwareReplicaSelector, the leader sends a consumer whose rack_id names another replica's rack there,
-with no records; a consumer may then fetch from that follower); v12 flexible, last_fetched_epoch (a diverging
-epoch answers with diverging_epoch); v13 topic ids instead of names (UNKNOWN_TOPIC_ID); v15 replica_state; v16
-node_endpoints, v17 replica_directory_id. A partition this node neither leads nor (for a v11+ consumer)
-follows in sync is NOT_LEADER_OR_FOLLOWER, and that or FENCED_LEADER_EPOCH carries the current leader (v12+)
-and its endpoint (v16+), as KIP-951 has it.
+(FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); v10 marks zstd support (KIP-110), but Kafka 4, which no longer
+converts fetched data down, returns zstd batches at every version (a zstd topic too); v11 rack_id and
+preferred_read_replica (KIP-392: with replica.selector.class the RackAwareReplicaSelector, the leader sends a
+consumer whose rack_id names another replica's rack there, with no records; a consumer may then fetch from
+that follower); v12 flexible, last_fetched_epoch (a diverging epoch answers with diverging_epoch); v13 topic
+ids instead of names (UNKNOWN_TOPIC_ID); v15 replica_state; v16 node_endpoints, v17 replica_directory_id. A
+partition this node neither leads nor (for a v11+ consumer) follows in sync is NOT_LEADER_OR_FOLLOWER, and
+that or FENCED_LEADER_EPOCH carries the current leader (v12+) and its endpoint (v16+), as KIP-951 has it.
 
 As KafkaApis/ReplicaManager do it: partitions are read in request (or session) order, each up to its
 `partition_max_bytes` and what is left of `max_bytes` (capped by `fetch.max.bytes`), except that the first
@@ -51,7 +51,6 @@ VERSIONS = NARROWED[KEY]
 FETCH_MAX_BYTES = 57671680  # fetch.max.bytes: the broker's cap on a response's max_bytes (55 MiB)
 READ_COMMITTED = 1
 NO_EPOCH = -1
-ZSTD_FETCH_VERSION = 10  # the first Fetch version that may return zstd batches (KIP-110)
 FIRST_CLIENT_METADATA_VERSION = 11  # rack_id: a consumer may fetch from a follower (KIP-392)
 
 # base offset (int64), batch length (int32), then 9 bytes to last_offset_delta (int32)
@@ -91,11 +90,11 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
         topic = broker.topics.by_id(topic_key) if isinstance(topic_key, uuid.UUID) else broker.topics.get(topic_key)
         if topic is None:
             code = ErrorCode.UNKNOWN_TOPIC_ID if uses_ids else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            erroneous.append((key, _error_partition(index, code)))
+            erroneous.append((key, _refused_partition(index, code)))
         elif not 0 <= index < len(topic.partitions):
-            erroneous.append((key, _error_partition(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
+            erroneous.append((key, _refused_partition(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
         elif not authz.allowed(ctx, authz.READ, authz.TOPIC, topic.name):
-            erroneous.append((key, _error_partition(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)))
+            erroneous.append((key, _refused_partition(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)))
         else:
             targets.append(_Target(key, topic.name, topic.topic_id, index, fetch))
 
@@ -147,8 +146,6 @@ def _respond(broker: Broker, version: int, context: FetchContext, results: Parti
              uses_ids: bool) -> dict[str, Any]:
     outcome = context.respond(results, broker.clock.monotonic_ms())
     partitions = outcome.partitions
-    if version < ZSTD_FETCH_VERSION:
-        partitions = [(key, _refuse_zstd_topic(broker, key, data)) for key, data in partitions]
     moved = [data["current_leader"]["leader_id"] for _, data in partitions if "current_leader" in data]
     return {
         "error_code": int(outcome.error),
@@ -175,16 +172,6 @@ def _replica_id(body: dict[str, Any], version: int) -> int:
 def _rack_aware(broker: Broker) -> bool:
     selector = broker.config.properties.get("replica.selector.class") or ""
     return selector.endswith("RackAwareReplicaSelector")
-
-
-def _refuse_zstd_topic(broker: Broker, key: PartitionKey, data: dict[str, Any]) -> dict[str, Any]:
-    """KafkaApis.maybeConvertFetchedData: a topic whose compression.type is zstd cannot be read before
-    Fetch v10 (after the session saw the data, as in Kafka)."""
-    name, index = key
-    partition = broker.partition(str(name), index)
-    if partition is not None and partition.log.config.compression_type == "zstd":
-        return _error_partition(index, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE)
-    return data
 
 
 def _logs_of(broker: Broker, targets: list[_Target]) -> list[PartitionLog]:
@@ -237,8 +224,11 @@ def _read_partition(broker: Broker, target: _Target, limit: int, min_one_batch: 
     if not is_leader and not (where.client_metadata and where.node_id in partition.isr):
         return _moved(target.index, ErrorCode.NOT_LEADER_OR_FOLLOWER, partition)
     epoch_error = _check_leader_epoch(partition, fetch.current_leader_epoch)
-    if epoch_error is not ErrorCode.NONE:
+    if epoch_error is ErrorCode.FENCED_LEADER_EPOCH:
         return _moved(target.index, epoch_error, partition)
+    if epoch_error is not ErrorCode.NONE:
+        # UNKNOWN_LEADER_EPOCH: the fetcher knows a newer leader than this one; KafkaApis names no leader.
+        return _error_partition(target.index, epoch_error)
     log = partition.log
     if is_leader and where.client_metadata and where.rack_aware:
         preferred = _preferred_read_replica(broker, partition, where.rack)
@@ -343,6 +333,15 @@ def _error_partition(index: int, code: ErrorCode) -> dict[str, Any]:
     """FetchResponse.partitionResponse: the error, unknown offsets, no records."""
     return {"partition_index": index, "error_code": int(code), "high_watermark": -1, "last_stable_offset": -1,
             "log_start_offset": -1, "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
+
+
+def _refused_partition(index: int, code: ErrorCode) -> dict[str, Any]:
+    """A partition KafkaApis refuses before reading (unknown, unauthorized): FetchResponse.partitionResponse
+    leaves aborted_transactions at the message's default, an empty list; the errors of a read (out of range,
+    not the leader) come through LogReadResult, whose absent aborted list is null."""
+    data = _error_partition(index, code)
+    data["aborted_transactions"] = []
+    return data
 
 
 def _group_by_topic(partitions: PartitionResults, uses_ids: bool) -> list[dict[str, Any]]:

@@ -4,7 +4,8 @@ v1 one offset per partition, with its timestamp; v2 isolation_level (read_commit
 stable offset, timestamp lookups stop below it); v4 current_leader_epoch (FENCED_LEADER_EPOCH /
 UNKNOWN_LEADER_EPOCH) and the leader epoch of the answer; v6 flexible; v7 -3 = the offset of the max
 timestamp; v8 -4 = earliest local offset (the log start without tiered storage); v9 -5 = latest tiered
-offset (-1: nothing is tiered); v10 timeout_ms, moot without remote storage.
+offset (-1: nothing is tiered); v10 timeout_ms, moot without remote storage. A negative timestamp older
+than its version, or none of these, is UNSUPPORTED_VERSION (after the duplicate and authorization checks).
 
 As KafkaApis/ReplicaManager answer: -2 earliest (the log start offset), -1 latest (high watermark, or LSO
 for read_committed), else the first offset whose record timestamp is at least the one asked for; no such
@@ -23,7 +24,7 @@ from kemu.handlers._leadership import leads
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.handlers.versions import NARROWED
-from kemu.log import FetchIsolation, LogClosedError, LogError
+from kemu.log import FetchIsolation, ListOffsetsTimestamp, LogClosedError, LogError
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -33,6 +34,11 @@ VERSIONS = NARROWED[KEY]
 CONSUMER_REPLICA_ID = -1
 READ_COMMITTED = 1
 NO_EPOCH = -1
+# ReplicaManager.timestampMinSupportedVersion: the first version that knows each special timestamp. Any other
+# negative timestamp, or one asked at an older version, is UNSUPPORTED_VERSION for that partition.
+SPECIAL_TIMESTAMP_SINCE = {ListOffsetsTimestamp.EARLIEST: 1, ListOffsetsTimestamp.LATEST: 1,
+                           ListOffsetsTimestamp.MAX_TIMESTAMP: 7, ListOffsetsTimestamp.EARLIEST_LOCAL: 8,
+                           ListOffsetsTimestamp.LATEST_TIERED: 9, ListOffsetsTimestamp.EARLIEST_PENDING_UPLOAD: 11}
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
@@ -55,6 +61,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             if not authz.allowed(ctx, authz.DESCRIBE, authz.TOPIC, name):
                 partitions.append(_error(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
                 continue
+            timestamp = wanted["timestamp"]
+            if timestamp < 0 and version < SPECIAL_TIMESTAMP_SINCE.get(timestamp, VERSIONS[1] + 1):
+                partitions.append(_error(index, ErrorCode.UNSUPPORTED_VERSION))
+                continue
             if topic is None or not 0 <= index < len(topic.partitions) or not topic.partitions[index].is_open:
                 partitions.append(_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
@@ -69,7 +79,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                                          else ErrorCode.UNKNOWN_LEADER_EPOCH))
                 continue
             try:
-                found = partition.offset_for_timestamp(wanted["timestamp"], isolation)
+                found = partition.offset_for_timestamp(timestamp, isolation)
             except LogClosedError:
                 partitions.append(_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue

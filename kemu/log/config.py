@@ -41,8 +41,6 @@ INTERNAL_SEGMENT_BYTES = "internal.segment.bytes"
 """Kafka's test-only override that lets a segment be smaller than segment.bytes' 1 MiB minimum. Accepted by
 `LogConfig.from_props` for kemu's own tests; clients setting it get "Unknown topic config name"."""
 
-LOG_CLEANER_BACKOFF_MS = 15_000  # log.cleaner.backoff.ms: how long the cleaner rests when no log is due
-
 MS_PER_MINUTE = 60_000
 MS_PER_HOUR = 3_600_000
 

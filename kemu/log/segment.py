@@ -395,13 +395,15 @@ class LogSegment:
     ) -> tuple[int, bytes | memoryview] | None:
         """Kafka's LogSegment.read: (position, bytes) from the batch holding `start_offset`, at most
         `max_size` bytes (or the whole first batch when `min_one_message`) and never past `max_position`.
-        The bytes may end in a partial batch, exactly as a Kafka fetch does. None: offset beyond this segment."""
+        The bytes may end in a partial batch, exactly as a Kafka fetch does — but never in a partial first
+        batch: that reads as nothing (ReplicaManager's checkFetchDataInfo: the consumer moves on to another
+        partition instead of failing on a batch it cannot decode). None: offset beyond this segment."""
         found = self.translate_offset(start_offset)
         if found is None:
             return None
         position, header = found
         adjusted = max(max_size, header.size) if min_one_message else max_size
-        if adjusted == 0 or position > max_position:
+        if adjusted == 0 or position > max_position or adjusted < header.size:
             return position, b""
         return position, self.read_bytes(position, min(max_position - position, adjusted))
 

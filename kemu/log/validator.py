@@ -344,7 +344,7 @@ def _record_problem(
 ) -> tuple[ErrorCode, RecordError] | None:
     if config.compact and record.key is None:
         return ErrorCode.INVALID_RECORD, RecordError(
-            index, f"Compacted topic cannot accept message without key in topic partition {topic_partition}."
+            index, f"Compacted topic cannot accept message without key in topic partition {topic_partition}"
         )
     if config.timestamp_type is TimestampType.CREATE_TIME and record.timestamp != NO_TIMESTAMP:
         difference = now_ms - record.timestamp

@@ -4,10 +4,13 @@ only when there is something to do."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import trio
 import trio.testing
 
 from kemu.broker.broker import Broker
+from kemu.broker.broker_configs import apply_properties
 from kemu.broker.config import BrokerConfig
 from kemu.broker.housekeeping import Housekeeping
 from kemu.clock import VirtualClock
@@ -131,3 +134,15 @@ def test_the_housekeeper_runs_no_round_for_work_a_connection_already_ran() -> No
             nursery.cancel_scope.cancel()
 
     trio.run(main)
+
+
+def test_the_cleaner_rests_log_cleaner_backoff_ms_when_no_log_is_due(tmp_path: Path) -> None:
+    config = BrokerConfig(data_dir=str(tmp_path))
+    assert apply_properties(config, {"log.cleaner.backoff.ms": "250"}) == []
+    broker = Broker(config, VirtualClock(1_000))
+    try:
+        assert broker._run_cleaner(1_000) == 1_250
+        broker.config.log_cleaner_backoff_ms = BrokerConfig().log_cleaner_backoff_ms
+        assert broker._run_cleaner(2_000) == 17_000  # Kafka's default: 15 s
+    finally:
+        broker.close()

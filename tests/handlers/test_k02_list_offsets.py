@@ -56,6 +56,10 @@ def test_each_kind_of_lookup(broker: Broker, filled: Connection, version: int) -
         assert one(-4) == (0, 0, -1, epoch)  # earliest local = earliest without tiered storage
     if version >= 9:
         assert one(-5) == (0, -1, -1, -1)  # nothing is tiered
+    # A special timestamp older than the version, or no special timestamp at all: UNSUPPORTED_VERSION.
+    for timestamp, since in ((-3, 7), (-4, 8), (-5, 9), (-6, 11), (-7, 99), (-100, 99)):
+        if version < since:
+            assert one(timestamp) == (35, -1, -1, -1)
 
 
 @pytest.mark.real_socket

@@ -163,7 +163,7 @@ def test_compacted_topics_need_keys(open_log: OpenLog) -> None:
     assert [e.batch_index for e in error.record_errors] == [1, 2, 3, 4]
     shown = ", ".join(
         f"RecordError(batchIndex={i}, "
-        "message='Compacted topic cannot accept message without key in topic partition topic-0.')"
+        "message='Compacted topic cannot accept message without key in topic partition topic-0')"
         for i in (1, 2, 3)
     )
     assert error.response_message == (

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from compat_tests.conformance import corpus
 from compat_tests.conformance.record import record
@@ -33,13 +34,14 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--group", default="default", choices=("default", "authorizer"),
                      help="which scripts: those of the shipped settings, or of the authorizer settings")
     rep.add_argument("--verbose", action="store_true", help="also print the known differences, by reason")
+    rep.add_argument("--corpus", type=Path, default=corpus.CORPUS_DIR, help="the corpus folder (default: the repo's)")
     args = parser.parse_args(argv)
     if args.command == "record":
         for path in record(args.bootstrap and _address(args.bootstrap),
                            args.authorizer_bootstrap and _address(args.authorizer_bootstrap), only=args.only):
             print(f"wrote {path}")
         return 0
-    scripts = [script for script in corpus.load() if script.group == args.group]
+    scripts = [script for script in corpus.load(args.corpus) if script.group == args.group]
     tally = replay(scripts, _address(args.bootstrap), echo=print)
     if args.verbose:
         for reason, seen in tally.known_seen.items():

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from compat_tests.conformance.scripts import TIMESTAMP, batch, create_topic, produce, step, versions
+from compat_tests.conformance.scripts import (
+    COORDINATOR_SETTLING,
+    TIMESTAMP,
+    batch,
+    create_topic,
+    produce,
+    step,
+    versions,
+)
 from compat_tests.conformance.steps import Script
 
 TOPIC = "conf-data-{run}"
@@ -140,7 +148,8 @@ def offsets_scripts() -> list[Script]:
         *create_topic(TOPIC),
         step("init idempotent", 22, 4, {"transactional_id": None, "transaction_timeout_ms": -1, "producer_id": -1,
                                         "producer_epoch": -1},
-             capture={"pid": "producer_id", "epoch": "producer_epoch"}),
+             capture={"pid": "producer_id", "epoch": "producer_epoch"}, retry_on=COORDINATOR_SETTLING,
+             why="a fresh broker hands out producer ids once its first block of them is allocated"),
         produce(TOPIC, ["i0", "i1"], producer_id="{$pid}", producer_epoch="{$epoch}", base_sequence=0,
                 name="idempotent"),
         produce(TOPIC, ["i0", "i1"], producer_id="{$pid}", producer_epoch="{$epoch}", base_sequence=0,

@@ -13,7 +13,8 @@ from compat_tests.conformance.brokers import AUTHORIZER_SETTINGS, AuthorizerKafk
 from compat_tests.differential.conftest import kemu_twin_args
 from compat_tests.external_clients import tool_missing
 from compat_tests.kemu_process import KemuServeProcess, running
-from compat_tests.reference.kafka import KAFKA_JAR_SET, ReferenceKafkaError, find_java
+from compat_tests.reference.fixtures import _running as started
+from compat_tests.reference.kafka import KAFKA_JAR_SET, ReferenceKafka, find_java
 
 
 @pytest.fixture(scope="session")
@@ -28,16 +29,9 @@ def conformance_kemu_authorizer(tmp_path_factory: pytest.TempPathFactory) -> Ite
 
 
 @pytest.fixture(scope="session")
-def authorizer_kafka() -> Iterator[AuthorizerKafka]:
+def authorizer_kafka() -> Iterator[ReferenceKafka]:
     java = find_java()
     if java is None:
         tool_missing("the reference Kafka needs java (a JDK 17+) on PATH")
     kafka = AuthorizerKafka(classpath=jars.classpath(KAFKA_JAR_SET), java=java)
-    try:
-        kafka.start()
-    except ReferenceKafkaError as exc:
-        pytest.fail(f"the Kafka with an authorizer did not start: {exc}", pytrace=False)
-    try:
-        yield kafka
-    finally:
-        kafka.stop()
+    yield from started(kafka)

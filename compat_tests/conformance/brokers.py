@@ -16,6 +16,13 @@ AUTHORIZER_SETTINGS: dict[str, str] = {
     "allow.everyone.if.no.acl.found": "false",
     "super.users": "User:admin",
 }
+# A three-node reference Kafka replicates its internal topics three times (compat_tests/reference/kafka.py); a
+# three-broker kemu replaying the `cluster` scripts is given the same.
+CLUSTER_SETTINGS: dict[str, str] = {
+    "offsets.topic.replication.factor": "3",
+    "transaction.state.log.replication.factor": "3",
+    "share.coordinator.state.topic.replication.factor": "3",
+}
 _JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
          'password="admin-secret" user_admin="admin-secret";')
 

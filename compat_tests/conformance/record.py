@@ -16,11 +16,11 @@ from compat_tests.reference.kafka import KAFKA_JAR_SET, ReferenceKafka, find_jav
 Address = tuple[str, int]
 
 
-def _started(stack: ExitStack, kind: type[ReferenceKafka]) -> Address:
+def _started(stack: ExitStack, kind: type[ReferenceKafka], nodes: int) -> Address:
     java = find_java()
     if java is None:
         raise SystemExit("recording starts the reference Kafka, which needs java on PATH (or pass --bootstrap)")
-    kafka = stack.enter_context(kind(classpath=jars.classpath(KAFKA_JAR_SET), java=java))
+    kafka = stack.enter_context(kind(classpath=jars.classpath(KAFKA_JAR_SET), java=java, nodes=nodes))
     return kafka.addresses[0]
 
 
@@ -31,16 +31,18 @@ def record_scripts(scripts: list[Script], address: Address) -> None:
             step.response = answer
 
 
-def record(bootstrap: Address | None = None, authorizer_bootstrap: Address | None = None, *,
-           only: str | None = None, directory: Path = corpus.CORPUS_DIR) -> list[Path]:
+def record(bootstrap: Address | None = None, authorizer_bootstrap: Address | None = None,
+           cluster_bootstrap: Address | None = None, *, only: str | None = None,
+           directory: Path = corpus.CORPUS_DIR) -> list[Path]:
     fresh = [script for script in all_scripts() if only is None or script.name.startswith(only)]
     kept = {script.name: script for script in corpus.load(directory)} if only else {}
     with ExitStack() as stack:
-        for group, kind, given in (("default", ReferenceKafka, bootstrap),
-                                   ("authorizer", AuthorizerKafka, authorizer_bootstrap)):
+        for group, kind, nodes, given in (("default", ReferenceKafka, 1, bootstrap),
+                                          ("authorizer", AuthorizerKafka, 1, authorizer_bootstrap),
+                                          ("cluster", ReferenceKafka, 3, cluster_bootstrap)):
             members = [script for script in fresh if script.group == group]
             if members:
-                record_scripts(members, given or _started(stack, kind))
+                record_scripts(members, given or _started(stack, kind, nodes))
     merged = {**kept, **{script.name: script for script in fresh}}
     order = [script.name for script in all_scripts()]
     return corpus.save([merged[name] for name in order if name in merged], directory)

@@ -46,6 +46,7 @@ class Step:
     key_by: dict[str, str] = field(default_factory=dict)  # list field -> the element field to key it by
     only_run: tuple[str, ...] = ()  # list fields of which only the elements naming this run are kept
     retry_unless: str = ""  # a /-path the answer must hold, else the step is sent again (with `why`)
+    node: str = ""  # "{$NAME}": to the broker of that node id; "not {$NAME}": to another one (see _address)
     response: Any = None  # what Kafka answered, normalised; CLOSED; None before recording
 
     def to_json(self) -> dict[str, Any]:
@@ -65,6 +66,8 @@ class Step:
             out["only_run"] = list(self.only_run)
         if self.retry_unless:
             out["retry_unless"] = self.retry_unless
+        if self.node:
+            out["node"] = self.node
         out["response"] = self.response
         return out
 
@@ -72,14 +75,15 @@ class Step:
     def from_json(cls, raw: dict[str, Any]) -> Step:
         return cls(raw["step"], raw["api_key"], raw["version"], raw["request"], raw.get("varying", {}),
                    raw.get("why", ""), raw.get("capture", {}), tuple(raw.get("retry_on", ())), raw.get("key_by", {}),
-                   tuple(raw.get("only_run", ())), raw.get("retry_unless", ""), raw["response"])
+                   tuple(raw.get("only_run", ())), raw.get("retry_unless", ""),
+                   raw.get("node", ""), raw["response"])
 
 
 @dataclass
 class Script:
     name: str  # "<area>.<case>": the area names the corpus file, the whole is the scenario's stem
     steps: list[Step]
-    group: str = "default"  # "authorizer": recorded against the Kafka with an authorizer
+    group: str = "default"  # "authorizer": against the Kafka with an authorizer; "cluster": three nodes
 
     @property
     def area(self) -> str:
@@ -224,21 +228,38 @@ def _settling(step: Step, answer: Any) -> bool:
     return False
 
 
+def _address(step: Step, bootstrap: tuple[str, int], captured: dict[str, Any]) -> tuple[str, int]:
+    """Where a step goes: the bootstrap, or (`node`) the broker whose node id an earlier step captured, or
+    (`node` "not {$NAME}") the broker of lowest node id other than that one; the brokers' addresses are those a
+    Metadata step captured as `brokers`."""
+    if not step.node:
+        return bootstrap
+    brokers = {broker["node_id"]: (broker["host"], broker["port"]) for broker in captured["brokers"]}
+    avoid = step.node.startswith("not ")
+    node = substitute(step.node.removeprefix("not "), "", captured)
+    if avoid:
+        return brokers[min(node_id for node_id in brokers if node_id != node)]
+    return brokers[node]
+
+
 def run_script(script: Script, address: tuple[str, int], run: str | None = None) -> list[Any]:
     """Every step's answer (raw: not normalised, the run's suffix put back as {run}), in order."""
     run = run or fresh_run()
     captured: dict[str, Any] = {}
     answers: list[Any] = []
-    connection = Connection(address)
+    connections: dict[tuple[str, int], Connection] = {}
     try:
         for step in script.steps:
             request = substitute(step.request, run, captured)
             deadline = time.monotonic() + RETRY_FOR_S
             while True:
                 try:
+                    target = _address(step, address, captured)
+                    connection = connections.setdefault(target, Connection(target))
                     answer = connection.exchange(step.api_key, step.version, request)
                 except (OSError, protocol.ProtocolError, ValueError, TypeError, KeyError, struct.error) as exc:
-                    connection.close()
+                    for opened in connections.values():
+                        opened.close()
                     answer = {"_failed": f"{type(exc).__name__}: {exc}"}
                 if answer == CLOSED or time.monotonic() > deadline or not _settling(step, answer):
                     break
@@ -250,5 +271,6 @@ def run_script(script: Script, address: tuple[str, int], run: str | None = None)
                     captured[token] = None
             answers.append(unsubstitute(answer, run))
     finally:
-        connection.close()
+        for connection in connections.values():
+            connection.close()
     return answers

@@ -62,6 +62,18 @@ def test_authorizer_scripts_against_kemu(conformance_kemu_authorizer: KemuServeP
     assert not tally.stale, "\n".join(tally.stale)
 
 
+def test_cluster_scripts_against_kemu(conformance_kemu_cluster: tuple[str, int]) -> None:
+    tally = replay(scripts_of("cluster"), conformance_kemu_cluster)
+    assert_no_difference(tally)
+    assert not tally.stale, "\n".join(tally.stale)
+
+
+def test_cluster_scripts_against_kafka_itself(reference_kafka_cluster: ReferenceKafka) -> None:
+    tally = replay(scripts_of("cluster"), reference_kafka_cluster.addresses[0])
+    assert_no_difference(tally)
+    assert tally.known == 0, tally.known_seen
+
+
 def test_replay_against_kafka_itself(reference_kafka: ReferenceKafka) -> None:
     tally = replay(scripts_of("default"), reference_kafka.addresses[0])
     assert_no_difference(tally)

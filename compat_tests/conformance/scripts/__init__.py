@@ -87,6 +87,7 @@ def all_scripts() -> list[Script]:
     from compat_tests.conformance.scripts import (
         admin,
         authorizer,
+        cluster,
         data,
         groups,
         metadata,
@@ -95,7 +96,7 @@ def all_scripts() -> list[Script]:
         unsupported,
     )
     found: list[Script] = []
-    for module in (unsupported, metadata, admin, data, groups, transactions, security, authorizer):
+    for module in (unsupported, metadata, admin, data, groups, transactions, security, authorizer, cluster):
         found += module.scripts()
     names = [script.name for script in found]
     if len(set(names)) != len(names):

@@ -34,14 +34,17 @@ def record_scripts(scripts: list[Script], address: Address) -> None:
 def record(bootstrap: Address | None = None, authorizer_bootstrap: Address | None = None,
            cluster_bootstrap: Address | None = None, *, only: str | None = None,
            directory: Path = corpus.CORPUS_DIR) -> list[Path]:
-    fresh = [script for script in all_scripts() if only is None or script.name.startswith(only)]
+    # In the order a replay takes them (corpus.load: by file, then as written), so that what one script leaves
+    # on the broker is the same at recording and at replay.
+    ordered = sorted(all_scripts(), key=lambda script: script.area)
+    fresh = [script for script in ordered if only is None or script.name.startswith(only)]
     kept = {script.name: script for script in corpus.load(directory)} if only else {}
-    with ExitStack() as stack:
-        for group, kind, nodes, given in (("default", ReferenceKafka, 1, bootstrap),
-                                          ("authorizer", AuthorizerKafka, 1, authorizer_bootstrap),
-                                          ("cluster", ReferenceKafka, 3, cluster_bootstrap)):
-            members = [script for script in fresh if script.group == group]
-            if members:
+    for group, kind, nodes, given in (("default", ReferenceKafka, 1, bootstrap),
+                                      ("authorizer", AuthorizerKafka, 1, authorizer_bootstrap),
+                                      ("cluster", ReferenceKafka, 3, cluster_bootstrap)):
+        members = [script for script in fresh if script.group == group]
+        if members:
+            with ExitStack() as stack:  # a Kafka this starts is stopped before the next group's starts
                 record_scripts(members, given or _started(stack, kind, nodes))
     merged = {**kept, **{script.name: script for script in fresh}}
     order = [script.name for script in all_scripts()]

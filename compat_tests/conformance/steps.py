@@ -145,7 +145,8 @@ def shaped(value: Any, key_by: dict[str, str], only_run: tuple[str, ...], varyin
             item = [element for element in item if RUN_TOKEN in json.dumps(element)]
         item = shaped(item, key_by, only_run, varying)
         if isinstance(item, list) and name in key_by and all(isinstance(e, dict) for e in item):
-            item = {str(element.get(key_by[name])): element for element in item}
+            keyed = {str(element.get(key_by[name])): element for element in item}
+            item = {key: keyed[key] for key in sorted(keyed, key=lambda key: (len(key), key))}  # stable diffs
         out[name] = item
     return out
 

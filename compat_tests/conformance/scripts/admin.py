@@ -84,8 +84,6 @@ def delete_topics() -> list[Script]:
                                                      "topic_id": "AAAAAAAAAAAAAAAAAAAAAA"}], "timeout_ms": 30000}),
         step("unknown topic id v6", 20, 6, {"topics": [{"name": None, "topic_id": "AAAAAAAAAAAAAAAAAAAAAQ"}],
                                             "timeout_ms": 30000}),
-        step("internal topic v6", 20, 6, {"topics": [{"name": "__consumer_offsets",
-                                                      "topic_id": "AAAAAAAAAAAAAAAAAAAAAA"}], "timeout_ms": 30000}),
     ]
     return [Script("delete_topics.versions", sweep), Script("delete_topics.errors", errors)]
 

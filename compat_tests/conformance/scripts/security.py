@@ -3,7 +3,7 @@ PLAINTEXT listener, and SCRAM credentials."""
 
 from __future__ import annotations
 
-from compat_tests.conformance.scripts import step, versions
+from compat_tests.conformance.scripts import barrier, step, versions
 from compat_tests.conformance.scripts.unsupported import EPOCH
 from compat_tests.conformance.steps import Script
 
@@ -55,9 +55,11 @@ def scram() -> list[Script]:
     return [Script("scram.cases", [
         step("describe unknown user", 50, 0, {"users": [{"name": user}]}),
         step("create", 51, 0, {"deletions": [], "upsertions": [upsert]}),
+        *barrier("describe"),
         step("describe", 50, 0, {"users": [{"name": user}]}),
         step("describe all", 50, 0, {"users": None}, only_run=("results",)),
         step("update with SHA-512", 51, 0, {"deletions": [], "upsertions": [upsert | {"mechanism": 2}]}),
+        *barrier("describe-both"),
         step("describe both", 50, 0, {"users": [{"name": user}]}, key_by={"credential_infos": "mechanism"}),
         step("too few iterations", 51, 0, {"deletions": [], "upsertions": [upsert | {"iterations": 10}]}),
         step("too many iterations", 51, 0, {"deletions": [], "upsertions": [upsert | {"iterations": 100_000}]}),
@@ -67,6 +69,7 @@ def scram() -> list[Script]:
                                                    "upsertions": [upsert]}),
         step("delete", 51, 0, {"deletions": [{"name": user, "mechanism": 1}], "upsertions": []}),
         step("delete again", 51, 0, {"deletions": [{"name": user, "mechanism": 1}], "upsertions": []}),
+        *barrier("describe-after-delete"),
         step("describe after delete", 50, 0, {"users": [{"name": user}]}),
         step("describe the same user twice", 50, 0, {"users": [{"name": user}, {"name": user}]}),
     ])]

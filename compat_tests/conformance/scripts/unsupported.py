@@ -4,9 +4,8 @@ connection on the others."""
 
 from __future__ import annotations
 
-from compat_tests.conformance.scripts import spec_versions, step
+from compat_tests.conformance.scripts import KEMU_HIGHEST, spec_versions, step
 from compat_tests.conformance.steps import Script
-from kemu.wire.apis import VERSIONS as KEMU_VERSIONS
 
 # The epoch of the finalized features is the offset of the metadata record that finalized them: how much
 # metadata the cluster wrote before, not a behaviour.
@@ -26,12 +25,12 @@ def scripts() -> list[Script]:
              key_by={"api_keys": "api_key"}, **EPOCH),
     ]
     above = [step(f"key {key} v{max(spec_versions(key)) + 1}", key, max(spec_versions(key)) + 1, {})
-             for key in sorted(KEMU_VERSIONS)]
-    # The versions below Kafka 4.3's lowest that kemu still declares (Kafka 4.0 removed them: KIP-896), at
-    # kemu's lowest and at the one just below Kafka's.
+             for key in sorted(KEMU_HIGHEST)]
+    # The versions below Kafka 4.3's lowest (Kafka 4.0 removed them: KIP-896; kemu declared all of them from
+    # v0 when these scripts were written): v0 and the one just below Kafka's lowest.
     below = [step(f"key {key} v{version}", key, version, {})
-             for key in sorted(KEMU_VERSIONS)
-             for version in sorted({KEMU_VERSIONS[key][0], min(spec_versions(key)) - 1})
+             for key in sorted(KEMU_HIGHEST)
+             for version in sorted({0, min(spec_versions(key)) - 1})
              if 0 <= version < min(spec_versions(key))]
     return [Script("api_versions.versions", api_versions), Script("unsupported.above_max", above),
             Script("unsupported.below_min", below)]

@@ -285,10 +285,13 @@ def encode_request(api_key: int, version: int, correlation_id: int, client_id: s
                    body: dict[str, Any]) -> bytes:
     """A request frame without its size prefix. A version outside the spec's range (an ApiVersions v127)
     is sent with that number in the header and the body of the nearest version the spec has."""
+    header = load("RequestHeader")
+    if api_key not in api_names():  # an API no Kafka has: a bare v1 header, as a client of a newer Kafka might send
+        return _encode_struct(header.fields, {"request_api_key": api_key, "request_api_version": version,
+                                              "correlation_id": correlation_id, "client_id": client_id}, 1, False)
     spec = request_spec(api_key)
     body_version = clamp(spec, version)
     flexible = body_version in spec.flexible
-    header = load("RequestHeader")
     header_body = {"request_api_key": api_key, "request_api_version": version, "correlation_id": correlation_id,
                    "client_id": client_id}
     return (_encode_struct(header.fields, header_body, 2 if flexible else 1, flexible)

@@ -50,7 +50,7 @@ class Step:
     response: Any = None  # what Kafka answered, normalised; CLOSED; None before recording
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"step": self.name, "api": protocol.api_names()[self.api_key],
+        out: dict[str, Any] = {"step": self.name, "api": protocol.api_names().get(self.api_key, "unknown"),
                                "api_key": self.api_key, "version": self.version, "request": self.request}
         if self.varying:
             out["varying"] = self.varying
@@ -200,6 +200,8 @@ class Connection:
         except (ConnectionError, EOFError):
             self.close()
             return CLOSED
+        if api_key not in protocol.api_names():
+            return {"_answered": "an API Kafka 4.3's spec does not have"}
         if api_key != protocol.API_VERSIONS_KEY and version not in protocol.response_spec(api_key).valid:
             return {"_answered": "a version Kafka 4.3's spec does not have"}
         correlation, answer = protocol.decode_response(api_key, version, frame)

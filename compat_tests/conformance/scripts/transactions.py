@@ -1,0 +1,157 @@
+"""Transactions: FindCoordinator for a transactional id, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn,
+TxnOffsetCommit, DescribeTransactions, EndTxn at each version, ListTransactions, WriteTxnMarkers, and the
+errors of a transaction used wrongly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compat_tests.conformance.scripts import (
+    CONCURRENT_TRANSACTIONS,
+    COORDINATOR_SETTLING,
+    create_topic,
+    produce,
+    step,
+    versions,
+)
+from compat_tests.conformance.scripts.data import _fetch
+from compat_tests.conformance.scripts.groups import find_coordinator
+from compat_tests.conformance.steps import Script, Step
+
+TOPIC = "conf-txn-{run}"
+SETTLING = COORDINATOR_SETTLING + CONCURRENT_TRANSACTIONS
+WHY = ("the transaction coordinator loads its partition on a fresh broker, and a transaction ended a moment ago "
+       "is CONCURRENT_TRANSACTIONS until its markers are written")
+
+
+def init(version: int, tid: str | None, name: str | None = None, timeout: int = 60000, **options: Any) -> Step:
+    return step(name or f"init producer id v{version}", 22, version, {
+        "transactional_id": tid, "transaction_timeout_ms": timeout, "producer_id": -1, "producer_epoch": -1,
+        "enable2_pc": False, "keep_prepared_txn": False}, retry_on=SETTLING, why=WHY,
+        **({"capture": {"pid": "producer_id", "epoch": "producer_epoch"}} | options))
+
+
+def add_partitions(version: int, tid: str, topic: str = TOPIC, pid: int | str = "{$pid}",
+                   epoch: int | str = "{$epoch}", name: str | None = None) -> Step:
+    topics = [{"name": topic, "partitions": [0]}]
+    return step(name or f"add partitions v{version}", 24, version, {
+        "v3_and_below_transactional_id": tid, "v3_and_below_producer_id": pid, "v3_and_below_producer_epoch": epoch,
+        "v3_and_below_topics": topics,
+        "transactions": [{"transactional_id": tid, "producer_id": pid, "producer_epoch": epoch,
+                          "verify_only": False, "topics": topics}]}, retry_on=CONCURRENT_TRANSACTIONS, why=WHY)
+
+
+def end(version: int, tid: str, commit: bool, name: str | None = None, epoch: int | str = "{$epoch}") -> Step:
+    return step(name or f"end v{version}", 26, version, {
+        "transactional_id": tid, "producer_id": "{$pid}", "producer_epoch": epoch, "committed": commit})
+
+
+def transaction(index: int) -> Script:
+    # The group id is the same in every run: the partition of __consumer_offsets a transaction adds is its hash.
+    tid, group = f"conf-tid-{index}-{{run}}", f"conf-txg-{index}"
+    pick = {key: min(index, max(versions(key))) for key in (22, 24, 25, 26, 28)}
+    commit = index % 2 == 0
+    steps = [
+        *create_topic(TOPIC),
+        find_coordinator(min(index, 6), tid, key_type=1),
+        init(pick[22], tid),
+        add_partitions(pick[24] if pick[24] <= 3 else 3, tid),
+        produce(TOPIC, ["t0", "t1"], producer_id="{$pid}", producer_epoch="{$epoch}", base_sequence=0,
+                transactional=True, transactional_id=tid, name="produce in the transaction"),
+        step(f"add offsets v{pick[25]}", 25, pick[25], {"transactional_id": tid, "producer_id": "{$pid}",
+                                                       "producer_epoch": "{$epoch}", "group_id": group}),
+        find_coordinator(4, group, name="find the group coordinator"),
+        step(f"txn offset commit v{pick[28]}", 28, pick[28], {
+            "transactional_id": tid, "group_id": group, "producer_id": "{$pid}", "producer_epoch": "{$epoch}",
+            "generation_id": -1, "member_id": "", "group_instance_id": None,
+            "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "committed_offset": 2,
+                                                       "committed_leader_epoch": -1, "committed_metadata": ""}]}]}),
+        step("describe ongoing", 65, 0, {"transactional_ids": [tid]}, key_by={"topics": "topic"}),
+        step("list ongoing", 66, 1, {"state_filters": ["Ongoing"], "producer_id_filters": [], "duration_filter": -1},
+             only_run=("transaction_states",)),
+        end(pick[26], tid, commit, name=f"{'commit' if commit else 'abort'} v{pick[26]}"),
+        init(pick[22], tid, name="init again", capture={"pid": "producer_id", "epoch": "producer_epoch"}),
+        step("read committed", 1, 12, _fetch(12, isolation=1, topic=TOPIC)),
+        step("read uncommitted", 1, 12, _fetch(12, isolation=0, topic=TOPIC)),
+        step("committed offsets", 9, 8, {"groups": [{"group_id": group, "topics": [
+            {"name": TOPIC, "partition_indexes": [0]}]}], "require_stable": True}),
+    ]
+    return Script(f"transactions.v{index}", steps)
+
+
+def idempotent() -> Script:
+    return Script("init_producer_id.idempotent", [init(version, None, name=f"v{version}")
+                                                  for version in versions(22)])
+
+
+def errors() -> Script:
+    tid = "conf-txerr-{run}"
+    return Script("transactions.errors", [
+        *create_topic(TOPIC),
+        find_coordinator(4, tid, key_type=1),
+        init(4, tid, name="init with timeout 0", timeout=0),
+        init(4, tid, name="init with a huge timeout", timeout=1_000_000_000),
+        init(4, tid),
+        end(4, tid, True, name="commit with no transaction"),
+        end(4, tid, False, name="abort with no transaction"),
+        add_partitions(3, tid, epoch=99, name="add partitions with a wrong epoch"),
+        add_partitions(3, tid, pid=123456789, name="add partitions with an unknown producer id"),
+        add_partitions(3, tid, topic="conf-txn-missing-{run}", name="add an unknown topic"),
+        produce(TOPIC, ["x"], producer_id="{$pid}", producer_epoch="{$epoch}", base_sequence=0, transactional=True,
+                transactional_id=tid, name="produce before adding the partition"),
+        add_partitions(3, tid),
+        end(4, tid, True, name="commit with a wrong epoch", epoch=77),
+        step("add offsets with a wrong epoch", 25, 3, {"transactional_id": tid, "producer_id": "{$pid}",
+                                                       "producer_epoch": 77, "group_id": "g-{run}"}),
+        step("txn offset commit without add offsets", 28, 3, {
+            "transactional_id": tid, "group_id": "conf-txerr-g-{run}", "producer_id": "{$pid}",
+            "producer_epoch": "{$epoch}", "generation_id": -1, "member_id": "", "group_instance_id": None,
+            "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                                       "committed_leader_epoch": -1, "committed_metadata": ""}]}]}),
+        end(4, tid, False, name="abort"),
+        init(4, tid, name="init again"),
+        step("describe unknown", 65, 0, {"transactional_ids": ["conf-txerr-missing-{run}"]}),
+        step("describe empty", 65, 0, {"transactional_ids": [tid]}),
+        step("end unknown transactional id", 26, 4, {"transactional_id": "conf-txerr-missing-{run}",
+                                                     "producer_id": 5, "producer_epoch": 0, "committed": True}),
+        step("add offsets unknown transactional id", 25, 3, {"transactional_id": "conf-txerr-missing-{run}",
+                                                             "producer_id": 5, "producer_epoch": 0, "group_id": "g"}),
+        step("init with a wrong producer id", 22, 4, {"transactional_id": tid, "transaction_timeout_ms": 60000,
+                                                     "producer_id": 4242, "producer_epoch": 3}),
+    ])
+
+
+def listing() -> tuple[Script, Script]:
+    tid = "conf-txlist-{run}"
+    steps = [*create_topic(TOPIC), find_coordinator(4, tid, key_type=1), init(4, tid), add_partitions(3, tid)]
+    for version in versions(66):
+        steps.append(step(f"list v{version}", 66, version, {
+            "state_filters": [], "producer_id_filters": [], "duration_filter": -1,
+            "transactional_id_pattern": "conf-txlist-.*"}, only_run=("transaction_states",)))
+    steps += [
+        step("list by producer id", 66, 1, {"state_filters": [], "producer_id_filters": ["{$pid}"],
+                                            "duration_filter": -1}, only_run=("transaction_states",)),
+        step("list by unknown state", 66, 1, {"state_filters": ["Sleeping"], "producer_id_filters": [],
+                                              "duration_filter": -1}, only_run=("transaction_states",)),
+        step("list by long duration", 66, 1, {"state_filters": [], "producer_id_filters": [],
+                                              "duration_filter": 3_600_000}, only_run=("transaction_states",)),
+        step("list by bad pattern", 66, 2, {"state_filters": [], "producer_id_filters": [], "duration_filter": -1,
+                                            "transactional_id_pattern": "(("}, only_run=("transaction_states",)),
+        step("describe", 65, 0, {"transactional_ids": [tid, "conf-txlist-missing-{run}"]}),
+        end(4, tid, False, name="abort"),
+    ]
+    markers = [*create_topic(TOPIC)]
+    for version in versions(27):
+        markers.append(step(f"abort marker v{version}", 27, version, {"markers": [
+            {"producer_id": 987654 + version, "producer_epoch": 0, "transaction_result": False,
+             "topics": [{"name": TOPIC, "partition_indexes": [0]}], "coordinator_epoch": 0,
+             "transaction_version": 1}]}))
+    markers.insert(-1, step("marker for an unknown topic", 27, 1, {"markers": [
+        {"producer_id": 987000, "producer_epoch": 0, "transaction_result": True,
+         "topics": [{"name": "conf-wtm-missing-{run}", "partition_indexes": [0]}], "coordinator_epoch": 0}]}))
+    markers.insert(-1, step("read uncommitted", 1, 12, _fetch(12, topic=TOPIC)))
+    return Script("list_transactions.versions", steps), Script("write_txn_markers.versions", markers)
+
+
+def scripts() -> list[Script]:
+    return [*(transaction(index) for index in range(6)), idempotent(), errors(), *listing()]

@@ -199,7 +199,7 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
                           doc="The smallest session timeout a classic group member may ask for.")
     yield BrokerConfigKey("log.dir", "LIST", "/tmp/kafka-logs", doc="The log directory when log.dirs is unset.")
     yield BrokerConfigKey("log.dirs", "LIST", None, doc="The directories the log data is kept in.")
-    yield BrokerConfigKey("log.cleaner.backoff.ms", "LONG", "15000", at_least(0),
+    yield BrokerConfigKey("log.cleaner.backoff.ms", "LONG", "15000", at_least(0), dynamic=True,
                           doc="The amount of time to sleep when there are no logs to clean")
     yield BrokerConfigKey("log.retention.check.interval.ms", "LONG", "300000", at_least(1),
                           doc="How often the log cleaner checks for segments to delete.")
@@ -261,6 +261,7 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
 LIVE_SETTINGS: dict[str, str] = {
     "producer.id.expiration.ms": "producer_id_expiration_ms",
     "transaction.partition.verification.enable": "transaction_partition_verification_enable",
+    "log.cleaner.backoff.ms": "log_cleaner_backoff_ms",  # read at each cleaner run (Broker._run_cleaner)
 }
 """Dynamic settings kemu reads from its BrokerConfig as it runs (the Broker sets them to the value in force
 after every change), by name: BrokerConfig field."""

@@ -46,10 +46,13 @@ class PlainServer(SaslServer):
         self._users = users
 
     def evaluate(self, token: bytes) -> bytes:
-        # [authzid] NUL authcid NUL passwd (RFC 4616); Kafka counts every NUL-separated token.
-        parts = token.decode("utf-8", errors="replace").split("\0")
+        # [authzid] NUL authcid NUL passwd (RFC 4616). Kafka's PlainSaslServer splits at most four tokens off
+        # and tells the client how many it found (a SaslAuthenticationException: the message reaches it).
+        parts = token.decode("utf-8", errors="replace").split("\0", 3)
+        if len(parts) == 4:
+            parts[3] = parts[3].split("\0", 1)[0]
         if len(parts) != 3:
-            raise SaslMechanismError(f"Invalid SASL/PLAIN response: expected 3 tokens, got {len(parts)}")
+            raise SaslAuthenticationError(f"Invalid SASL/PLAIN response: expected 3 tokens, got {len(parts)}")
         authzid, username, password = parts
         if not username:
             raise SaslAuthenticationError("Authentication failed: username not specified")
@@ -107,11 +110,13 @@ class ScramServer(SaslServer):
             raise SaslMechanismError(f"Invalid SCRAM client first message format: {message}")
         username = saslname_to_user(match.group("saslname"))
         extensions = dict(item.split("=", 1) for item in match.group("extensions").split(",")[1:])
+        # Kafka's ScramSaslServer throws a SaslException for both (no delegation tokens here): the client is
+        # told only that its credentials were invalid.
         if extensions.get("tokenauth", "false").lower() == "true":
-            raise SaslAuthenticationError("Authentication failed: Invalid user credentials")
+            raise SaslMechanismError(f"Token Authentication failed: Invalid tokenId : {username}")
         credential = self._lookup(username, self.mechanism)
         if credential is None:
-            raise SaslAuthenticationError("Authentication failed: Invalid user credentials")
+            raise SaslMechanismError("Authentication failed: Invalid user credentials")
         authzid = match.group("authzid")
         if authzid is not None and saslname_to_user(authzid) != username:
             raise SaslAuthenticationError(

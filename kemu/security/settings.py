@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 from kemu.security.errors import SecurityConfigError
-from kemu.security.listeners import Endpoint, ListenerSettings, csv, listener_settings
+from kemu.security.listeners import Endpoint, ListenerSettings, csv, java_hash_set_order, listener_settings
 
 if TYPE_CHECKING:
     # A listener without SASL or TLS settings needs neither: a PLAINTEXT broker starts without importing the
@@ -111,7 +111,9 @@ def listener_security(properties: Mapping[str, str], endpoint: Endpoint) -> List
         return ListenerSecurity(endpoint, tls, principal_mapper=mapper)
     from kemu.security.mechanisms import SUPPORTED_MECHANISMS, UnsecuredValidatorOptions
 
-    mechanisms = tuple(m.upper() for m in csv(_get(properties, name, "sasl.enabled.mechanisms") or ""))
+    # In the order Kafka's handshake lists them (a HashSet's), not the setting's.
+    mechanisms = tuple(java_hash_set_order([m.upper() for m in csv(_get(properties, name, "sasl.enabled.mechanisms")
+                                                                        or "")]))
     if not mechanisms:
         raise SecurityConfigError("No SASL mechanisms are enabled")
     unsupported = [m for m in mechanisms if m not in SUPPORTED_MECHANISMS]

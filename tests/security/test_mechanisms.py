@@ -41,9 +41,12 @@ def test_plain_refuses_with_kafkas_messages(token: bytes, message: str) -> None:
         PlainServer({"alice": "alice-secret"}).evaluate(token)
 
 
-def test_plain_garbage_is_a_mechanism_failure() -> None:
-    with pytest.raises(SaslMechanismError, match="expected 3 tokens, got 1"):
-        PlainServer({"alice": "alice-secret"}).evaluate(b"\xff\xfe garbage")
+@pytest.mark.parametrize(("token", "count"), [(b"\xff\xfe garbage", 1), (b"alice\0alice-secret", 2),
+                                             (b"\0alice\0alice-secret\0", 4), (b"a\0b\0c\0d\0e\0f", 4)])
+def test_plain_tells_how_many_tokens_it_found_as_kafka_does(token: bytes, count: int) -> None:
+    """PlainSaslServer splits off at most four tokens, and its message reaches the client."""
+    with pytest.raises(SaslAuthenticationError, match=f"^Invalid SASL/PLAIN response: expected 3 tokens, got {count}$"):
+        PlainServer({"alice": "alice-secret"}).evaluate(token)
 
 
 def _store(mechanism: str, password: str = "pencil", iterations: int = 4096) -> dict[tuple[str, str], ScramCredential]:
@@ -74,9 +77,10 @@ def test_scram_wrong_password_is_invalid_client_credentials() -> None:
 
 
 def test_scram_unknown_user_and_other_mechanism_are_invalid_user_credentials() -> None:
+    """A SaslException in Kafka's ScramSaslServer: the client is told only of invalid credentials."""
     credentials = _store("SCRAM-SHA-256")
     server = ScramServer("SCRAM-SHA-512", lambda user, mech: credentials.get((user, mech)))
-    with pytest.raises(SaslAuthenticationError, match="^Authentication failed: Invalid user credentials$"):
+    with pytest.raises(SaslMechanismError, match="^Authentication failed: Invalid user credentials$"):
         server.evaluate(ScramClient("SCRAM-SHA-512", "user", "pencil").first())
 
 

@@ -14,23 +14,33 @@ from typing import Any
 import pytest
 
 from compat_tests.differential.compare import check
+from compat_tests.differential.security_acls import (
+    ALL,
+    ANY,
+    CLUSTER,
+    CREATE_ACLS,
+    DELEGATION_TOKEN,
+    DELETE_ACLS,
+    DENY,
+    DESCRIBE,
+    DESCRIBE_ACLS,
+    GROUP,
+    LITERAL,
+    MATCH,
+    PREFIXED,
+    TOPIC,
+    TRANSACTIONAL_ID,
+    USER,
+    WRITE,
+    creation,
+    settle,
+)
 from compat_tests.differential.security_brokers import (  # noqa: F401 (secured_pair_fixture: the fixture)
     Secured,
     SecuredPair,
     secured_pair_fixture,
 )
 from compat_tests.differential.security_sasl import answer
-
-DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = 29, 30, 31
-ANY, MATCH, LITERAL, PREFIXED = 1, 2, 3, 4
-TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID, DELEGATION_TOKEN, USER = 2, 3, 4, 5, 6, 7
-READ, WRITE, DESCRIBE, ALL = 3, 4, 8, 2
-DENY, ALLOW = 2, 3
-
-
-def creation(owner: str, **changes: Any) -> dict[str, Any]:
-    return {"resource_type": TOPIC, "resource_name": f"t-{owner}", "resource_pattern_type": LITERAL,
-            "principal": f"User:{owner}", "host": "*", "operation": READ, "permission_type": ALLOW} | changes
 
 
 def acl_filter(principal: str | None, **changes: Any) -> dict[str, Any]:
@@ -69,6 +79,7 @@ def describe(secured: Secured, principal: str, version: int = 3) -> dict[str, An
 def create_then_describe(creations: list[dict[str, Any]], principal: str, version: int) -> Any:
     def run(secured: Secured) -> dict[str, Any]:
         created = request(secured, CREATE_ACLS, version, {"creations": creations})
+        settle(secured)
         return {"created": created, "now": describe(secured, principal)}
 
     return run
@@ -188,6 +199,7 @@ def filtered_principal(secured_pair: SecuredPair) -> str:
     for secured in (secured_pair.kafka, secured_pair.kemu):
         made = request(secured, CREATE_ACLS, 3, {"creations": filter_fixture(principal)})
         assert isinstance(made, dict) and not any(r["error_code"] for r in made["results"]), made
+        settle(secured)
     return principal
 
 
@@ -222,7 +234,10 @@ def test_delete_acls_invalid_filters(secured_pair: SecuredPair, case: str) -> No
 
     def run(secured: Secured) -> dict[str, Any]:
         request(secured, CREATE_ACLS, 3, {"creations": [creation(principal)]})
-        return {"deleted": request(secured, DELETE_ACLS, 3, body), "left": describe(secured, principal)}
+        settle(secured)
+        deleted = request(secured, DELETE_ACLS, 3, body)
+        settle(secured)
+        return {"deleted": deleted, "left": describe(secured, principal)}
 
     kafka, kemu = secured_pair.both(run)
     check(f"security.acls.delete_invalid.{case}", kafka, kemu)
@@ -245,7 +260,10 @@ def test_delete_acls(secured_pair: SecuredPair, case: str) -> None:
 
     def run(secured: Secured) -> dict[str, Any]:
         request(secured, CREATE_ACLS, 3, {"creations": filter_fixture(principal)})
-        return {"deleted": request(secured, DELETE_ACLS, 3, body), "left": describe(secured, principal)}
+        settle(secured)
+        deleted = request(secured, DELETE_ACLS, 3, body)
+        settle(secured)
+        return {"deleted": deleted, "left": describe(secured, principal)}
 
     kafka, kemu = secured_pair.both(run)
     check(f"security.acls.delete.{case}", kafka, kemu)
@@ -261,6 +279,7 @@ def test_acl_apis_need_the_cluster(secured_pair: SecuredPair, api: str) -> None:
     def run(secured: Secured) -> Any:
         with secured.as_user("alice") as connection:
             got = tidy(answer(connection, key, 3, body))
+        settle(secured)
         return {"answer": got, "now": describe(secured, "alice-denied")}
 
     kafka, kemu = secured_pair.both(run)

@@ -93,11 +93,11 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
         topic = broker.topics.by_id(topic_key) if isinstance(topic_key, uuid.UUID) else broker.topics.get(topic_key)
         if topic is None:
             code = ErrorCode.UNKNOWN_TOPIC_ID if uses_ids else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            erroneous.append((key, _error_partition(index, code)))
+            erroneous.append((key, _refused_partition(index, code)))
         elif not 0 <= index < len(topic.partitions):
-            erroneous.append((key, _error_partition(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
+            erroneous.append((key, _refused_partition(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
         elif not authz.allowed(ctx, authz.READ, authz.TOPIC, topic.name):
-            erroneous.append((key, _error_partition(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)))
+            erroneous.append((key, _refused_partition(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)))
         else:
             targets.append(_Target(key, topic.name, topic.topic_id, index, fetch))
 
@@ -344,6 +344,12 @@ def _error_partition(index: int, code: ErrorCode) -> dict[str, Any]:
     """FetchResponse.partitionResponse: the error, unknown offsets, no records."""
     return {"partition_index": index, "error_code": int(code), "high_watermark": -1, "last_stable_offset": -1,
             "log_start_offset": -1, "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
+
+
+def _refused_partition(index: int, code: ErrorCode) -> dict[str, Any]:
+    """A partition KafkaApis refuses before reading (unknown, or not READ-able), built by
+    FetchResponse.partitionResponse, which leaves aborted_transactions at its schema default: empty, not null."""
+    return {**_error_partition(index, code), "aborted_transactions": []}
 
 
 def _group_by_topic(partitions: PartitionResults, uses_ids: bool) -> list[dict[str, Any]]:

@@ -55,31 +55,6 @@ def csv(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
-def java_string_hash(text: str) -> int:
-    """Java's String.hashCode over UTF-16 code units, as an unsigned 32-bit value."""
-    value = 0
-    units = text.encode("utf-16-be")
-    for index in range(0, len(units), 2):
-        value = (31 * value + (units[index] << 8 | units[index + 1])) & 0xFFFFFFFF
-    return value
-
-
-def java_hash_set_order(items: list[str]) -> list[str]:
-    """The order `new ArrayList<>(new HashSet<>(items))` lists strings in: Kafka's SaslServerAuthenticator
-    makes its enabled mechanisms so, and SaslHandshake answers them in that order. A HashSet made from a
-    collection has a table of the next power of two at or above max(size / 0.75 + 1, 16), iterates it by
-    bucket (the hash's high half folded into the low), and keeps a bucket's strings in insertion order."""
-    unique = list(dict.fromkeys(items))
-    wanted = max(int(len(unique) / 0.75) + 1, 16)
-    capacity = 1 << (wanted - 1).bit_length()
-
-    def bucket(text: str) -> int:
-        value = java_string_hash(text)
-        return (value ^ (value >> 16)) & (capacity - 1)
-
-    return sorted(unique, key=bucket)  # sorted() is stable: insertion order within a bucket
-
-
 def protocol_map(text: str) -> dict[str, str]:
     """`listener.security.protocol.map`: NAME:PROTOCOL pairs."""
     found: dict[str, str] = {}

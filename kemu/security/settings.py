@@ -12,7 +12,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 from kemu.security.errors import SecurityConfigError
-from kemu.security.listeners import Endpoint, ListenerSettings, csv, java_hash_set_order, listener_settings
+from kemu.security.java_hash import java_hash_set_order
+from kemu.security.listeners import Endpoint, ListenerSettings, csv, listener_settings
 
 if TYPE_CHECKING:
     # A listener without SASL or TLS settings needs neither: a PLAINTEXT broker starts without importing the

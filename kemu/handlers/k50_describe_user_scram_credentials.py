@@ -16,7 +16,7 @@ from typing import Any
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.security.java_hash import java_hash_map_order
+from kemu.hashing import java_hash_map_order
 from kemu.security.scram import MECHANISM_IDS
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode

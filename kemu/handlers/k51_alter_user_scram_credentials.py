@@ -17,7 +17,7 @@ from typing import Any
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
-from kemu.security.java_hash import java_hash_map_order
+from kemu.hashing import java_hash_map_order
 from kemu.security.scram import MAX_ITERATIONS, MECHANISMS_BY_ID, MIN_ITERATIONS, credential_from_salted_password
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
+from kemu.hashing import java_hash_set_order
 from kemu.security.errors import SecurityConfigError
-from kemu.security.java_hash import java_hash_set_order
 from kemu.security.listeners import Endpoint, ListenerSettings, csv, listener_settings
 
 if TYPE_CHECKING:

@@ -55,7 +55,8 @@ def test_replication_factor_beyond_the_live_brokers_is_refused_with_kafkas_messa
     [outcome] = create_topics(broker, [NewTopic("t", 1, 4)])
     assert outcome.error is ErrorCode.INVALID_REPLICATION_FACTOR
     assert outcome.message == ("Unable to replicate the partition 4 time(s): The target replication factor of 4 "
-                               "cannot be reached because only 3 broker(s) are registered.")
+                               "cannot be reached because only 3 broker(s) are registered or some brokers have "
+                               "all their log directories cordoned.")
     broker.stop_node(3)
     [outcome] = create_topics(broker, [NewTopic("t", 1, 3)])
     assert outcome.message is not None and "only 2 broker(s) are registered" in outcome.message

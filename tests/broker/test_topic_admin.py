@@ -55,7 +55,7 @@ def test_validate_only_creates_nothing(broker: Broker) -> None:
      "Replication factor must be larger than 0, or -1 to use the default value."),
     (NewTopic("t", 1, 3), ErrorCode.INVALID_REPLICATION_FACTOR,
      "Unable to replicate the partition 3 time(s): The target replication factor of 3 cannot be reached because "
-     "only 1 broker(s) are registered."),
+     "only 1 broker(s) are registered or some brokers have all their log directories cordoned."),
     (NewTopic("bad/name"), ErrorCode.INVALID_TOPIC_EXCEPTION,
      'Topic name "bad/name" is illegal, it contains a character other than ASCII alphanumerics, '
      "'.', '_' and '-'"),

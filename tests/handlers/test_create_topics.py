@@ -62,7 +62,8 @@ def test_configs_set_and_echoed(broker: Broker, conn: Connection) -> None:
 
 @pytest.mark.parametrize(("wanted", "code", "message"), [
     (topic("t", 1, 3), 38, "Unable to replicate the partition 3 time(s): The target replication factor of 3 "
-                           "cannot be reached because only 1 broker(s) are registered."),
+                           "cannot be reached because only 1 broker(s) are registered or some brokers have all "
+                           "their log directories cordoned."),
     (topic("t", 0, 1), 37, "Number of partitions was set to an invalid non-positive value."),
     (topic("t", 1, 0), 38, "Replication factor must be larger than 0, or -1 to use the default value."),
     (topic("bad name"), 17, 'Topic name "bad name" is illegal, it contains a character other than ASCII '

@@ -67,14 +67,3 @@ def test_ipv4_and_ipv6_listeners_may_share_a_port() -> None:
                                   "inter.broker.listener.name": "PLAINTEXT"}, DEFAULT)
     assert [e.port for e in settings.listeners] == [9092, 9092]
 
-
-def test_mechanisms_in_java_hash_set_order() -> None:
-    """Kafka's SaslServerAuthenticator lists its mechanisms as `new ArrayList<>(new HashSet<>(enabled))`;
-    the orders here are what Java 17's jshell printed for those sets."""
-    from kemu.security.java_hash import java_hash_set_order
-
-    assert java_hash_set_order(["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]) == ["PLAIN", "SCRAM-SHA-512",
-                                                                                "SCRAM-SHA-256"]
-    assert java_hash_set_order(["SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN", "OAUTHBEARER"]) == [
-        "SCRAM-SHA-512", "PLAIN", "SCRAM-SHA-256", "OAUTHBEARER"]
-    assert java_hash_set_order(["OAUTHBEARER", "PLAIN", "PLAIN"]) == ["PLAIN", "OAUTHBEARER"]

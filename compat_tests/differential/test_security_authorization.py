@@ -7,6 +7,7 @@ Topics and groups are made as the super user over PLAINTEXT; names are the test'
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any
 
@@ -20,6 +21,8 @@ from compat_tests.differential.security_acls import (
     PREFIXED,
     READ,
     TOPIC,
+    TRANSACTIONAL_ID,
+    WRITE,
     creation,
     settle,
 )
@@ -31,11 +34,12 @@ from compat_tests.differential.security_brokers import (  # noqa: F401 (secured_
 )
 from compat_tests.differential.security_sasl import answer, salted_password
 from tests.handlers.data_plane import batch, produce_body
+from tests.server.kafka_socket import KafkaSocket
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 0, 1, 2, 3, 8, 9, 10
 JOIN_GROUP, DESCRIBE_GROUPS, CREATE_TOPICS, DELETE_TOPICS, INIT_PRODUCER_ID = 11, 15, 19, 20, 22
 DESCRIBE_CONFIGS, DESCRIBE_SCRAM, ALTER_SCRAM, DESCRIBE_CLUSTER = 32, 50, 51, 60
-CLUSTER_ACTION = 9
+CLUSTER_ACTION, IDEMPOTENT_WRITE = 9, 12
 
 
 def make_topic(secured: Secured, name: str, partitions: int = 1) -> None:
@@ -208,6 +212,7 @@ def test_authorized_operations(secured_pair: SecuredPair) -> None:
               creation("bob", resource_type=GROUP, resource_name=prefix + "group", operation=READ),
               creation("bob", resource_type=4, resource_name="kafka-cluster", operation=DESCRIBE),
               creation("bob", resource_type=4, resource_name="kafka-cluster", operation=CLUSTER_ACTION))
+        coordinator_ready(secured, prefix + "group")
         with secured.as_user("bob") as connection:
             metadata = answer(connection, METADATA, 12, metadata_body([prefix + "described", prefix + "read",
                                                                        prefix + "unknown"]))
@@ -219,6 +224,70 @@ def test_authorized_operations(secured_pair: SecuredPair) -> None:
 
     kafka, kemu = secured_pair.both(run)
     check("security.authz.authorized_operations", kafka, kemu)
+
+
+def coordinator_ready(secured: Secured, group: str) -> None:
+    """Wait (as the super user) until the group's coordinator answers: the first FindCoordinator makes
+    __consumer_offsets, and until its partition is loaded Kafka answers a DescribeGroups NOT_COORDINATOR."""
+    deadline = time.monotonic() + 30.0
+    while True:
+        found = secured.request(FIND_COORDINATOR, 4, {"key_type": 0, "coordinator_keys": [group]})
+        described = secured.request(DESCRIBE_GROUPS, 5, {"groups": [group], "include_authorized_operations": False})
+        if found["coordinators"][0]["error_code"] == 0 and described["groups"][0]["error_code"] == 0:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{secured.name}: no coordinator for {group}: {found} {described}")
+        time.sleep(0.2)
+
+
+# What a producer retries: the transaction coordinator (and its producer id block) is still being made or
+# loaded. Kafka answers these for a moment after the first use of __transaction_state; kemu has it at once.
+RETRIED = (14, 15, 16)  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
+
+
+def init_producer_id(connection: KafkaSocket, transactional_id: str | None) -> Any:
+    """InitProducerId as a producer does it: a transactional one finds its coordinator first (the first
+    FindCoordinator makes __transaction_state; until then Kafka answers NOT_COORDINATOR), and each is asked
+    again while the answer is one it retries; the last answer."""
+    deadline = time.monotonic() + 30.0
+    while transactional_id is not None:
+        found = answer(connection, FIND_COORDINATOR, 4, {"key_type": 1, "coordinator_keys": [transactional_id]})
+        if (not isinstance(found, dict) or found["coordinators"][0]["error_code"] not in RETRIED
+                or time.monotonic() > deadline):
+            break
+        time.sleep(0.2)
+    while True:
+        got = answer(connection, INIT_PRODUCER_ID, 4, {"transactional_id": transactional_id,
+                                                       "transaction_timeout_ms": 60000, "producer_id": -1,
+                                                       "producer_epoch": -1})
+        if not isinstance(got, dict) or got["error_code"] not in RETRIED or time.monotonic() > deadline:
+            return got
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("grant_kind", ["topic_write", "idempotent_write", "transactional_id"])
+def test_init_producer_id_with_acls(secured_pair: SecuredPair, grant_kind: str) -> None:
+    """bob with WRITE on a topic or IDEMPOTENT_WRITE on the cluster may be idempotent (KIP-679); with WRITE on
+    a transactional id, transactional with it (and only it)."""
+    txn = f"authz-ipid-{grant_kind}".replace("_", "-")
+
+    def run(secured: Secured) -> Any:
+        acl = {"topic_write": creation("bob", resource_name=txn, operation=WRITE),
+               "idempotent_write": creation("bob", resource_type=4, resource_name="kafka-cluster",
+                                            operation=IDEMPOTENT_WRITE),
+               "transactional_id": creation("bob", resource_type=TRANSACTIONAL_ID, resource_name=txn,
+                                            operation=WRITE)}[grant_kind]
+        grant(secured, acl)
+        found = {}
+        with secured.as_user("bob") as connection:
+            for label, transactional_id in (("idempotent", None), ("granted_id", txn), ("other_id", txn + "-x")):
+                got = init_producer_id(connection, transactional_id)
+                found[label] = got if not isinstance(got, dict) else {
+                    "error_code": got["error_code"], "has_producer_id": got["producer_id"] >= 0}
+        return found
+
+    kafka, kemu = secured_pair.both(run)
+    check(f"security.authz.init_producer_id_granted.{grant_kind}", kafka, kemu)
 
 
 def test_operations_not_requested(secured_pair: SecuredPair) -> None:

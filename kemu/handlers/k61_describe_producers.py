@@ -30,7 +30,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         reason = invalid_name_reason(name)
         error, message = ErrorCode.NONE, None
         if not authz.allowed(ctx, authz.READ, authz.TOPIC, name):
+            # Kafka's ApiError without a message: the error's own, "Topic authorization failed.".
             error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            message = error.message
         elif reason is not None:
             error, message = ErrorCode.INVALID_TOPIC_EXCEPTION, reason
         elif name not in ctx.broker.topics:

@@ -4,7 +4,8 @@ StandardAuthorizer, made once per session whichever of the test modules asks fir
 
 Principals: on PLAINTEXT every client is User:ANONYMOUS, a super user (Kafka's own brokers and controller
 talk over PLAINTEXT and must be allowed everything), so a test makes topics and ACLs there. On SASL: `admin`
-(a super user), `alice` (never given an ACL), `bob` (given ACLs by the tests that need them), with PLAIN
+(a super user), `alice` (never given an ACL), `bob` (given ACLs by the tests that need them), `user-1`..`user-6`
+(one a decision scenario), with PLAIN
 passwords from the JAAS configuration, and `scram-user` with SCRAM-SHA-256 and -512 credentials made by
 AlterUserScramCredentials. PLAIN sessions last `PLAIN_REAUTH_MS` (KIP-368's connections.max.reauth.ms,
 so SaslAuthenticate v1+ tells a session lifetime); SCRAM sessions never expire.
@@ -39,7 +40,9 @@ from tests.server.kafka_socket import KafkaSocket
 
 ALTER_USER_SCRAM_CREDENTIALS = 51
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
-PLAIN_USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
+PLAIN_USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret",
+               # one each for the authorizer's decision scenarios, so no one's ACLs reach another's
+               **{f"user-{index}": f"user-{index}-secret" for index in range(1, 7)}}
 SCRAM_USER, SCRAM_PASSWORD, SCRAM_ITERATIONS = "scram-user", "scram-secret", 4096
 PLAIN_REAUTH_MS = 3600000
 SASL = SaslListener(MECHANISMS, PLAIN_USERS, {"plain.connections.max.reauth.ms": str(PLAIN_REAUTH_MS)})

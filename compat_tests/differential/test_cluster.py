@@ -268,3 +268,90 @@ def test_produce_to_a_broker_that_does_not_lead(clusters: Pair[Cluster], replica
 
     kafka, kemu = clusters.both(run)
     check(f"cluster.produce_elsewhere.rf{replication_factor}.v{version}", kafka, kemu)
+
+
+def coordinator_of(cluster: Cluster, key_type: int, key: str) -> int:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while True:
+        found = cluster.request(FIND_COORDINATOR, 4, {"key_type": key_type, "coordinator_keys": [key]})
+        coordinator = found["coordinators"][0]
+        if coordinator["error_code"] == 0:
+            return int(coordinator["node_id"])
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{cluster.name}: no coordinator for {key}: {found}")
+        time.sleep(0.2)
+
+
+def test_coordinator_requests_sent_elsewhere(clusters: Pair[Cluster]) -> None:
+    """JoinGroup, OffsetFetch and a transactional InitProducerId sent to a broker that does not coordinate
+    the id: NOT_COORDINATOR, and to the coordinator: served."""
+    group, txn = "cluster-elsewhere-group", "cluster-elsewhere-txn"
+    join = {"group_id": group, "session_timeout_ms": 10000, "rebalance_timeout_ms": 10000, "member_id": "",
+            "group_instance_id": None, "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": b""}], "reason": None}
+    fetch = {"groups": [{"group_id": group, "topics": None}], "require_stable": False}
+    init = {"transactional_id": txn, "transaction_timeout_ms": 60000, "producer_id": -1, "producer_epoch": -1}
+
+    def run(cluster: Cluster) -> dict[str, Any]:
+        group_node, txn_node = coordinator_of(cluster, 0, group), coordinator_of(cluster, 1, txn)
+        found: dict[str, Any] = {}
+        for label, node in (("elsewhere", next(n for n in sorted(cluster.brokers) if n != group_node)),
+                            ("coordinator", group_node)):
+            joined = cluster.at(node).request(11, 9, join)
+            fetched = cluster.at(node).request(9, 8, fetch)
+            found[f"group_{label}"] = {"join": {"error_code": joined["error_code"],
+                                                "member_id_given": bool(joined["member_id"])},
+                                       "offset_fetch": [g["error_code"] for g in fetched["groups"]]}
+        for label, node in (("elsewhere", next(n for n in sorted(cluster.brokers) if n != txn_node)),
+                            ("coordinator", txn_node)):
+            started = init_producer_id_at(cluster.at(node), init)
+            found[f"txn_{label}"] = {"error_code": started["error_code"],
+                                     "has_producer_id": started["producer_id"] >= 0}
+        return found
+
+    kafka, kemu = clusters.both(run)
+    check("cluster.coordinator_elsewhere", kafka, kemu)
+
+
+def init_producer_id_at(target: Target, body: dict[str, Any]) -> dict[str, Any]:
+    """InitProducerId, asked again while the coordinator is still loading (Kafka, after the first use of
+    __transaction_state)."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while True:
+        got = target.request(22, 4, body)
+        if got["error_code"] not in (14, 15) or time.monotonic() > deadline:
+            return got
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("api", ["list_offsets", "fetch"])
+def test_partition_requests_sent_to_a_follower(clusters: Pair[Cluster], api: str) -> None:
+    """ListOffsets and a consumer's Fetch sent to a follower (no replica selector): NOT_LEADER_OR_FOLLOWER,
+    Fetch with the current leader (KIP-951)."""
+    name = f"cluster-follower-{api}".replace("_", "-")
+
+    def run(cluster: Cluster) -> dict[str, Any]:
+        create_topic(cluster, name, 1, 3)
+        topic = wait_for_topic(cluster, name, 1)
+        leader = topic["partitions"][0]["leader_id"]
+        follower = next(n for n in topic["partitions"][0]["replica_nodes"] if n != leader)
+        if api == "list_offsets":
+            got = cluster.at(follower).request(2, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+                {"name": name, "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]}]})
+            part = got["topics"][0]["partitions"][0]
+            return {"error_code": part["error_code"], "offset": part["offset"]}
+        got = cluster.at(follower).request(1, 12, {
+            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20, "isolation_level": 0,
+            "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
+            "topics": [{"topic": name, "partitions": [{"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
+                                                        "last_fetched_epoch": -1, "log_start_offset": -1,
+                                                        "partition_max_bytes": 1 << 20}]}]})
+        part = got["responses"][0]["partitions"][0]
+        seen = {"error_code": part["error_code"], "high_watermark": part["high_watermark"],
+                "records": part["records"]}
+        if "current_leader" in part:
+            seen["current_leader_is_the_leader"] = part["current_leader"]["leader_id"] == leader
+        return seen
+
+    kafka, kemu = clusters.both(run)
+    check(f"cluster.follower.{api}", kafka, kemu)

@@ -1,5 +1,5 @@
 """A secured pair of brokers for the security differential tests: Apache Kafka 4.3 and a `kemu serve`, each
-with a PLAINTEXT listener and a SASL_PLAINTEXT one (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and the
+with a PLAINTEXT listener and a SASL_PLAINTEXT one (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER) and the
 StandardAuthorizer, made once per session whichever of the test modules asks first (`secured_pair`).
 
 Principals: on PLAINTEXT every client is User:ANONYMOUS, a super user (Kafka's own brokers and controller
@@ -39,7 +39,7 @@ from compat_tests.reference.kafka import (
 from tests.server.kafka_socket import KafkaSocket
 
 ALTER_USER_SCRAM_CREDENTIALS = 51
-MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 PLAIN_USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret",
                # one each for the authorizer's decision scenarios, so no one's ACLs reach another's
                **{f"user-{index}": f"user-{index}-secret" for index in range(1, 7)}}

@@ -9,6 +9,9 @@ is kept (`auth_bytes` becomes the names of the SCRAM attributes it holds).
 
 from __future__ import annotations
 
+import base64
+import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -223,3 +226,55 @@ def test_sasl_on_the_plaintext_listener(secured_pair: SecuredPair, key: int) -> 
 
     kafka, kemu = secured_pair.both(run)
     check(f"security.sasl.plaintext_listener.{key}", kafka, kemu)
+
+
+def unsecured_jwt(claims: dict[str, Any], header: dict[str, Any] | None = None, signature: str = "") -> str:
+    def part(value: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+    return f"{part(header or {'alg': 'none'})}.{part(claims)}.{signature}"
+
+
+def oauth_first(token: str, authzid: str = "") -> bytes:
+    return f"n,{'a=' + authzid if authzid else ''},\x01auth=Bearer {token}\x01\x01".encode()
+
+
+HOUR_S = 3600
+
+
+def tokens() -> dict[str, bytes]:
+    now = int(time.time())
+    return {
+        "valid": oauth_first(unsecured_jwt({"sub": "alice", "exp": now + HOUR_S, "iat": now})),
+        "expired": oauth_first(unsecured_jwt({"sub": "alice", "exp": now - HOUR_S, "iat": now - 2 * HOUR_S})),
+        "no_expiry": oauth_first(unsecured_jwt({"sub": "alice", "iat": now})),
+        "no_subject": oauth_first(unsecured_jwt({"exp": now + HOUR_S})),
+        "signed": oauth_first(unsecured_jwt({"sub": "alice", "exp": now + HOUR_S}, {"alg": "HS256"})),
+        "with_signature": oauth_first(unsecured_jwt({"sub": "alice", "exp": now + HOUR_S}, signature="c2ln")),
+        "two_parts": oauth_first("eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSJ9"),
+        "other_authzid": oauth_first(unsecured_jwt({"sub": "alice", "exp": now + HOUR_S}), authzid="bob"),
+        "no_bearer": b"n,,\x01auth=Basic abc\x01\x01",
+        "garbage": b"hello",
+    }
+
+
+def lifetime_shape(value: Any) -> Any:
+    """A session lifetime that follows the token's expiry counts the milliseconds left: kept as whether it is
+    within the token's hour (the exact value depends on when each broker was asked)."""
+    if isinstance(value, dict) and value.get("session_lifetime_ms"):
+        return {**value, "session_lifetime_ms": 0 < value["session_lifetime_ms"] <= HOUR_S * 1000}
+    return value
+
+
+@pytest.mark.parametrize("case", list(tokens()))
+def test_oauthbearer(secured_pair: SecuredPair, case: str) -> None:
+    def steps(c: KafkaSocket) -> list[Any]:
+        got: list[Any] = [handshake(c, "OAUTHBEARER"), lifetime_shape(authenticate(c, tokens()[case]))]
+        last = got[-1]
+        if isinstance(last, dict) and not last["error_code"] and last["auth_bytes"]:
+            got.append(authenticate(c, b"\x01"))  # RFC 7628: the client acknowledges the error challenge
+        elif isinstance(last, dict) and not last["error_code"]:
+            got.append(answer(c, METADATA, 12, METADATA_BODY))
+        return got
+
+    compare(secured_pair, f"oauthbearer.{case}", steps)

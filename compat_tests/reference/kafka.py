@@ -106,12 +106,17 @@ def find_java() -> str | None:
 SASL_LISTENER = "SASL_PLAINTEXT"
 _JAAS_MODULES = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
                  "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
-                 "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
+                 "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+                 # The broker logs in with an unsecured token of its own (the login module needs a subject);
+                 # clients' tokens are checked by the unsecured validator, the broker's default.
+                 "OAUTHBEARER": 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required '
+                                'unsecuredLoginStringClaim_sub="broker"'}
 
 
 @dataclass(frozen=True)
 class SaslListener:
-    """A SASL_PLAINTEXT client listener: its mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), PLAIN's users
+    """A SASL_PLAINTEXT client listener: its mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER with
+    unsecured tokens), PLAIN's users
     and passwords (SCRAM users are made with AlterUserScramCredentials), and any listener settings of its own
     (`connections.max.reauth.ms`, ...; given without the `listener.name.` prefix)."""
 
@@ -125,7 +130,9 @@ class SaslListener:
         for mechanism in self.mechanisms:
             options = "".join(f' user_{user}="{password}"' for user, password in self.plain_users.items()
                               if mechanism == "PLAIN")
-            found[f"{prefix}{mechanism.lower()}.sasl.jaas.config"] = f"{_JAAS_MODULES[mechanism]} required{options};"
+            module = _JAAS_MODULES[mechanism]
+            module = module if " required" in module else f"{module} required"
+            found[f"{prefix}{mechanism.lower()}.sasl.jaas.config"] = f"{module}{options};"
         found.update({f"{prefix}{name}": value for name, value in self.listener_settings.items()})
         return found
 

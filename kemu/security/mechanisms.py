@@ -16,7 +16,7 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from kemu.security.errors import SaslAuthenticationError, SaslMechanismError
+from kemu.security.errors import SaslAuthenticationError, SaslMechanismError, SaslServerFailure
 from kemu.security.scram import SCRAM_MECHANISMS, ScramCredential, client_proof_matches, server_signature
 
 SUPPORTED_MECHANISMS = ("PLAIN", *SCRAM_MECHANISMS, "OAUTHBEARER")
@@ -158,6 +158,7 @@ class ScramServer(SaslServer):
 
 _OAUTH_FIRST = re.compile(rb"n,(?:a=(?P<authzid>[^,]*))?,\x01(?P<pairs>(?:[A-Za-z]+=[\x21-\x7e \t\r\n]*\x01)*)\x01")
 _BEARER = re.compile(r"[Bb]earer +(?P<token>[A-Za-z0-9\-._~+/]+=*)")
+_AUTH = re.compile(r"(?P<scheme>\w+) +[-_~+/.a-zA-Z0-9]+=*")  # OAuthBearerClientInitialResponse.AUTH_PATTERN
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +277,13 @@ class OAuthBearerServer(SaslServer):
         if match is None:
             raise SaslMechanismError("Invalid OAUTHBEARER client first message")
         pairs = dict(pair.split(b"=", 1) for pair in match.group("pairs").split(b"\x01") if pair)
-        bearer = _BEARER.fullmatch(pairs.get(b"auth", b"").decode("ascii", errors="replace"))
+        auth = pairs.get(b"auth", b"").decode("ascii", errors="replace")
+        scheme = _AUTH.fullmatch(auth)
+        if scheme is not None and scheme.group("scheme").lower() != "bearer":
+            # Kafka means to refuse the scheme, but reads the group from the wrong matcher: an
+            # IllegalArgumentException, which closes the connection without an answer.
+            raise SaslServerFailure(f"OAUTHBEARER scheme {scheme.group('scheme')} is not Bearer")
+        bearer = _BEARER.fullmatch(auth)
         if bearer is None:
             raise SaslMechanismError("Invalid OAUTHBEARER client first message: no auth=Bearer token")
         try:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kemu.handlers import Handler
-from kemu.security.errors import SaslAuthenticationError, SaslMechanismError
+from kemu.security.errors import SaslAuthenticationError, SaslMechanismError, SaslServerFailure
 from kemu.security.settings import ListenerSecurity
 from kemu.wire import codec
 from kemu.wire.codec import DecodeError, Request
@@ -152,6 +152,8 @@ class SaslAuthenticator:
         token = bytes(request.body["auth_bytes"])
         try:
             challenge = self._evaluate(token)
+        except SaslServerFailure as exc:
+            return self._invalid(f"SASL authentication failed: {exc}")
         except SaslAuthenticationError as exc:
             return self._fail(str(exc), self._failure(request, str(exc)))
         except SaslMechanismError as exc:
@@ -165,6 +167,8 @@ class SaslAuthenticator:
     def _raw_token(self, frame: bytes) -> Step:
         try:
             challenge = self._evaluate(frame)
+        except SaslServerFailure as exc:
+            return self._invalid(f"SASL authentication failed: {exc}")
         except SaslAuthenticationError as exc:
             return self._fail(str(exc))
         except SaslMechanismError as exc:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from kemu.security.errors import SaslAuthenticationError, SaslMechanismError
+from kemu.security.errors import SaslAuthenticationError, SaslMechanismError, SaslServerFailure
 from kemu.security.mechanisms import (
     InvalidToken,
     OAuthBearerServer,
@@ -169,3 +169,14 @@ def test_oauthbearer_garbage_and_a_foreign_authzid() -> None:
     token = _jwt({"sub": "bob", "exp": NOW_MS / 1000 + 60})
     with pytest.raises(SaslAuthenticationError, match=r"authorization id \(admin\) that is different"):
         OAuthBearerServer(UnsecuredValidatorOptions(), lambda: NOW_MS).evaluate(_first(token, "admin"))
+
+
+def test_oauthbearer_another_scheme_fails_as_kafkas_does() -> None:
+    """Kafka's OAuthBearerClientInitialResponse reads the scheme from the wrong matcher: a scheme other than
+    Bearer throws an exception its authenticator does not expect, which closes the connection unanswered;
+    an auth value of another shape is the usual SaslException."""
+    server = OAuthBearerServer(UnsecuredValidatorOptions(), lambda: NOW_MS)
+    with pytest.raises(SaslServerFailure):
+        server.evaluate(b"n,,\x01auth=Basic abc\x01\x01")
+    with pytest.raises(SaslMechanismError):
+        OAuthBearerServer(UnsecuredValidatorOptions(), lambda: NOW_MS).evaluate(b"n,,\x01auth=Bearer\x01\x01")

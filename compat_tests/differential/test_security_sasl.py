@@ -9,8 +9,6 @@ is kept (`auth_bytes` becomes the names of the SCRAM attributes it holds).
 
 from __future__ import annotations
 
-import base64
-import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -40,6 +38,7 @@ from compat_tests.differential.security_sasl import (
     plain_token,
     raw_answer,
 )
+from tests.security.oauth_tokens import oauth_first, unsecured_jwt
 from tests.server.kafka_socket import KafkaSocket
 
 Steps = Callable[[KafkaSocket], list[Any]]
@@ -226,17 +225,6 @@ def test_sasl_on_the_plaintext_listener(secured_pair: SecuredPair, key: int) -> 
 
     kafka, kemu = secured_pair.both(run)
     check(f"security.sasl.plaintext_listener.{key}", kafka, kemu)
-
-
-def unsecured_jwt(claims: dict[str, Any], header: dict[str, Any] | None = None, signature: str = "") -> str:
-    def part(value: dict[str, Any]) -> str:
-        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
-
-    return f"{part(header or {'alg': 'none'})}.{part(claims)}.{signature}"
-
-
-def oauth_first(token: str, authzid: str = "") -> bytes:
-    return f"n,{'a=' + authzid if authzid else ''},\x01auth=Bearer {token}\x01\x01".encode()
 
 
 HOUR_S = 3600

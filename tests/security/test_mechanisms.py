@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 
 import pytest
@@ -17,6 +16,7 @@ from kemu.security.mechanisms import (
     validate_unsecured_jwt,
 )
 from kemu.security.scram import ScramCredential, credential_from_password
+from tests.security.oauth_tokens import oauth_first, unsecured_jwt
 from tests.security.scram_client import ScramClient
 
 NOW_MS = 1_700_000_000_000
@@ -112,14 +112,7 @@ def test_scram_other_authorization_id_is_refused() -> None:
         server.evaluate(b"n,a=admin,n=user,r=abc")
 
 
-def _jwt(claims: dict[str, object], header: dict[str, object] | None = None, signature: str = "") -> str:
-    def part(value: dict[str, object]) -> str:
-        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
-    return f"{part(header or {'alg': 'none'})}.{part(claims)}.{signature}"
-
-
-def _first(token: str, authzid: str = "") -> bytes:
-    return f"n,{'a=' + authzid if authzid else ''},\x01auth=Bearer {token}\x01\x01".encode()
+_jwt, _first = unsecured_jwt, oauth_first
 
 
 def test_unsecured_jwt_accepted_with_its_lifetime() -> None:

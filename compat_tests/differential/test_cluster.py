@@ -355,3 +355,17 @@ def test_partition_requests_sent_to_a_follower(clusters: Pair[Cluster], api: str
 
     kafka, kemu = clusters.both(run)
     check(f"cluster.follower.{api}", kafka, kemu)
+
+
+def test_controller_id_over_requests(clusters: Pair[Cluster]) -> None:
+    """The controller a client is told of, over 12 Metadata and 12 DescribeCluster requests."""
+    def run(cluster: Cluster) -> dict[str, Any]:
+        return {
+            "metadata": sorted({metadata(cluster, [])["controller_id"] for _ in range(12)}),
+            "describe_cluster": sorted({cluster.request(DESCRIBE_CLUSTER, 1, {
+                "include_cluster_authorized_operations": False, "endpoint_type": 1})["controller_id"]
+                for _ in range(12)}),
+        }
+
+    kafka, kemu = clusters.both(run)
+    check("cluster.controller_id", kafka, kemu)

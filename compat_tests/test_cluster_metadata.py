@@ -81,8 +81,8 @@ def test_a_replication_factor_beyond_the_live_brokers_is_refused_with_kafkas_mes
     with pytest.raises(KafkaException) as refused:
         future.result(10)
     assert refused.value.args[0].str() == ("Unable to replicate the partition 3 time(s): The target replication "
-                                           "factor of 3 cannot be reached because only 2 broker(s) are registered or "
-                                           "some brokers have all their log directories cordoned.")
+                                           "factor of 3 cannot be reached because only 2 broker(s) are registered "
+                                           "or some brokers have all their log directories cordoned.")
 
 
 @pytest.mark.kemu(brokers=3, racks=RACKS,

@@ -1,15 +1,20 @@
-"""How Kafka places a group or transactional id on a partition of its internal topic, and a keyed record on a
-topic's partition (the clients' default partitioner, murmur2: see `key_partition`).
+"""Java's String.hashCode where Kafka's answers depend on it: how Kafka places a group or transactional id on a
+partition of its internal topic, and the order Java's HashSet and HashMap list strings in; and murmur2, which
+places a keyed record on a topic's partition (the clients' default partitioner: `key_partition`).
 
-Kafka takes Java's `String.hashCode` of the id, makes it non-negative with `Utils.abs` and reduces it modulo
-the partition count (TransactionStateManager.partitionFor, GroupCoordinatorService.partitionFor). `Utils.abs`
-is Math.abs with Integer.MIN_VALUE mapped to 0 — not the producer partitioner's bit mask (`toPositive`),
-which gives another partition for every negative hash. Clients see the result: FindCoordinator's node in a
-cluster, and the `__consumer_offsets` partition AddOffsetsToTxn puts in a transaction (DescribeTransactions).
+Kafka takes Java's `String.hashCode` of the id, makes it non-negative with `Utils.abs` (Math.abs, with
+Integer.MIN_VALUE mapped to 0 rather than overflowing) and reduces it modulo the partition count. Which
+partition that is decides which broker of a cluster coordinates the id: FindCoordinator answers its leader.
+
+Kafka answers some lists in the iteration order of a HashSet or HashMap of strings (the SASL mechanisms of a
+handshake, the users of the SCRAM credential APIs, CreateTopics' refusals): a table of power-of-two buckets, a
+string's bucket its hash with the high half folded into the low, a bucket's strings in the order they were
+put in (a resize splits a bucket without reordering it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 
 
@@ -31,6 +36,36 @@ def java_abs(value: int) -> int:
 
 def partition_for(key: str, partitions: int) -> int:
     return java_abs(java_string_hash(key)) % partitions
+
+
+_LOAD_FACTOR = 0.75
+_DEFAULT_CAPACITY = 16
+
+
+def _ordered(unique: list[str], capacity: int) -> list[str]:
+    def bucket(text: str) -> int:
+        value = java_string_hash(text) & 0xFFFFFFFF
+        return (value ^ (value >> 16)) & (capacity - 1)
+
+    return sorted(unique, key=bucket)  # sorted() is stable: insertion order within a bucket
+
+
+def java_hash_set_order(items: Iterable[str]) -> list[str]:
+    """`new ArrayList<>(new HashSet<>(items))`: a table of the next power of two at or above
+    max(size / 0.75 + 1, 16)."""
+    unique = list(dict.fromkeys(items))
+    wanted = max(int(len(unique) / _LOAD_FACTOR) + 1, _DEFAULT_CAPACITY)
+    return _ordered(unique, 1 << (wanted - 1).bit_length())
+
+
+def java_hash_map_order(keys: Iterable[str]) -> list[str]:
+    """The keys of a `new HashMap<>()` they were put into in this order: a table of 16, doubled whenever
+    it holds more than three quarters of its size."""
+    unique = list(dict.fromkeys(keys))
+    capacity = _DEFAULT_CAPACITY
+    while len(unique) > capacity * _LOAD_FACTOR:
+        capacity *= 2
+    return _ordered(unique, capacity)
 
 
 _M = 0x5BD1E995

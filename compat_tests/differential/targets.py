@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from tests.server.kafka_socket import KafkaSocket
 
@@ -38,11 +38,16 @@ class Target:
             return connection.request(api_key, version, body)
 
 
-@dataclass(frozen=True)
-class Pair:
-    kafka: Target
-    kemu: Target
+TargetT = TypeVar("TargetT", bound=Target)
 
-    def both(self, scenario: Callable[[Target], T]) -> tuple[T, T]:
+
+@dataclass(frozen=True)
+class Pair(Generic[TargetT]):
+    """Kafka and kemu; a test module may pair richer targets (a subclass of Target) the same way."""
+
+    kafka: TargetT
+    kemu: TargetT
+
+    def both(self, scenario: Callable[[TargetT], T]) -> tuple[T, T]:
         """Run `scenario` against Kafka, then against kemu: (what Kafka showed, what kemu showed)."""
         return scenario(self.kafka), scenario(self.kemu)

@@ -7,6 +7,10 @@ development single-node Kafka is run with: Kafka's shipped KRaft `server.propert
 replica, no initial rebalance delay), plus `REFERENCE_SETTINGS` below and the caller's overrides. The storage is
 formatted with a fresh cluster id; the broker is ready when every node answers ApiVersions and Metadata lists
 all of them.
+
+With `sasl` (a `SaslListener`), each node also has a SASL_PLAINTEXT client listener (`sasl_addresses`) with those
+mechanisms, a JAAS entry each (PLAIN's with the listener's users); the PLAINTEXT listener stays the inter-broker
+one. An authorizer is a setting like any other (`authorizer.class.name`, `super.users`).
 """
 
 from __future__ import annotations
@@ -99,6 +103,40 @@ def find_java() -> str | None:
     return configured if configured else shutil.which("java")
 
 
+SASL_LISTENER = "SASL_PLAINTEXT"
+_JAAS_MODULES = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+                 "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+                 "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+                 # The broker logs in with an unsecured token of its own (the login module needs a subject);
+                 # clients' tokens are checked by the unsecured validator, the broker's default.
+                 "OAUTHBEARER": 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required '
+                                'unsecuredLoginStringClaim_sub="broker"'}
+
+
+@dataclass(frozen=True)
+class SaslListener:
+    """A SASL_PLAINTEXT client listener: its mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER with
+    unsecured tokens), PLAIN's users
+    and passwords (SCRAM users are made with AlterUserScramCredentials), and any listener settings of its own
+    (`connections.max.reauth.ms`, ...; given without the `listener.name.` prefix)."""
+
+    mechanisms: Sequence[str] = ("PLAIN",)
+    plain_users: Mapping[str, str] = field(default_factory=dict)
+    listener_settings: Mapping[str, str] = field(default_factory=dict)
+
+    def settings(self) -> dict[str, str]:
+        prefix = f"listener.name.{SASL_LISTENER.lower()}."
+        found = {"sasl.enabled.mechanisms": ",".join(self.mechanisms)}
+        for mechanism in self.mechanisms:
+            options = "".join(f' user_{user}="{password}"' for user, password in self.plain_users.items()
+                              if mechanism == "PLAIN")
+            module = _JAAS_MODULES[mechanism]
+            module = module if " required" in module else f"{module} required"
+            found[f"{prefix}{mechanism.lower()}.sasl.jaas.config"] = f"{module}{options};"
+        found.update({f"{prefix}{name}": value for name, value in self.listener_settings.items()})
+        return found
+
+
 @dataclass
 class Node:
     node_id: int
@@ -106,6 +144,7 @@ class Node:
     controller_port: int
     directory: Path
     process: subprocess.Popen[bytes] | None = None
+    sasl_port: int | None = None
 
     @property
     def log(self) -> Path:
@@ -138,6 +177,7 @@ class ReferenceKafka:
     work_dir: Path | None = None
     log_level: str = "INFO"
     cluster_id: str = field(default_factory=random_cluster_id)
+    sasl: SaslListener | None = None
     _nodes: list[Node] = field(default_factory=list, init=False)
     _owned_dir: bool = field(default=False, init=False)
 
@@ -152,6 +192,11 @@ class ReferenceKafka:
     @property
     def addresses(self) -> list[tuple[str, int]]:
         return [(HOST, node.port) for node in self._require_nodes()]
+
+    @property
+    def sasl_addresses(self) -> list[tuple[str, int]]:
+        """Each node's SASL_PLAINTEXT listener (with `sasl` only)."""
+        return [(HOST, node.sasl_port) for node in self._require_nodes() if node.sasl_port is not None]
 
     @property
     def node_ids(self) -> list[int]:
@@ -173,15 +218,23 @@ class ReferenceKafka:
     def server_properties(self, node: Node) -> dict[str, str]:
         voters = ",".join(f"{other.node_id}@{HOST}:{other.controller_port}" for other in self._nodes)
         replicas = "1" if self.nodes == 1 else "3"
+        listeners = f"PLAINTEXT://{HOST}:{node.port}"
+        protocols = "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+        sasl: dict[str, str] = {}
+        if self.sasl is not None:
+            listeners += f",{SASL_LISTENER}://{HOST}:{node.sasl_port}"
+            protocols += f",{SASL_LISTENER}:{SASL_LISTENER}"
+            sasl = self.sasl.settings()
         return {
             "process.roles": "broker,controller",
             "node.id": str(node.node_id),
             "controller.quorum.voters": voters,
-            "listeners": f"PLAINTEXT://{HOST}:{node.port},CONTROLLER://{HOST}:{node.controller_port}",
-            "advertised.listeners": f"PLAINTEXT://{HOST}:{node.port}",
+            "listeners": f"{listeners},CONTROLLER://{HOST}:{node.controller_port}",
+            "advertised.listeners": listeners,
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "listener.security.protocol.map": protocols,
+            **sasl,
             "log.dirs": str(node.directory / "data"),
             **SHIPPED_SETTINGS,
             "offsets.topic.replication.factor": replicas,
@@ -196,7 +249,8 @@ class ReferenceKafka:
             self.work_dir = Path(tempfile.mkdtemp(prefix="kemu-reference-kafka-"))
             self._owned_dir = True
         self._nodes = [Node(node_id=index + 1, port=free_port(), controller_port=free_port(),
-                            directory=self.work_dir / f"node-{index + 1}") for index in range(self.nodes)]
+                            directory=self.work_dir / f"node-{index + 1}",
+                            sasl_port=None if self.sasl is None else free_port()) for index in range(self.nodes)]
         for node in self._nodes:
             node.directory.mkdir(parents=True, exist_ok=True)
             properties = self.server_properties(node)

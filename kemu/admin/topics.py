@@ -208,7 +208,7 @@ def unreachable_factor(factor: int, live: int) -> str:
     """The StripedReplicaPlacer's message for more replicas than live brokers."""
     return (f"Unable to replicate the partition {factor} time(s): The target replication factor of "
             f"{factor} cannot be reached because only {live} broker(s) are registered or some brokers have all "
-            "their log directories cordoned.")
+            "their log directories cordoned.")  # Kafka 4.3's wording (KIP-1066: cordoned log directories)
 
 
 

@@ -135,10 +135,11 @@ class AclFilter(NamedTuple):
         return self.permission is PermissionType.ANY or self.permission is acl.permission
 
 
-def is_unknown_binding(acl: AclBinding) -> bool:
-    """An element Kafka's CreateAclsRequest cannot even parse (it fails the request, not the one ACL)."""
-    return (acl.resource_type is ResourceType.UNKNOWN or acl.pattern_type is PatternType.UNKNOWN
-            or acl.operation is AclOperation.UNKNOWN or acl.permission is PermissionType.UNKNOWN)
+def has_unknown_code(*codes: int) -> bool:
+    """A CreateAcls creation or Describe/DeleteAcls filter Kafka's request cannot even parse: an element whose
+    code is UNKNOWN's own, 0 (the request's validate() fails, which closes the connection). A code Kafka does
+    not know (99) reads as UNKNOWN and is refused later, for that element only."""
+    return 0 in codes
 
 
 def constructor_error(acl: AclBinding) -> str | None:
@@ -156,13 +157,33 @@ def constructor_error(acl: AclBinding) -> str | None:
 
 
 def new_acl_error(acl: AclBinding) -> str | None:
-    """Why Kafka refuses to create this one ACL (INVALID_REQUEST with this message), or None."""
+    """Why Kafka refuses to create this one ACL (INVALID_REQUEST with this message), or None: first the
+    broker's checks (AclApis.handleCreateAcls), then the controller's (AclControlManager.validateNewAcl)."""
     if acl.resource_type is ResourceType.CLUSTER and acl.name != CLUSTER_NAME:
         return f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}"
     if not acl.name:
         return "Invalid empty resource name"
+    if acl.resource_type in (ResourceType.UNKNOWN, ResourceType.ANY):
+        return f"Invalid resourceType {acl.resource_type.name}"
+    if acl.pattern_type not in (PatternType.LITERAL, PatternType.PREFIXED):
+        return f"Invalid patternType {acl.pattern_type.name}"
+    if acl.operation in (AclOperation.UNKNOWN, AclOperation.ANY):
+        return f"Invalid operation {acl.operation.name}"
+    if acl.permission not in (PermissionType.DENY, PermissionType.ALLOW):
+        return f"Invalid permissionType {acl.permission.name}"
     if ":" not in acl.principal:
-        return f"expected a string in format principalType:principalName but got {acl.principal}"
+        return (f"Could not parse principal from `{acl.principal}` (no colon is present separating the principal "
+                "type from the principal name)")
+    return None
+
+
+def filter_error(acl_filter: AclFilter) -> str | None:
+    """Why Kafka's controller refuses a DeleteAcls filter (AclControlManager.validateFilter: INVALID_REQUEST
+    for that filter), or None."""
+    if acl_filter.resource_type is ResourceType.UNKNOWN or acl_filter.pattern_type is PatternType.UNKNOWN:
+        return "Unknown patternFilter."
+    if acl_filter.operation is AclOperation.UNKNOWN or acl_filter.permission is PermissionType.UNKNOWN:
+        return "Unknown entryFilter."
     return None
 
 

@@ -14,6 +14,7 @@ from kemu.authorizer.acls import (
     AclOperation,
     ResourceType,
     all_operations,
+    has_unknown_code,
     operation,
     pattern_type,
     permission_type,
@@ -161,11 +162,13 @@ def cluster_operations(ctx: RequestContext, requested: bool) -> int:
 
 
 def acl_filter(entry: dict[str, Any]) -> AclFilter:
-    """A DescribeAcls request or DeleteAcls filter as an AclBindingFilter. One Kafka cannot parse (an
-    UNKNOWN element) fails the request, which closes the connection (see `refuse_unparsable`)."""
+    """A DescribeAcls request or DeleteAcls filter as an AclBindingFilter. One Kafka cannot parse (an element
+    coded 0, UNKNOWN) fails the request, which closes the connection (INVALID_REQUEST has no error response
+    here); a code it does not know reads as UNKNOWN, which matches no ACL."""
+    codes = (entry["resource_type_filter"], entry["pattern_type_filter"], entry["operation"], entry["permission_type"])
     found = AclFilter(resource_type(entry["resource_type_filter"]), entry["resource_name_filter"],
                       pattern_type(entry["pattern_type_filter"]), entry["principal_filter"], entry["host_filter"],
                       operation(entry["operation"]), permission_type(entry["permission_type"]))
-    if found.is_unknown():
+    if has_unknown_code(*codes):
         raise ApiError(ErrorCode.INVALID_REQUEST, f"Filter contains UNKNOWN elements: {found}")
     return found

@@ -47,8 +47,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         coordinators = []
         for key in body["coordinator_keys"]:
             error, (node_id, host, port) = coordinator_for(ctx, key_type, key, version)
+            # KafkaApis sets no message on a v4+ coordinator: the schema's default, "".
             coordinators.append({"key": key, "node_id": node_id, "host": host, "port": port,
-                                 "error_code": error, "error_message": None})
+                                 "error_code": error, "error_message": ""})
         return {"coordinators": coordinators}
     error, (node_id, host, port) = coordinator_for(ctx, key_type, body["key"], version)
     return {"error_code": error, "error_message": _message(error), "node_id": node_id, "host": host, "port": port}

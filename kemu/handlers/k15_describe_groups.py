@@ -30,11 +30,13 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     service = ctx.groups
     context = core_context(version, ctx.client_id, ctx.client.host)
     with_operations = version >= FIRST_VERSION_WITH_OPERATIONS and body["include_authorized_operations"]
-    described = []
-    for group_id in body["groups"]:
-        error = authz.denied_code(ctx, authz.DESCRIBE, authz.GROUP, group_id)
-        if error is ErrorCode.NONE and group_id:
-            error = service.coordinator_error(group_id, ctx.node_id)
+    # Kafka answers the groups the client may not DESCRIBE first, then the coordinator's results.
+    allowed = authz.allowed_names(ctx, authz.DESCRIBE, authz.GROUP, body["groups"])
+    denied = [_group_error(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED) for group_id in body["groups"]
+              if group_id not in allowed]
+    described: list[dict[str, Any]] = []
+    for group_id in (group_id for group_id in body["groups"] if group_id in allowed):
+        error = service.coordinator_error(group_id, ctx.node_id) if group_id else ErrorCode.NONE
         if error is not ErrorCode.NONE:
             described.append(_group_error(group_id, error))
             continue
@@ -45,7 +47,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         if with_operations and group["error_code"] == ErrorCode.NONE:
             group["authorized_operations"] = authz.operations(ctx, authz.GROUP, group_id)
         described.append(group)
-    return {"groups": described}
+    return {"groups": denied + described}
 
 
 def _group_error(group_id: str, code: ErrorCode) -> dict[str, Any]:

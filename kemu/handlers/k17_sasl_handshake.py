@@ -19,3 +19,9 @@ KEY = 17
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     return {"error_code": int(ErrorCode.ILLEGAL_SASL_STATE), "mechanisms": []}
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    """SaslHandshakeRequest.getErrorResponse: the code and no mechanisms (what a SASL listener answers to a
+    second handshake before the first one's exchange is done)."""
+    return {"error_code": int(code), "mechanisms": []}

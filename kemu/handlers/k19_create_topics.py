@@ -21,6 +21,7 @@ from kemu.handlers import _authorize as authz
 from kemu.handlers._creating import create
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
+from kemu.hashing import java_hash_map_order
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -40,9 +41,12 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         )
         for entry in request.body["topics"]
     ]
-    denied = [CreateOutcome(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.") for t in wanted
-              if not authz.may_create_topic(ctx, t.name)]
-    wanted = [t for t in wanted if authz.may_create_topic(ctx, t.name)]
+    # ControllerApis.createTopics adds the refusals after the controller's results, in the order of the
+    # HashSet of the request's names.
+    refused = {t.name for t in wanted if not authz.may_create_topic(ctx, t.name)}
+    denied = [CreateOutcome(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
+              for name in (java_hash_map_order(t.name for t in wanted) if refused else ()) if name in refused]
+    wanted = [t for t in wanted if t.name not in refused]
     outcomes = await create(ctx.broker, lambda: plan_topics(ctx.broker, wanted,
                                                             validate_only=request.body["validate_only"]))
     outcomes += denied

@@ -28,7 +28,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
     names = body["topic_names"] if request.version < 6 else []
     by_state = [(t["name"], t["topic_id"]) for t in body["topics"]] if request.version >= 6 else []
-    denied = [DeleteOutcome(name, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    # ControllerApis answers an ApiError without a message, so the error's own: "Topic authorization failed.".
+    refused = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    denied = [DeleteOutcome(name, topic_id, refused, refused.message)
               for name, topic_id in [(n, authz.ZERO_UUID) for n in names] + by_state
               if authz.topic_denied(ctx, authz.DELETE, name, topic_id)]
     outcomes = delete_topics(

@@ -34,8 +34,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         resources.setdefault((acl.resource_type, acl.name, acl.pattern_type), []).append(
             {"principal": acl.principal, "host": acl.host, "operation": acl.operation,
              "permission_type": acl.permission})
-    return {"resources": [{"resource_type": kind, "resource_name": name, "pattern_type": pattern, "acls": acls}
-                          for (kind, name, pattern), acls in resources.items()]}
+    # A success leaves the message at its default, the empty string.
+    return {"error_code": ErrorCode.NONE, "error_message": "", "resources": [
+        {"resource_type": kind, "resource_name": name, "pattern_type": pattern, "acls": acls}
+        for (kind, name, pattern), acls in resources.items()]}
 
 
 _respond = error_responder(KEY)

@@ -3,10 +3,11 @@
 v1 adds the pattern type; v2 is flexible; v3 the USER resource type. As AclApis.handleCreateAcls and the
 controller's AclControlManager: ALTER on the cluster or CLUSTER_AUTHORIZATION_FAILED for every creation;
 with no authorizer SECURITY_DISABLED ("No Authorizer is configured.") for every creation. Each ACL is then
-checked on its own (INVALID_REQUEST: a CLUSTER resource not named kafka-cluster, an empty name, a principal
-without a type), the rest created; an ACL that exists already is a success. ANY (or MATCH) in a creation
-fails Kafka's constructors, so the whole request: UNKNOWN_SERVER_ERROR for every creation.
-A creation with an UNKNOWN element is a request Kafka cannot parse: the connection is closed.
+checked on its own (INVALID_REQUEST: a CLUSTER resource not named kafka-cluster, an empty name, then the
+controller's checks: an element Kafka does not know, a principal without a type), the rest created; an ACL
+that exists already is a success. ANY (or MATCH) in a creation fails Kafka's constructors, so the whole
+request: UNKNOWN_SERVER_ERROR, with no message, for every creation. A creation with an element coded 0
+(UNKNOWN) is a request Kafka cannot parse: the connection is closed.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from kemu.authorizer.acls import (
     AclBinding,
     constructor_error,
-    is_unknown_binding,
+    has_unknown_code,
     operation,
     pattern_type,
     permission_type,
@@ -38,18 +39,21 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     acls = [AclBinding(resource_type(c["resource_type"]), c["resource_name"], pattern_type(c["resource_pattern_type"]),
                        c["principal"], c["host"], operation(c["operation"]), permission_type(c["permission_type"]))
             for c in request.body["creations"]]
-    if any(is_unknown_binding(acl) for acl in acls):
+    if any(has_unknown_code(c["resource_type"], c["resource_pattern_type"], c["operation"], c["permission_type"])
+           for c in request.body["creations"]):
         raise ApiError(ErrorCode.INVALID_REQUEST, "CreatableAcls contain unknown elements")
     authz.require_cluster(ctx, authz.ALTER)
     authorizer = ctx.broker.authorizer
     if authorizer is None:
         raise ApiError(ErrorCode.SECURITY_DISABLED, "No Authorizer is configured.")
-    for acl in acls:
-        if refused := constructor_error(acl):
-            raise ApiError(ErrorCode.UNKNOWN_SERVER_ERROR, refused)
+    if any(constructor_error(acl) for acl in acls):
+        # An IllegalArgumentException Kafka did not expect: ApiError.fromThrowable keeps no message.
+        raise ApiError(ErrorCode.UNKNOWN_SERVER_ERROR)
     results = []
     for error in authorizer.create(acls):
-        results.append({"error_code": ErrorCode.INVALID_REQUEST if error else ErrorCode.NONE, "error_message": error})
+        # A success leaves the message at its default, the empty string.
+        results.append({"error_code": ErrorCode.INVALID_REQUEST if error else ErrorCode.NONE,
+                        "error_message": error or ""})
     return {"results": results}
 
 

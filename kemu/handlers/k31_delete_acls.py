@@ -3,14 +3,16 @@
 v1 adds the pattern type filter; v2 is flexible; v3 the USER resource type. As AclApis.handleDeleteAcls
 and the controller's AclControlManager: ALTER on the cluster or CLUSTER_AUTHORIZATION_FAILED for every
 filter; with no authorizer SECURITY_DISABLED ("No Authorizer is configured.") for every filter; else each
-filter lists the ACLs it matched, and all of them are deleted at once. A filter with an UNKNOWN element is a
-request Kafka cannot parse: the connection is closed.
+filter lists the ACLs it matched, and all of them are deleted at once; a filter with an element Kafka does not
+know (read as UNKNOWN) is refused on its own, INVALID_REQUEST (AclControlManager.validateFilter). A filter
+with an element coded 0 (UNKNOWN) is a request Kafka cannot parse: the connection is closed.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from kemu.authorizer.acls import filter_error
 from kemu.broker.errors import ApiError
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
@@ -29,11 +31,20 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     authorizer = ctx.broker.authorizer
     if authorizer is None:
         raise ApiError(ErrorCode.SECURITY_DISABLED, "No Authorizer is configured.")
-    return {"filter_results": [
-        {"matching_acls": [{"resource_type": acl.resource_type, "resource_name": acl.name,
-                            "pattern_type": acl.pattern_type, "principal": acl.principal, "host": acl.host,
-                            "operation": acl.operation, "permission_type": acl.permission} for acl in matched]}
-        for matched in authorizer.delete(filters)]}
+    refusals = [filter_error(acl_filter) for acl_filter in filters]
+    deleted = iter(authorizer.delete([f for f, refused in zip(filters, refusals, strict=True) if refused is None]))
+    results: list[dict[str, Any]] = []
+    for refused in refusals:
+        if refused is not None:
+            results.append({"error_code": ErrorCode.INVALID_REQUEST, "error_message": refused, "matching_acls": []})
+            continue
+        # Successes leave every message at its default, null (unlike CreateAcls' and DescribeAcls' "").
+        results.append({"error_code": ErrorCode.NONE, "error_message": None, "matching_acls": [
+            {"error_code": ErrorCode.NONE, "error_message": None, "resource_type": acl.resource_type,
+             "resource_name": acl.name, "pattern_type": acl.pattern_type, "principal": acl.principal,
+             "host": acl.host, "operation": acl.operation, "permission_type": acl.permission}
+            for acl in next(deleted)]})
+    return {"filter_results": results}
 
 
 _respond = error_responder(KEY, filter_results=each("filters"))

@@ -64,7 +64,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         result = {"resource_type": resource["resource_type"], "resource_name": resource["resource_name"]}
         denied = authz.config_denied(ctx, authz.DESCRIBE_CONFIGS, resource["resource_type"], resource["resource_name"])
         if denied is not ErrorCode.NONE:
-            results.append({**result, "error_code": denied, "error_message": None, "configs": []})
+            # Kafka's ApiError without a message: the error's own ("Topic authorization failed.").
+            results.append({**result, "error_code": denied, "error_message": denied.message, "configs": []})
             continue
         try:
             entries = _describe(ctx, resource["resource_type"], resource["resource_name"],

@@ -2,7 +2,11 @@
 
 Each user's SCRAM mechanisms and iteration counts (never salts or keys), as Kafka's ScramImage.describe
 answers: no users (null or empty) lists every user with a credential; a user asked for twice is
-DUPLICATE_RESOURCE, one without a credential RESOURCE_NOT_FOUND, each with Kafka's message.
+DUPLICATE_RESOURCE, one without a credential RESOURCE_NOT_FOUND, each with Kafka's message; the users in
+the order of the Java HashMap Kafka collects them in, messages of successes at their default, "".
+Without DESCRIBE on the cluster it is CLUSTER_AUTHORIZATION_FAILED, for every user named; Kafka's error
+response cannot be built for a request naming no users (null: a NullPointerException), which closes the
+connection, and so does kemu.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from typing import Any
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
+from kemu.hashing import java_hash_map_order
 from kemu.security.scram import MECHANISM_IDS
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -25,11 +30,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     asked = request.body["users"]
     names = store.users() if not asked else [entry["name"] for entry in asked]
     results: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            continue
-        seen.add(name)
+    for name in java_hash_map_order(names):
         if names.count(name) > 1:
             results.append({"user": name, "error_code": ErrorCode.DUPLICATE_RESOURCE, "credential_infos": [],
                             "error_message": f"Cannot describe SCRAM credentials for the same user twice in a "
@@ -42,8 +43,12 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             continue
         infos = [{"mechanism": MECHANISM_IDS[mechanism], "iterations": credential.iterations}
                  for mechanism, credential in sorted(credentials.items())]
-        results.append({"user": name, "error_code": 0, "error_message": None, "credential_infos": infos})
-    return {"error_code": 0, "error_message": None, "results": results}
+        results.append({"user": name, "error_code": 0, "error_message": "", "credential_infos": infos})
+    return {"error_code": 0, "error_message": "", "results": results}
 
 
-error_response = error_responder(KEY)
+_respond = error_responder(KEY)
+
+
+def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any] | None:
+    return None if request.body["users"] is None else _respond(request, code, message)

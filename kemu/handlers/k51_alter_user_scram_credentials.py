@@ -2,10 +2,13 @@
 
 Upserts and deletes users' SCRAM credentials in the broker's store (persisted in the data directory);
 the client sends the salt and salted password it computed, from which the stored and server keys are
-derived. One result per user named, as Kafka's ScramControlManager answers: a user whose alterations
-include one it refuses has none of them applied — an unknown mechanism is UNSUPPORTED_SASL_MECHANISM,
-iterations outside 4096-16384 UNACCEPTABLE_CREDENTIAL, an empty name UNACCEPTABLE_CREDENTIAL, the same
-user and mechanism twice DUPLICATE_RESOURCE, deleting a credential that does not exist RESOURCE_NOT_FOUND.
+derived. As Kafka's ScramControlManager.alterCredentials: a user may be named once per request (a second
+deletion or upsertion of the same user, whatever the mechanism, is DUPLICATE_RESOURCE and cancels the
+first); an empty name is UNACCEPTABLE_CREDENTIAL, an unknown mechanism UNSUPPORTED_SASL_MECHANISM,
+iterations outside 4096-16384 UNACCEPTABLE_CREDENTIAL, deleting a credential that does not exist
+RESOURCE_NOT_FOUND, an empty salted password (which Kafka's HMAC refuses) UNKNOWN_SERVER_ERROR without a
+message. The rest is applied together; the results list the deletions, the upsertions, then the refusals,
+each group in its Java HashMap's order.
 """
 
 from __future__ import annotations
@@ -14,76 +17,72 @@ from typing import Any
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
-from kemu.security.scram import (
-    MAX_ITERATIONS,
-    MECHANISMS_BY_ID,
-    MIN_ITERATIONS,
-    ScramCredential,
-    credential_from_salted_password,
-)
+from kemu.hashing import java_hash_map_order
+from kemu.security.scram import MAX_ITERATIONS, MECHANISMS_BY_ID, MIN_ITERATIONS, credential_from_salted_password
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 51
+_TWICE = "A user credential cannot be altered twice in the same request"
 
-Change = tuple[str, ScramCredential | None]  # (mechanism, credential to store, or None to delete)
+
+def _name_and_mechanism_error(name: str, mechanism: str | None) -> tuple[ErrorCode, str] | None:
+    if not name:
+        return ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty"
+    if mechanism is None:
+        return ErrorCode.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism"
+    return None
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     authz.require_cluster(ctx, authz.ALTER)
     store = ctx.broker.scram_credentials
-    order: list[str] = []
-    errors: dict[str, tuple[ErrorCode, str]] = {}
-    changes: dict[str, list[Change]] = {}
-    seen: set[tuple[str, int]] = set()
-
-    def refuse(user: str, code: ErrorCode, message: str) -> None:
-        errors.setdefault(user, (code, message))
-
-    def note(user: str, mechanism_id: int) -> str | None:
-        if user not in order:
-            order.append(user)
-        if (user, mechanism_id) in seen:
-            refuse(user, ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")
-        seen.add((user, mechanism_id))
-        if not user:
-            refuse(user, ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty")
-        mechanism = MECHANISMS_BY_ID.get(mechanism_id)
-        if mechanism is None:
-            refuse(user, ErrorCode.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism")
-        return mechanism
-
+    deletions: dict[str, dict[str, Any]] = {}
+    upsertions: dict[str, dict[str, Any]] = {}
+    errors: dict[str, tuple[ErrorCode, str | None]] = {}
     for deletion in request.body["deletions"]:
-        user = deletion["name"]
-        mechanism = note(user, deletion["mechanism"])
-        if mechanism is not None:
-            if store.get(user, mechanism) is None:
-                refuse(user, ErrorCode.RESOURCE_NOT_FOUND, "Attempt to delete a user credential that does not exist")
-            changes.setdefault(user, []).append((mechanism, None))
-    for upsertion in request.body["upsertions"]:
-        user = upsertion["name"]
-        mechanism = note(user, upsertion["mechanism"])
-        iterations = upsertion["iterations"]
-        if iterations < MIN_ITERATIONS:
-            refuse(user, ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too few iterations")
-        elif iterations > MAX_ITERATIONS:
-            refuse(user, ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too many iterations")
-        if mechanism is not None:
-            credential = credential_from_salted_password(mechanism, bytes(upsertion["salt"]),
-                                                         bytes(upsertion["salted_password"]), iterations)
-            changes.setdefault(user, []).append((mechanism, credential))
-    results = []
-    for user in order:
-        if user in errors:
-            code, message = errors[user]
-            results.append({"user": user, "error_code": code, "error_message": message})
+        name, mechanism = deletion["name"], MECHANISMS_BY_ID.get(deletion["mechanism"])
+        if name in errors:
             continue
-        for mechanism, stored in changes.get(user, []):
-            if stored is None:
-                store.delete(user, mechanism)
-            else:
-                store.put(user, mechanism, stored)
-        results.append({"user": user, "error_code": 0, "error_message": None})
+        if deletions.pop(name, None) is not None:
+            errors[name] = (ErrorCode.DUPLICATE_RESOURCE, _TWICE)
+        elif refused := _name_and_mechanism_error(name, mechanism):
+            errors[name] = refused
+        elif mechanism is not None and store.get(name, mechanism) is None:
+            errors[name] = (ErrorCode.RESOURCE_NOT_FOUND, "Attempt to delete a user credential that does not exist")
+        else:
+            deletions[name] = deletion
+    for upsertion in request.body["upsertions"]:
+        name, mechanism = upsertion["name"], MECHANISMS_BY_ID.get(upsertion["mechanism"])
+        if name in errors:
+            continue
+        if deletions.pop(name, None) is not None or upsertions.pop(name, None) is not None:
+            errors[name] = (ErrorCode.DUPLICATE_RESOURCE, _TWICE)
+        elif refused := _name_and_mechanism_error(name, mechanism):
+            errors[name] = refused
+        elif upsertion["iterations"] < MIN_ITERATIONS:
+            errors[name] = (ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too few iterations")
+        elif upsertion["iterations"] > MAX_ITERATIONS:
+            errors[name] = (ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too many iterations")
+        else:
+            upsertions[name] = upsertion
+    results: list[dict[str, Any]] = []
+    for name in java_hash_map_order(deletions):
+        mechanism = MECHANISMS_BY_ID[deletions[name]["mechanism"]]
+        store.delete(name, mechanism)
+        results.append({"user": name, "error_code": ErrorCode.NONE, "error_message": None})
+    for name in java_hash_map_order(upsertions):
+        upsertion = upsertions[name]
+        if not upsertion["salted_password"]:
+            errors[name] = (ErrorCode.UNKNOWN_SERVER_ERROR, None)  # Java's HMAC: "Empty key"
+            continue
+        mechanism = MECHANISMS_BY_ID[upsertion["mechanism"]]
+        store.put(name, mechanism, credential_from_salted_password(
+            mechanism, bytes(upsertion["salt"]), bytes(upsertion["salted_password"]), upsertion["iterations"]))
+        results.append({"user": name, "error_code": ErrorCode.NONE, "error_message": None})
+    for name in java_hash_map_order(errors):
+        code, message = errors[name]
+        results.append({"user": name, "error_code": code, "error_message": message})
     return {"results": results}
 
 

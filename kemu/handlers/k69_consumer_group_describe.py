@@ -25,11 +25,13 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
     service = ctx.groups
     context = core_context(request.version, ctx.client_id, ctx.client.host)
-    described = []
-    for group_id in body["group_ids"]:
-        error = authz.denied_code(ctx, authz.DESCRIBE, authz.GROUP, group_id)
-        if error is ErrorCode.NONE and group_id:
-            error = service.coordinator_error(group_id, ctx.node_id)
+    # As DescribeGroups: the groups the client may not DESCRIBE first, with no message (Kafka sets none).
+    allowed = authz.allowed_names(ctx, authz.DESCRIBE, authz.GROUP, body["group_ids"])
+    denied = [{**_group_error(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED), "error_message": None}
+              for group_id in body["group_ids"] if group_id not in allowed]
+    described: list[dict[str, Any]] = []
+    for group_id in (group_id for group_id in body["group_ids"] if group_id in allowed):
+        error = service.coordinator_error(group_id, ctx.node_id) if group_id else ErrorCode.NONE
         if error is not ErrorCode.NONE:
             described.append(_group_error(group_id, error))
             continue
@@ -40,7 +42,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         if body["include_authorized_operations"] and group["error_code"] == ErrorCode.NONE:
             group["authorized_operations"] = authz.operations(ctx, authz.GROUP, group_id)
         described.append(group)
-    return {"groups": described}
+    return {"groups": denied + described}
 
 
 def _group_error(group_id: str, code: ErrorCode) -> dict[str, Any]:

@@ -14,3 +14,8 @@ class SaslAuthenticationError(Exception):
 class SaslMechanismError(Exception):
     """Kafka's SaslException from a mechanism: logged, while the client is told only that its credentials
     were invalid (the message may say whether a user exists)."""
+
+
+class SaslServerFailure(Exception):
+    """An exception Kafka's SASL server does not expect from a mechanism (neither of the above): its
+    authenticator answers nothing and closes the connection."""

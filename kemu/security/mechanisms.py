@@ -16,7 +16,7 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from kemu.security.errors import SaslAuthenticationError, SaslMechanismError
+from kemu.security.errors import SaslAuthenticationError, SaslMechanismError, SaslServerFailure
 from kemu.security.scram import SCRAM_MECHANISMS, ScramCredential, client_proof_matches, server_signature
 
 SUPPORTED_MECHANISMS = ("PLAIN", *SCRAM_MECHANISMS, "OAUTHBEARER")
@@ -46,10 +46,13 @@ class PlainServer(SaslServer):
         self._users = users
 
     def evaluate(self, token: bytes) -> bytes:
-        # [authzid] NUL authcid NUL passwd (RFC 4616); Kafka counts every NUL-separated token.
-        parts = token.decode("utf-8", errors="replace").split("\0")
+        # [authzid] NUL authcid NUL passwd (RFC 4616). Kafka's PlainSaslServer splits at most four tokens off
+        # and tells the client how many it found (a SaslAuthenticationException: the message reaches it).
+        parts = token.decode("utf-8", errors="replace").split("\0", 3)
+        if len(parts) == 4:
+            parts[3] = parts[3].split("\0", 1)[0]
         if len(parts) != 3:
-            raise SaslMechanismError(f"Invalid SASL/PLAIN response: expected 3 tokens, got {len(parts)}")
+            raise SaslAuthenticationError(f"Invalid SASL/PLAIN response: expected 3 tokens, got {len(parts)}")
         authzid, username, password = parts
         if not username:
             raise SaslAuthenticationError("Authentication failed: username not specified")
@@ -107,11 +110,13 @@ class ScramServer(SaslServer):
             raise SaslMechanismError(f"Invalid SCRAM client first message format: {message}")
         username = saslname_to_user(match.group("saslname"))
         extensions = dict(item.split("=", 1) for item in match.group("extensions").split(",")[1:])
+        # Kafka's ScramSaslServer throws a SaslException for both (no delegation tokens here): the client is
+        # told only that its credentials were invalid.
         if extensions.get("tokenauth", "false").lower() == "true":
-            raise SaslAuthenticationError("Authentication failed: Invalid user credentials")
+            raise SaslMechanismError(f"Token Authentication failed: Invalid tokenId : {username}")
         credential = self._lookup(username, self.mechanism)
         if credential is None:
-            raise SaslAuthenticationError("Authentication failed: Invalid user credentials")
+            raise SaslMechanismError("Authentication failed: Invalid user credentials")
         authzid = match.group("authzid")
         if authzid is not None and saslname_to_user(authzid) != username:
             raise SaslAuthenticationError(
@@ -153,6 +158,7 @@ class ScramServer(SaslServer):
 
 _OAUTH_FIRST = re.compile(rb"n,(?:a=(?P<authzid>[^,]*))?,\x01(?P<pairs>(?:[A-Za-z]+=[\x21-\x7e \t\r\n]*\x01)*)\x01")
 _BEARER = re.compile(r"[Bb]earer +(?P<token>[A-Za-z0-9\-._~+/]+=*)")
+_AUTH = re.compile(r"(?P<scheme>\w+) +[-_~+/.a-zA-Z0-9]+=*")  # OAuthBearerClientInitialResponse.AUTH_PATTERN
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +277,13 @@ class OAuthBearerServer(SaslServer):
         if match is None:
             raise SaslMechanismError("Invalid OAUTHBEARER client first message")
         pairs = dict(pair.split(b"=", 1) for pair in match.group("pairs").split(b"\x01") if pair)
-        bearer = _BEARER.fullmatch(pairs.get(b"auth", b"").decode("ascii", errors="replace"))
+        auth = pairs.get(b"auth", b"").decode("ascii", errors="replace")
+        scheme = _AUTH.fullmatch(auth)
+        if scheme is not None and scheme.group("scheme").lower() != "bearer":
+            # Kafka means to refuse the scheme, but reads the group from the wrong matcher: an
+            # IllegalArgumentException, which closes the connection without an answer.
+            raise SaslServerFailure(f"OAUTHBEARER scheme {scheme.group('scheme')} is not Bearer")
+        bearer = _BEARER.fullmatch(auth)
         if bearer is None:
             raise SaslMechanismError("Invalid OAUTHBEARER client first message: no auth=Bearer token")
         try:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
+from kemu.hashing import java_hash_set_order
 from kemu.security.errors import SecurityConfigError
 from kemu.security.listeners import Endpoint, ListenerSettings, csv, listener_settings
 
@@ -111,7 +112,9 @@ def listener_security(properties: Mapping[str, str], endpoint: Endpoint) -> List
         return ListenerSecurity(endpoint, tls, principal_mapper=mapper)
     from kemu.security.mechanisms import SUPPORTED_MECHANISMS, UnsecuredValidatorOptions
 
-    mechanisms = tuple(m.upper() for m in csv(_get(properties, name, "sasl.enabled.mechanisms") or ""))
+    # In the order Kafka's handshake lists them (a HashSet's), not the setting's.
+    mechanisms = tuple(java_hash_set_order([m.upper() for m in csv(_get(properties, name, "sasl.enabled.mechanisms")
+                                                                        or "")]))
     if not mechanisms:
         raise SecurityConfigError("No SASL mechanisms are enabled")
     unsupported = [m for m in mechanisms if m not in SUPPORTED_MECHANISMS]

@@ -8,8 +8,9 @@ UNSUPPORTED_SASL_MECHANISM and a failed login SASL_AUTHENTICATION_FAILED with Ka
 connection is closed once that answer is sent.
 
 KIP-368: with `connections.max.reauth.ms` (or a token's expiry) the session has a lifetime, told to the client
-in SaslAuthenticate v1+; a client that supports re-authentication sends SaslHandshake again before it ends,
-and a connection whose session has expired is closed at its next request.
+in SaslAuthenticate v1+; a SaslHandshake on a session with a lifetime begins a re-authentication (whatever
+SaslAuthenticate version the client used, and at most once a second, as Kafka's KafkaChannel allows), and a
+connection whose session has expired is closed at its next request.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kemu.handlers import Handler
-from kemu.security.errors import SaslAuthenticationError, SaslMechanismError
+from kemu.security.errors import SaslAuthenticationError, SaslMechanismError, SaslServerFailure
 from kemu.security.settings import ListenerSecurity
 from kemu.wire import codec
 from kemu.wire.codec import DecodeError, Request
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kemu.server")
 
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
+MIN_REAUTH_INTERVAL_MS = 1000  # KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS
 _INVALID_FIRST = ("Invalid request, potential reasons: kafka client configured with the wrong security protocol, "
                   "it does not support KIP-43 or it is not a kafka client.")
 
@@ -66,7 +68,7 @@ class SaslAuthenticator:
         self.server: SaslServer | None = None
         self.principal: str | None = None
         self.session_expiry_ms: int | None = None
-        self.client_supports_reauth = False
+        self._last_reauth_start_ms: int | None = None
         self._reauth_of: tuple[str, str] | None = None  # (mechanism, principal) being re-authenticated
         self._bad_reauth_mechanism: str | None = None
 
@@ -147,30 +149,34 @@ class SaslAuthenticator:
             return self._fail(message, payload)
         if request is None:
             return self._invalid(f"cannot decode SaslAuthenticate v{version}")
-        self.client_supports_reauth = self.client_supports_reauth or version > 0
         token = bytes(request.body["auth_bytes"])
         try:
             challenge = self._evaluate(token)
+        except SaslServerFailure as exc:
+            return self._invalid(f"SASL authentication failed: {exc}")
         except SaslAuthenticationError as exc:
             return self._fail(str(exc), self._failure(request, str(exc)))
         except SaslMechanismError as exc:
             told = self._invalid_credentials()
             return self._fail(f"{told}: {exc}", self._failure(request, told))
         lifetime = self._completed() if self.authenticated else 0
-        body = {"error_code": 0, "error_message": None, "auth_bytes": challenge, "session_lifetime_ms": lifetime}
+        # Kafka's response data leaves error_message at its default, the empty string.
+        body = {"error_code": 0, "error_message": "", "auth_bytes": challenge, "session_lifetime_ms": lifetime}
         return Step(self._encode(request, body))
 
     def _raw_token(self, frame: bytes) -> Step:
         try:
             challenge = self._evaluate(frame)
+        except SaslServerFailure as exc:
+            return self._invalid(f"SASL authentication failed: {exc}")
         except SaslAuthenticationError as exc:
             return self._fail(str(exc))
         except SaslMechanismError as exc:
             return self._fail(f"{self._invalid_credentials()}: {exc}")
         if self.authenticated:
             self._completed()
-        # A v0 exchange sends a challenge only when there is one (PLAIN's success has none).
-        return Step(challenge if challenge or not self.authenticated else None)
+        # Kafka sends every token the mechanism returns, PLAIN's empty one too (a frame of size 0).
+        return Step(challenge)
 
     def _evaluate(self, token: bytes) -> bytes:
         assert self.server is not None
@@ -214,7 +220,7 @@ class SaslAuthenticator:
             key = codec.peek_header(frame)[0]
         except DecodeError:
             return Step(dispatch=True)  # the connection refuses it as any bad frame
-        if key == SASL_HANDSHAKE and self.session_expiry_ms is not None and self.client_supports_reauth:
+        if key == SASL_HANDSHAKE and self._may_reauthenticate():
             assert self.mechanism is not None and self.principal is not None
             self._reauth_of = (self.mechanism, self.principal)
             self.state = "handshake"
@@ -223,6 +229,17 @@ class SaslAuthenticator:
             return Step(close=True, reason=f"its SASL session (principal {self.principal}) expired at "
                                            f"{self.session_expiry_ms} ms and it did not re-authenticate")
         return Step(dispatch=True)
+
+    def _may_reauthenticate(self) -> bool:
+        """KafkaChannel.maybeBeginServerReauthentication: a session with a lifetime, and no re-authentication
+        begun in the last second; else the handshake is served as any request (ILLEGAL_SASL_STATE)."""
+        if self.session_expiry_ms is None:
+            return False
+        now = self.now_ms()
+        if self._last_reauth_start_ms is not None and now - self._last_reauth_start_ms < MIN_REAUTH_INTERVAL_MS:
+            return False
+        self._last_reauth_start_ms = now
+        return True
 
     # ---- helpers ------------------------------------------------------------------------------------
     def _invalid_credentials(self) -> str:

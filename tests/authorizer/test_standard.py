@@ -198,7 +198,8 @@ def test_acls_survive_a_new_store_on_the_same_directory(tmp_path: Path) -> None:
     (acl(Op.ALTER, "my-cluster", resource=Res.CLUSTER),
      "The only valid name for the CLUSTER resource is kafka-cluster"),
     (acl(Op.READ, ""), "Invalid empty resource name"),
-    (acl(Op.READ, principal="alice"), "expected a string in format principalType:principalName but got alice"),
+    (acl(Op.READ, principal="alice"), "Could not parse principal from `alice` (no colon is present separating "
+                                      "the principal type from the principal name)"),
 ])
 def test_new_acls_kafka_refuses(tmp_path: Path, binding: AclBinding, message: str) -> None:
     assert new_acl_error(binding) == message

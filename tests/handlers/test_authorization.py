@@ -350,7 +350,7 @@ def test_cluster_operations_need_cluster_acls(closed_broker: Broker) -> None:
                   "topics": [{"name": "open", "partition_indexes": [0]}]}
         markers = conn.request(WRITE_MARKERS, 1, {"markers": [marker]})
         assert markers["markers"][0]["topics"][0]["partitions"][0]["error_code"] == E.CLUSTER_AUTHORIZATION_FAILED
-        assert conn.request(DESCRIBE_SCRAM, 0, {"users": None})["error_code"] == E.CLUSTER_AUTHORIZATION_FAILED
+        assert conn.request(DESCRIBE_SCRAM, 0, {"users": []})["error_code"] == E.CLUSTER_AUTHORIZATION_FAILED
 
 
 def test_a_kip_848_member_needs_read_on_the_group_and_describe_on_its_topics(open_broker: Broker) -> None:

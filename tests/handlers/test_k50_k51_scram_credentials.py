@@ -27,8 +27,12 @@ def _alter(conn: Connection, deletions: list[dict[str, object]] | None = None,
 
 
 def test_upsert_describe_and_delete(conn: Connection, broker: Broker) -> None:
+    # One user a request, whatever the mechanism (ScramControlManager): a second one cancels both.
     assert _alter(conn, upsertions=[_upsert("alice"), _upsert("alice", SHA256, 8192), _upsert("bob")]) == {
-        "alice": (0, None), "bob": (0, None)}
+        "alice": (ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request"),
+        "bob": (0, None)}
+    assert _alter(conn, upsertions=[_upsert("alice")]) == {"alice": (0, None)}
+    assert _alter(conn, upsertions=[_upsert("alice", SHA256, 8192)]) == {"alice": (0, None)}
     everyone = conn.request(DESCRIBE, 0, {"users": None})
     assert everyone["error_code"] == 0
     assert {r["user"]: [(c["mechanism"], c["iterations"]) for c in r["credential_infos"]]
@@ -60,3 +64,27 @@ def test_refusals_leave_that_users_credentials_alone(conn: Connection) -> None:
     }
     answer = conn.request(DESCRIBE, 0, {"users": []})
     assert [r["user"] for r in answer["results"]] == ["hank"]
+
+
+def test_results_in_kafkas_hash_map_order_and_an_empty_salted_password(conn: Connection) -> None:
+    """ScramControlManager lists deletions, upsertions, then refusals, each in its HashMap's order (Java's
+    order for these names, from jshell: [scram-user, alice, scram-i]); an empty salted password fails Java's
+    HMAC: UNKNOWN_SERVER_ERROR, no message."""
+    body = conn.request(ALTER, 0, {"deletions": [], "upsertions": [
+        _upsert("scram-i", iterations=1), _upsert("alice", iterations=1),
+        {**_upsert("scram-user"), "salted_password": b""}]})
+    assert [(r["user"], r["error_code"], r["error_message"]) for r in body["results"]] == [
+        ("scram-user", ErrorCode.UNKNOWN_SERVER_ERROR, None),
+        ("alice", ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too few iterations"),
+        ("scram-i", ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too few iterations")]
+
+
+def test_describe_without_users_and_without_the_cluster_closes_as_kafka_does() -> None:
+    """Kafka's error response for `users: null` dereferences the null list: the connection is closed."""
+    from kemu.handlers.k50_describe_user_scram_credentials import error_response
+    from kemu.wire.codec import decode_request, encode_request
+
+    request = decode_request(encode_request(DESCRIBE, 0, 1, {"users": None}))
+    assert error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None) is None
+    named = decode_request(encode_request(DESCRIBE, 0, 1, {"users": [{"name": "a"}]}))
+    assert error_response(named, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None) is not None

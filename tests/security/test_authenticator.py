@@ -88,7 +88,8 @@ def test_v0_handshake_then_raw_tokens() -> None:
     plain = authenticator()
     handshake(plain, "PLAIN", version=0)
     step = plain.receive(b"\0alice\0alice-secret")
-    assert step.payload is None and not step.close and plain.authenticated
+    # Kafka sends PLAIN's empty token back: a frame of size 0, which a v0 client waits for.
+    assert step.payload == b"" and not step.close and plain.authenticated
 
 
 def test_a_v0_failure_closes_without_a_response() -> None:
@@ -178,11 +179,41 @@ def test_reauthentication_may_not_change_principal_or_mechanism() -> None:
     assert refused.close and "not supported for re-authentication of mechanism 'PLAIN'" in refused.reason
 
 
-def test_a_v0_client_cannot_reauthenticate_and_is_closed_on_expiry() -> None:
+def test_a_v0_client_reauthenticates_at_most_once_a_second_and_is_closed_on_expiry() -> None:
+    """KafkaChannel re-authenticates any session with a lifetime, whatever SaslAuthenticate version its
+    client used; a handshake within a second of the last re-authentication's start is served as a request
+    (the handler's ILLEGAL_SASL_STATE)."""
     clock = Clock()
     auth = authenticator(clock, reauth_ms=1000)
     handshake(auth, "PLAIN")
     authenticate(auth, b"\0alice\0alice-secret", 0)
-    assert auth.receive(request(17, 1, {"mechanism": "PLAIN"})).dispatch  # to the handler: ILLEGAL_SASL_STATE
+    assert handshake(auth, "PLAIN")["error_code"] == 0
+    step, body = authenticate(auth, b"\0alice\0alice-secret", 0)
+    assert body["error_code"] == 0 and auth.authenticated
+    clock.now += 999
+    assert auth.receive(request(17, 1, {"mechanism": "PLAIN"})).dispatch
+    clock.now += 1
+    assert handshake(auth, "PLAIN")["error_code"] == 0
+    authenticate(auth, b"\0alice\0alice-secret", 0)
     clock.now += 1000
     assert auth.receive(request(3, 12, {"topics": None})).close
+
+
+def test_a_session_without_a_lifetime_does_not_reauthenticate() -> None:
+    auth = authenticator()
+    handshake(auth, "PLAIN")
+    authenticate(auth, b"\0alice\0alice-secret", 2)
+    assert auth.receive(request(17, 1, {"mechanism": "PLAIN"})).dispatch
+
+
+def test_a_second_handshake_before_the_token_is_illegal_sasl_state() -> None:
+    auth = authenticator()
+    handshake(auth, "PLAIN")
+    step = auth.receive(request(17, 1, {"mechanism": "PLAIN"}))
+    assert step.close and response(17, 1, step) == {"error_code": int(ErrorCode.ILLEGAL_SASL_STATE), "mechanisms": []}
+
+
+def test_success_carries_an_empty_error_message() -> None:
+    auth = authenticator()
+    handshake(auth, "PLAIN")
+    assert authenticate(auth, b"\0alice\0alice-secret")[1]["error_message"] == ""

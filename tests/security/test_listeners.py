@@ -66,3 +66,4 @@ def test_ipv4_and_ipv6_listeners_may_share_a_port() -> None:
     settings = listener_settings({"listeners": "PLAINTEXT://127.0.0.1:9092,SSL://[::1]:9092",
                                   "inter.broker.listener.name": "PLAINTEXT"}, DEFAULT)
     assert [e.port for e in settings.listeners] == [9092, 9092]
+

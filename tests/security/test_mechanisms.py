@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import base64
 import json
 
 import pytest
 
-from kemu.security.errors import SaslAuthenticationError, SaslMechanismError
+from kemu.security.errors import SaslAuthenticationError, SaslMechanismError, SaslServerFailure
 from kemu.security.mechanisms import (
     InvalidToken,
     OAuthBearerServer,
@@ -17,6 +16,7 @@ from kemu.security.mechanisms import (
     validate_unsecured_jwt,
 )
 from kemu.security.scram import ScramCredential, credential_from_password
+from tests.security.oauth_tokens import oauth_first, unsecured_jwt
 from tests.security.scram_client import ScramClient
 
 NOW_MS = 1_700_000_000_000
@@ -41,9 +41,12 @@ def test_plain_refuses_with_kafkas_messages(token: bytes, message: str) -> None:
         PlainServer({"alice": "alice-secret"}).evaluate(token)
 
 
-def test_plain_garbage_is_a_mechanism_failure() -> None:
-    with pytest.raises(SaslMechanismError, match="expected 3 tokens, got 1"):
-        PlainServer({"alice": "alice-secret"}).evaluate(b"\xff\xfe garbage")
+@pytest.mark.parametrize(("token", "count"), [(b"\xff\xfe garbage", 1), (b"alice\0alice-secret", 2),
+                                             (b"\0alice\0alice-secret\0", 4), (b"a\0b\0c\0d\0e\0f", 4)])
+def test_plain_tells_how_many_tokens_it_found_as_kafka_does(token: bytes, count: int) -> None:
+    """PlainSaslServer splits off at most four tokens, and its message reaches the client."""
+    with pytest.raises(SaslAuthenticationError, match=f"^Invalid SASL/PLAIN response: expected 3 tokens, got {count}$"):
+        PlainServer({"alice": "alice-secret"}).evaluate(token)
 
 
 def _store(mechanism: str, password: str = "pencil", iterations: int = 4096) -> dict[tuple[str, str], ScramCredential]:
@@ -74,9 +77,10 @@ def test_scram_wrong_password_is_invalid_client_credentials() -> None:
 
 
 def test_scram_unknown_user_and_other_mechanism_are_invalid_user_credentials() -> None:
+    """A SaslException in Kafka's ScramSaslServer: the client is told only of invalid credentials."""
     credentials = _store("SCRAM-SHA-256")
     server = ScramServer("SCRAM-SHA-512", lambda user, mech: credentials.get((user, mech)))
-    with pytest.raises(SaslAuthenticationError, match="^Authentication failed: Invalid user credentials$"):
+    with pytest.raises(SaslMechanismError, match="^Authentication failed: Invalid user credentials$"):
         server.evaluate(ScramClient("SCRAM-SHA-512", "user", "pencil").first())
 
 
@@ -108,14 +112,7 @@ def test_scram_other_authorization_id_is_refused() -> None:
         server.evaluate(b"n,a=admin,n=user,r=abc")
 
 
-def _jwt(claims: dict[str, object], header: dict[str, object] | None = None, signature: str = "") -> str:
-    def part(value: dict[str, object]) -> str:
-        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
-    return f"{part(header or {'alg': 'none'})}.{part(claims)}.{signature}"
-
-
-def _first(token: str, authzid: str = "") -> bytes:
-    return f"n,{'a=' + authzid if authzid else ''},\x01auth=Bearer {token}\x01\x01".encode()
+_jwt, _first = unsecured_jwt, oauth_first
 
 
 def test_unsecured_jwt_accepted_with_its_lifetime() -> None:
@@ -165,3 +162,14 @@ def test_oauthbearer_garbage_and_a_foreign_authzid() -> None:
     token = _jwt({"sub": "bob", "exp": NOW_MS / 1000 + 60})
     with pytest.raises(SaslAuthenticationError, match=r"authorization id \(admin\) that is different"):
         OAuthBearerServer(UnsecuredValidatorOptions(), lambda: NOW_MS).evaluate(_first(token, "admin"))
+
+
+def test_oauthbearer_another_scheme_fails_as_kafkas_does() -> None:
+    """Kafka's OAuthBearerClientInitialResponse reads the scheme from the wrong matcher: a scheme other than
+    Bearer throws an exception its authenticator does not expect, which closes the connection unanswered;
+    an auth value of another shape is the usual SaslException."""
+    server = OAuthBearerServer(UnsecuredValidatorOptions(), lambda: NOW_MS)
+    with pytest.raises(SaslServerFailure):
+        server.evaluate(b"n,,\x01auth=Basic abc\x01\x01")
+    with pytest.raises(SaslMechanismError):
+        OAuthBearerServer(UnsecuredValidatorOptions(), lambda: NOW_MS).evaluate(b"n,,\x01auth=Bearer\x01\x01")

@@ -54,9 +54,10 @@ class KafkaSocket:
         self.send(api_key, version, body)
         return self.receive(api_key, version)[1]
 
-    def closed_by_peer(self) -> bool:
-        """True once the broker has closed the connection (EOF or reset) with nothing left unread."""
-        ready, _, _ = select.select([self.sock], [], [], TIMEOUT_S)
+    def closed_by_peer(self, timeout: float = TIMEOUT_S) -> bool:
+        """True once the broker has closed the connection (EOF or reset) with nothing left unread; False if
+        it has not within `timeout` seconds."""
+        ready, _, _ = select.select([self.sock], [], [], timeout)
         if not ready:
             return False
         try:

@@ -31,9 +31,13 @@ public final class Groups {
     private Groups() {}
 
     public static void main(String[] argv) {
+        Common.main("Groups", argv, operations());
+    }
+
+    static Map<String, Common.Operation> operations() {
         Map<String, Common.Operation> operations = new LinkedHashMap<>();
         operations.put("share", Groups::share);
-        Common.main("Groups", argv, operations);
+        return operations;
     }
 
     static Object share(String bootstrap, List<String> args) throws Exception {
@@ -122,6 +126,8 @@ public final class Groups {
         return new ArrayList<>(sorted);
     }
 
+    // state(): 3.9 has no groupState() (4.0 added it, and marked state() for removal).
+    @SuppressWarnings("removal")
     private static Map<String, Object> described(Admin admin, String group) throws Exception {
         ConsumerGroupDescription description = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
         List<Object> members = new ArrayList<>();

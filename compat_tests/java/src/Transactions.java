@@ -52,13 +52,17 @@ public final class Transactions {
     private Transactions() {}
 
     public static void main(String[] argv) {
+        Common.main("Transactions", argv, operations());
+    }
+
+    static Map<String, Common.Operation> operations() {
         Map<String, Common.Operation> operations = new LinkedHashMap<>();
         operations.put("idempotent", Transactions::idempotent);
         operations.put("commit-abort", Transactions::commitAbort);
         operations.put("zombie", Transactions::zombie);
         operations.put("consume-transform-produce", Transactions::consumeTransformProduce);
         operations.put("lso", Transactions::lso);
-        Common.main("Transactions", argv, operations);
+        return operations;
     }
 
     static Object idempotent(String bootstrap, List<String> args) throws Exception {

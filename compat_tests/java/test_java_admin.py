@@ -52,6 +52,15 @@ def test_describe_topics_pages_through_describe_topic_partitions(java_pair: Pair
     def scenario(target: Target) -> Any:
         for name, partitions in sizes.items():
             create_topics(target.bootstrap, [name], partitions=partitions)
+        # Kafka answers CreateTopics once its controller committed the topics; its broker's metadata follows a
+        # moment later, and describeTopics does not retry a topic it is told is unknown.
+        admin = AdminClient({"bootstrap.servers": target.bootstrap})
+
+        def listed() -> bool:
+            topics = admin.list_topics(timeout=10).topics
+            return all(name in topics and topics[name].error is None for name in sizes)
+
+        wait_for(listed, what="the new topics in the metadata")
         return java.run(PROGRAM, target.bootstrap, "describe-topics", str(limit), f"{prefix}-c", f"{prefix}-a",
                         missing, f"{prefix}-b")
 

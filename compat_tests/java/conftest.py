@@ -1,5 +1,6 @@
-"""Fixtures for the Java client tests: the programs compiled once per session, and a `kemu serve` of their own
-that writes its transcript, so a test can show which APIs the Java client used."""
+"""Fixtures for the Java client tests: `java`, the client of one line (4.3 unless the test is parametrized with
+BOTH_LINES), and a `kemu serve` of their own that writes its transcript, so a test can show which APIs the
+Java client used."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from compat_tests.java.java_client import JavaClient, compile_client
+from compat_tests.differential.targets import Pair, Target
+from compat_tests.java.java_client import LATEST, LINES, JavaClient, JavaLines
 from compat_tests.kemu_process import KemuServeProcess
+from compat_tests.reference.kafka import ReferenceKafka
 
 # What test setups of Kafka set, so that groups form without waiting: no delay before a new classic group's
 # first rebalance, and KIP-848 members heartbeating every second (the minimum lowered to allow it).
@@ -32,9 +35,34 @@ class JavaKemu(KemuServeProcess):
         return [entry for entry in map(json.loads, lines) if entry["api_key"] == api_key]
 
 
-@pytest.fixture(scope="session")
-def java(tmp_path_factory: pytest.TempPathFactory) -> JavaClient:
-    return compile_client(tmp_path_factory.mktemp("java-classes"))
+# For the scenarios Spark relies on (its admin calls, a read_committed consumer, a transactional producer):
+# its connector runs kafka-clients 3.9.
+BOTH_LINES = pytest.mark.parametrize("java", list(LINES), indirect=True, ids=[f"clients-{line}" for line in LINES])
+
+
+def lines_used(items: list[pytest.Item]) -> set[str]:
+    """The client lines the selected tests ask for: their `java` parameter, LATEST where they have none."""
+    used = set()
+    for item in items:
+        if "java" in getattr(item, "fixturenames", ()):
+            callspec = getattr(item, "callspec", None)
+            used.add(callspec.params.get("java", LATEST) if callspec is not None else LATEST)
+    return used
+
+
+# Autouse, so that it is set up first: the lines compile while the brokers start.
+@pytest.fixture(scope="session", autouse=True)
+def java_lines(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaLines]:
+    lines = JavaLines(tmp_path_factory.mktemp("java"), lines_used(request.session.items))
+    try:
+        yield lines
+    finally:
+        lines.close()
+
+
+@pytest.fixture
+def java(request: pytest.FixtureRequest, java_lines: JavaLines) -> JavaClient:
+    return java_lines.client(getattr(request, "param", LATEST))
 
 
 @pytest.fixture(scope="session")
@@ -47,3 +75,10 @@ def java_kemu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaKemu]:
     finally:
         if server.is_running():
             server.stop_cleanly()
+
+
+@pytest.fixture(scope="session")
+def java_pair(reference_kafka: ReferenceKafka, java_kemu: JavaKemu) -> Pair:
+    """The reference Kafka and the Java tests' kemu, to run one scenario on both (`Pair.both`)."""
+    host, port = reference_kafka.addresses[0]
+    return Pair(kafka=Target("kafka", host, port), kemu=Target("kemu", java_kemu.host, java_kemu.port))

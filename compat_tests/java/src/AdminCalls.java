@@ -44,12 +44,16 @@ public final class AdminCalls {
     private AdminCalls() {}
 
     public static void main(String[] argv) {
+        Common.main("AdminCalls", argv, operations());
+    }
+
+    static Map<String, Common.Operation> operations() {
         Map<String, Common.Operation> operations = new LinkedHashMap<>();
         operations.put("describe-topics", AdminCalls::describeTopics);
         operations.put("cluster", AdminCalls::cluster);
         operations.put("list-offsets", AdminCalls::listOffsets);
         operations.put("delete-records", AdminCalls::deleteRecords);
-        Common.main("AdminCalls", argv, operations);
+        return operations;
     }
 
     static Object describeTopics(String bootstrap, List<String> args) throws Exception {

@@ -3,6 +3,8 @@
 // envelope of one JSON line on stdout. The client's own log goes to stderr through slf4j's no-op binding.
 //
 //   java -cp <classes>:<kafka-clients and friends> <Program> <bootstrap> <operation> [args...]
+//
+// runs one operation by hand; the tests send theirs to one Runner per client line instead (Runner.java).
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,28 +40,38 @@ final class Common {
         UsageError(String message) { super(message); }
     }
 
+    /** One program run by hand: `java <Program> <bootstrap> <operation> [args...]`, one answer, then exit. */
     static void main(String program, String[] argv, Map<String, Operation> operations) {
         if (argv.length < 2 || !operations.containsKey(argv[1])) {
             System.err.println("usage: " + program + " <bootstrap> (" + String.join("|", operations.keySet())
                 + ") [args...]");
             System.exit(USAGE_EXIT_CODE);
         }
-        List<String> args = List.of(argv).subList(2, argv.length);
         String out;
         try {
-            out = json(obj("ok", operations.get(argv[1]).run(argv[0], args)));
+            out = answer(operations.get(argv[1]), argv[0], List.of(argv).subList(2, argv.length));
         } catch (UsageError e) {
             System.err.println("usage: " + program + " <bootstrap> " + argv[1] + " " + e.getMessage());
             System.exit(USAGE_EXIT_CODE);
             return;
-        } catch (Exception e) {
-            out = json(obj("error", describe(e)));
         }
         System.out.println(out);
         System.out.flush();
         // Client threads (a producer's sender, an admin's network thread) left by a failed run must not keep
         // the JVM alive.
         System.exit(0);
+    }
+
+    /** The operation's JSON line: {"ok": result}, or {"error": ...} for what the client threw. A UsageError
+     *  (the arguments are wrong, a bug of the caller's) is thrown on. */
+    static String answer(Operation operation, String bootstrap, List<String> args) {
+        try {
+            return json(obj("ok", operation.run(bootstrap, args)));
+        } catch (UsageError e) {
+            throw e;
+        } catch (Exception e) {
+            return json(obj("error", describe(e)));
+        }
     }
 
     static void need(List<String> args, int count, String usage) {

@@ -20,6 +20,7 @@ import java.util.TreeSet;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.MemberDescription;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -31,9 +32,13 @@ public final class Groups {
     private Groups() {}
 
     public static void main(String[] argv) {
+        Common.main("Groups", argv, operations());
+    }
+
+    static Map<String, Common.Operation> operations() {
         Map<String, Common.Operation> operations = new LinkedHashMap<>();
         operations.put("share", Groups::share);
-        Common.main("Groups", argv, operations);
+        return operations;
     }
 
     static Object share(String bootstrap, List<String> args) throws Exception {
@@ -41,10 +46,11 @@ public final class Groups {
         String topic = args.get(0);
         String group = args.get(1);
         int expected = Integer.parseInt(args.get(3));
+        boolean consumerProtocol = args.get(2).equals("consumer");
         Map<String, String> settings = new HashMap<>(Map.of("group.id", group, "group.protocol", args.get(2)));
         // A classic member learns of a rebalance at its next heartbeat; a consumer-protocol member heartbeats
         // at the interval the broker gives it (and may not set one).
-        if (args.get(2).equals("classic")) settings.put("heartbeat.interval.ms", "500");
+        if (!consumerProtocol) settings.put("heartbeat.interval.ms", "500");
         Map<String, Object> result = new LinkedHashMap<>();
         try (Admin admin = Common.admin(bootstrap)) {
             KafkaConsumer<String, String> first = Common.consumer(bootstrap, settings);
@@ -71,6 +77,12 @@ public final class Groups {
                             both.get(i).commitSync();
                         } catch (RebalanceInProgressException e) {
                             // The revocation that comes with the rebalance commits these positions.
+                        } catch (CommitFailedException e) {
+                            // A consumer-protocol commit built just before a revocation completed carries the
+                            // epoch from before, which kemu refuses (STALE_MEMBER_EPOCH) where Kafka 4.3 takes
+                            // it for the partitions kept (KIP-1251; test_java_groups.py has the xfail case).
+                            // The next poll's commit, or the revocation's, commits these positions.
+                            if (!consumerProtocol) throw e;
                         }
                     }
                 }
@@ -122,6 +134,8 @@ public final class Groups {
         return new ArrayList<>(sorted);
     }
 
+    // state(): 3.9 has no groupState() (4.0 added it, and marked state() for removal).
+    @SuppressWarnings("removal")
     private static Map<String, Object> described(Admin admin, String group) throws Exception {
         ConsumerGroupDescription description = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
         List<Object> members = new ArrayList<>();

@@ -52,13 +52,17 @@ public final class Transactions {
     private Transactions() {}
 
     public static void main(String[] argv) {
+        Common.main("Transactions", argv, operations());
+    }
+
+    static Map<String, Common.Operation> operations() {
         Map<String, Common.Operation> operations = new LinkedHashMap<>();
         operations.put("idempotent", Transactions::idempotent);
         operations.put("commit-abort", Transactions::commitAbort);
         operations.put("zombie", Transactions::zombie);
         operations.put("consume-transform-produce", Transactions::consumeTransformProduce);
         operations.put("lso", Transactions::lso);
-        Common.main("Transactions", argv, operations);
+        return operations;
     }
 
     static Object idempotent(String bootstrap, List<String> args) throws Exception {
@@ -210,6 +214,10 @@ public final class Transactions {
                     committed += records.count();
                 }
             }
+            // Kafka makes a transaction's offsets visible when it writes its markers, after it answered EndTxn:
+            // the read_committed consumer's committed() asks for stable offsets (OffsetFetch require_stable) and
+            // waits out UNSTABLE_OFFSET_COMMIT, so that the admin below lists what was committed.
+            consumer.committed(consumer.assignment());
         }
         Map<String, Object> offsets = new LinkedHashMap<>();
         try (Admin admin = Common.admin(bootstrap)) {
@@ -269,12 +277,26 @@ public final class Transactions {
             result.put("positionAtLso", committed.position(p0));
 
             b.commitTransaction();
-            long end = committed.endOffsets(List.of(p0)).get(p0);
+            long end = stableOffsetPast(committed, p0, stable);
             result.put("endOffsetAfterCommit", end);
             result.put("afterCommit", readUpTo(committed, p0, end));
             result.put("positionAtEnd", committed.position(p0));
         }
         return result;
+    }
+
+    /** The partition's end offset for the (read_committed) consumer once it has moved past `before`: Kafka
+     *  writes a transaction's markers after it answered EndTxn, so the LSO moves a moment after the commit. */
+    private static long stableOffsetPast(KafkaConsumer<String, String> consumer, TopicPartition tp, long before)
+            throws InterruptedException {
+        long deadline = System.currentTimeMillis() + Common.READ_TIMEOUT_MS;
+        for (long end = consumer.endOffsets(List.of(tp)).get(tp); ; end = consumer.endOffsets(List.of(tp)).get(tp)) {
+            if (end > before) return end;
+            if (System.currentTimeMillis() > deadline) {
+                throw new IllegalStateException("the stable offset stayed at " + end + " after the commit");
+            }
+            Thread.sleep(Common.POLL.toMillis() / 4);
+        }
     }
 
     /** What the consumer reads until its position reaches `end`. */

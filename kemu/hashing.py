@@ -1,13 +1,21 @@
-"""How Kafka places a group or transactional id on a partition of its internal topic.
+"""Where Java's hashing of strings shows through Kafka's answers.
 
-Kafka takes Java's `String.hashCode` of the id, makes it non-negative with `Utils.abs` (a bit mask, so
-Integer.MIN_VALUE maps to 0 rather than overflowing) and reduces it modulo the partition count. Clients never
-compute this themselves, but an operator comparing kemu's `__transaction_state` layout with Kafka's will.
+Kafka places a group or transactional id on a partition of its internal topic: Java's `String.hashCode` of
+the id, made non-negative with `Utils.abs` (a bit mask, so Integer.MIN_VALUE maps to 0 rather than
+overflowing), modulo the partition count. Clients never compute this themselves, but an operator comparing
+kemu's `__transaction_state` layout with Kafka's will.
+
+Kafka also breaks some ties by the iteration order of a `java.util.HashMap` of strings (a classic group's
+protocol vote): `java_hash_map_order` gives that order.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
+
+_HASH_MAP_CAPACITY = 16
+_HASH_MAP_LOAD_FACTOR = 0.75
 
 
 # A coordinator looks its ids up on every request; a client keeps using the same few.
@@ -23,3 +31,22 @@ def java_string_hash(text: str) -> int:
 
 def partition_for(key: str, partitions: int) -> int:
     return (java_string_hash(key) & 0x7FFFFFFF) % partitions
+
+
+def java_hash_map_order(keys: Iterable[str]) -> list[str]:
+    """The order in which a java.util.HashMap iterates these distinct keys, put in this order into a new map.
+
+    By bucket in the table the map grew to (16, doubled each time the size passes three quarters of it),
+    a bucket being the low bits of the hash spread by `h ^ (h >>> 16)`; within a bucket, in insertion order
+    (a resize splits buckets keeping it). Buckets of 8 or more keys become trees in Java, whose order this does
+    not follow: no key set Kafka orders so is that large."""
+    ordered = list(dict.fromkeys(keys))
+    capacity = _HASH_MAP_CAPACITY
+    while len(ordered) > capacity * _HASH_MAP_LOAD_FACTOR:
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = java_string_hash(key) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(ordered, key=bucket)  # a stable sort: insertion order within a bucket

@@ -57,9 +57,10 @@ class GroupAdmin:
         described["members"] = [
             {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
              "client_host": m.client_host,
-             # Metadata and assignment are only shown once the group is Stable.
+             # Metadata only once the group is Stable (no protocol is chosen before); the assignment always,
+             # the last one the leader gave (emptied when a rebalance cuts a sync short), as Kafka shows it.
              "member_metadata": m.metadata(group.protocol_name) if stable and group.protocol_name else b"",
-             "member_assignment": m.assignment if stable else b""}
+             "member_assignment": m.assignment}
             for m in group.members.values()
         ]
         return described

@@ -39,7 +39,7 @@ def test_batched_keys_of_both_kinds(broker: Broker, conn: Connection, version: i
     for key_type, topic_name in ((0, GROUP_METADATA_TOPIC), (1, TRANSACTION_STATE_TOPIC)):
         body = conn.request(KEY, version, {"key_type": key_type, "coordinator_keys": ["a", "b", ""]})
         assert [(c["key"], c["error_code"], c["node_id"], c["host"], c["port"], c["error_message"])
-                for c in body["coordinators"]] == [(k, 0, 1, "127.0.0.1", broker.port, None) for k in ("a", "b", "")]
+                for c in body["coordinators"]] == [(k, 0, 1, "127.0.0.1", broker.port, "") for k in ("a", "b", "")]
         assert topic_name in broker.broker.topics
 
 

@@ -1,0 +1,21 @@
+"""Java's string hashing as Kafka's answers show it: a java.util.HashMap's iteration order."""
+
+from __future__ import annotations
+
+import pytest
+
+from kemu.hashing import java_hash_map_order
+
+
+# The orders are what `new HashMap<String, Integer>()`, filled in the given order, iterated on Java 17.
+@pytest.mark.parametrize("keys, java_order", [
+    ("sticky range roundrobin cooperative-sticky", "sticky range roundrobin cooperative-sticky"),
+    # "Aa" and "BB" have the same hashCode: one bucket, in insertion order.
+    ("BB Aa range", "BB Aa range"),
+    ("Aa BB range", "Aa BB range"),
+    # 20 keys: the table grew to 32 buckets.
+    ("t00 t01 t02 t03 t04 t05 t06 t07 t08 t09 t10 t11 t12 t13 t14 t15 t16 t17 t18 t19",
+     "t10 t01 t12 t00 t11 t03 t14 t02 t13 t05 t16 t04 t15 t07 t18 t06 t17 t09 t08 t19"),
+])
+def test_hash_map_order_is_javas(keys: str, java_order: str) -> None:
+    assert java_hash_map_order(keys.split()) == java_order.split()

@@ -240,3 +240,25 @@ def await_state(target: Target, group_id: str, state: str) -> Body:
         return group if group["group_state"] == state else None
 
     return wait_for(f"{target.name}: {group_id} in state {state}", in_state)
+
+
+# ---- KIP-848 consumer groups ---------------------------------------------------------------------
+def consumer_heartbeat_body(group_id: str, member_id: str, epoch: int, *, topics: list[str] | None = None,
+                            regex: str | None = None, assignor: str | None = None,
+                            instance_id: str | None = None, rack_id: str | None = None,
+                            rebalance_timeout_ms: int = -1, owned: list[Body] | None = None) -> Body:
+    return {"group_id": group_id, "member_id": member_id, "member_epoch": epoch, "instance_id": instance_id,
+            "rack_id": rack_id, "rebalance_timeout_ms": rebalance_timeout_ms, "subscribed_topic_names": topics,
+            "subscribed_topic_regex": regex, "server_assignor": assignor, "topic_partitions": owned}
+
+
+def new_member_id() -> str:
+    """A KIP-848 member id, which a v1 client makes itself (a base64 UUID in Kafka's client)."""
+    return uuid.uuid4().hex[:22]
+
+
+def consumer_join(target: Target, group_id: str, topics: list[str], *, member_id: str | None = None,
+                  assignor: str | None = None, version: int = 1) -> Body:
+    return target.request(CONSUMER_GROUP_HEARTBEAT, version, consumer_heartbeat_body(
+        group_id, new_member_id() if member_id is None else member_id, 0, topics=topics, assignor=assignor,
+        rebalance_timeout_ms=REBALANCE_TIMEOUT_MS, owned=[]))

@@ -40,9 +40,6 @@ class GroupAdmin:
             "error_code": ErrorCode.NONE, "group_id": group_id, "group_state": "", "protocol_type": "",
             "protocol_data": "", "members": [], "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
         }
-        if not group_id:
-            described["error_code"] = ErrorCode.INVALID_GROUP_ID
-            return described
         group = self.state.groups.get(group_id)
         if not isinstance(group, ClassicGroup):
             # Unknown, or a KIP-848 group (which ConsumerGroupDescribe describes): Dead, as Kafka says.
@@ -69,13 +66,10 @@ class GroupAdmin:
         results = []
         for group_id in request["groups_names"]:
             error = ErrorCode.NONE
-            if not group_id:
-                error = ErrorCode.INVALID_GROUP_ID
-            else:
-                try:
-                    self.delete_group(group_id)
-                except GroupError as failure:
-                    error = failure.code
+            try:
+                self.delete_group(group_id)
+            except GroupError as failure:
+                error = failure.code
             results.append({"group_id": group_id, "error_code": error})
         return {"results": results}
 

@@ -105,9 +105,11 @@ def test_commit_timestamps_metadata_and_its_size_limit() -> None:
     assert h.coordinator.committed_offset("g", "t", 2).commit_timestamp == 123
 
 
-def test_empty_group_id_is_invalid_for_commits() -> None:
+def test_the_empty_group_id_commits_like_any_other() -> None:
+    # Kafka's OffsetCommit refuses only a null group id (INVALID_GROUP_ID), which no version carries.
     h = Harness()
-    assert commit(h, "", {("t", 0): 1}) == {("t", 0): ErrorCode.INVALID_GROUP_ID}
+    assert commit(h, "", {("t", 0): 1}) == {("t", 0): ErrorCode.NONE}
+    assert h.coordinator.committed_offset("", "t", 0).offset == 1
 
 
 def test_classic_group_commit_checks() -> None:

@@ -262,3 +262,25 @@ def consumer_join(target: Target, group_id: str, topics: list[str], *, member_id
     return target.request(CONSUMER_GROUP_HEARTBEAT, version, consumer_heartbeat_body(
         group_id, new_member_id() if member_id is None else member_id, 0, topics=topics, assignor=assignor,
         rebalance_timeout_ms=REBALANCE_TIMEOUT_MS, owned=[]))
+
+
+def admit(leader: ClassicMember, newcomer: ClassicMember, others: Iterable[ClassicMember] = (), *,
+          while_rebalancing: Callable[[], object] | None = None) -> None:
+    """Brings `newcomer` into the Stable group `leader` leads with `others`: its join parks until the leader
+    has seen the rebalance and everyone has rejoined; then the leader hands out empty assignments."""
+    others = list(others)
+    if newcomer.instance_id is None and not newcomer.member_id:
+        newcomer.join()  # v4+: the member id
+    newcomer.send_join()
+    leader.await_rebalance()
+    if while_rebalancing is not None:
+        while_rebalancing()
+    for member in (leader, *others):
+        member.send_join()
+    for member in (leader, *others, newcomer):
+        member.receive_join()
+    for member in (*others, newcomer):
+        member.send_sync()
+    leader.sync({member.member_id: b"" for member in (leader, *others, newcomer)})
+    for member in (*others, newcomer):
+        member.receive_sync()

@@ -21,6 +21,7 @@ from compat_tests.differential.groups_wire import (
     LEAVE_GROUP,
     SYNC_GROUP,
     ClassicMember,
+    admit,
     consumer_protocols,
     describe_group,
     join_body,
@@ -143,22 +144,8 @@ def test_protocol_selection(pair: Pair, preferences: tuple[tuple[str, ...], ...]
             first, others = members[0], members[1:]
             first.join_with_id()
             first.sync({first.member_id: b""})
-            for other in others:
-                other.join()  # the member id
-                other.send_join()
-                first.await_rebalance()
-                first.send_join()
-                for member in [first, *others[:others.index(other)]]:
-                    if member is not first:
-                        member.send_join()
-                for member in [first, *others[:others.index(other) + 1]]:
-                    member.receive_join()
-                for member in [first, *others[:others.index(other) + 1]]:
-                    if member is not first:
-                        member.send_sync()
-                first.sync({m.member_id: b"" for m in members if m.generation == first.generation})
-                for member in others[:others.index(other) + 1]:
-                    member.receive_sync()
+            for count, other in enumerate(others):
+                admit(first, other, others[:count])
             roles = {m.member_id: f"voter{i}" for i, m in enumerate(members)}
             return {"protocol": described(target, group, roles)["protocol_data"],
                     "generation": first.generation}
@@ -279,26 +266,8 @@ def test_leave(pair: Pair, version: int) -> None:
                 ClassicMember(target, group, "three", instance_id="static-three", protocols=protocols) as c:
             a.join_with_id()
             a.sync({a.member_id: b""})
-            b.join()
-            b.send_join()
-            a.await_rebalance()
-            a.send_join()
-            a.receive_join()
-            b.receive_join()
-            b.send_sync()
-            a.sync({a.member_id: b"", b.member_id: b""})
-            b.receive_sync()
-            c.send_join()
-            a.await_rebalance()
-            a.send_join()
-            b.send_join()
-            for member in (a, b, c):
-                member.receive_join()
-            b.send_sync()
-            c.send_sync()
-            a.sync({a.member_id: b"", b.member_id: b"", c.member_id: b""})
-            b.receive_sync()
-            c.receive_sync()
+            admit(a, b)
+            admit(a, c, [b])
             roles = roles_of(("a", a), ("b", b), ("c", c))
             if version < 3:
                 seen["leave_unknown"] = a.connection.request(LEAVE_GROUP, version, {

@@ -17,6 +17,7 @@ from compat_tests.differential.groups_wire import (
     OFFSET_COMMIT,
     OFFSET_FETCH,
     ClassicMember,
+    admit,
     commit_body,
     consumer_protocols,
     create_topics,
@@ -120,16 +121,8 @@ def test_member_commit(pair: Pair, version: int) -> None:
             seen["unknown_member"] = commit_as("nobody", a.generation, 4)
             seen["no_member_with_generation"] = commit_as("", a.generation, 4)
             seen["simple_into_live_group"] = commit_as("", -1, 5)
-            b.join()
-            b.send_join()
-            a.await_rebalance()
-            seen["rebalancing"] = commit_as(a.member_id, a.generation, 6, a.instance_id)
-            a.send_join()
-            a.receive_join()
-            b.receive_join()
-            b.send_sync()
-            a.sync({a.member_id: b"", b.member_id: b""})
-            b.receive_sync()
+            admit(a, b, while_rebalancing=lambda: seen.update(
+                rebalancing=commit_as(a.member_id, a.generation, 6, a.instance_id)))
             a2.join()
             seen["successor_commit"] = commit_as(a2.member_id, a2.generation, 7, a2.instance_id)
             seen["fenced_instance"] = commit_as(a.member_id, a.generation, 8, a.instance_id)

@@ -79,8 +79,8 @@ def create_topics(target: Target, partitions: dict[str, int]) -> None:
     wait_for(f"{target.name}: leaders of {sorted(partitions)}", led)
 
 
-def topic_ids(target: Target, names: Iterable[str]) -> dict[str, str]:
-    metadata = target.request(METADATA, 12, {"topics": [{"name": n, "topic_id": None} for n in names],
+def topic_ids(target: Target, names: Iterable[str]) -> dict[str, uuid.UUID]:
+    metadata = target.request(METADATA, 12, {"topics": [{"name": n, "topic_id": uuid.UUID(int=0)} for n in names],
                                              "allow_auto_topic_creation": False,
                                              "include_topic_authorized_operations": False})
     return {t["name"]: t["topic_id"] for t in metadata["topics"]}

@@ -22,8 +22,8 @@ from kemu.groups.consumer_group import (
     ConsumerGroupMember,
     MemberState,
     TopicMetadata,
-    compile_regex,
     compute_subscription_metadata,
+    regex_error,
     subscription_metadata_record,
 )
 from kemu.groups.context import CoordinatorState, RequestContext
@@ -274,8 +274,8 @@ class ConsumerGroupManager:
             raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
         if existing.member_id != member_id:
             raise GroupError(ErrorCode.FENCED_INSTANCE_ID,
-                             f"Static member {member_id} with instance id {instance_id} is not the member "
-                             f"{existing.member_id} that owns it.")
+                             f"Static member {member_id} with instance id {instance_id} was fenced by member "
+                             f"{existing.member_id}.")
         return existing
 
     @staticmethod
@@ -301,10 +301,11 @@ class ConsumerGroupManager:
         if updated == member:
             return False
         if updated.subscribed_topic_regex != member.subscribed_topic_regex and updated.subscribed_topic_regex:
-            if compile_regex(updated.subscribed_topic_regex) is None:
+            error = regex_error(updated.subscribed_topic_regex)
+            if error is not None:
                 raise GroupError(ErrorCode.INVALID_REGULAR_EXPRESSION,
                                  f"SubscribedTopicRegex `{updated.subscribed_topic_regex}` is not a valid "
-                                 f"regular expression.")
+                                 f"regular expression: {error}.")
         records.append(updated.metadata_record(group_id))
         return (updated.subscribed_topic_names != member.subscribed_topic_names
                 or updated.subscribed_topic_regex != member.subscribed_topic_regex)
@@ -464,7 +465,8 @@ class ConsumerGroupManager:
             "member_id": member.member_id, "instance_id": member.instance_id, "rack_id": member.rack_id,
             "member_epoch": member.member_epoch, "client_id": member.client_id, "client_host": member.client_host,
             "subscribed_topic_names": sorted(member.subscribed_topic_names),
-            "subscribed_topic_regex": member.subscribed_topic_regex,
+            # Kafka's members hold "" for no regex, and describe it so.
+            "subscribed_topic_regex": member.subscribed_topic_regex or "",
             "assignment": named(member.assigned_partitions),
             "target_assignment": named(group.target_assignment.get(member.member_id, EMPTY_ASSIGNMENT)),
         }

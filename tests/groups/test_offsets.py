@@ -243,10 +243,10 @@ def test_consumer_group_offsets_expire_only_for_topics_nobody_subscribes_to() ->
     h = Harness(FAST_RETENTION)
     h.topics.create("t", 1)
     h.cg(cg_heartbeat("cg", "m", 0, topics=["t"], owned=[], rebalance_timeout_ms=1000), version=1)
-    commit(h, "cg", {("t", 0): 1, ("u", 0): 1}, generation=1, member_id="m", version=9)
+    commit(h, "cg", {("t", 0): 1, ("u", 0): 1}, generation=2, member_id="m", version=9)
     for _ in range(20):
         h.advance(30_000)
-        assert h.cg(cg_heartbeat("cg", "m", 1, owned=[]), version=1)["error_code"] == ErrorCode.NONE
+        assert h.cg(cg_heartbeat("cg", "m", 2, owned=[]), version=1)["error_code"] == ErrorCode.NONE
     assert h.coordinator.committed_offset("cg", "t", 0) is not None
     assert h.coordinator.committed_offset("cg", "u", 0) is None
 

@@ -1,0 +1,318 @@
+"""KIP-848 consumer groups through raw requests, Kafka against kemu: ConsumerGroupHeartbeat (joining with epoch
+0, the server assignors' assignments over several topics and members, epochs, revocation before a partition
+moves, the heartbeat interval, leaving with -1, a static member leaving with -2 and coming back, fenced
+members, refused subscriptions and assignors) and ConsumerGroupDescribe.
+
+The members choose their ids (v1, KIP-1082), the same on both brokers, so that an assignor that orders
+members by id assigns the same way on both; each member acts only after the one before it has its answer,
+so epochs and assignments are deterministic. Assignments are shown by topic name (topic ids differ).
+
+Two things make Kafka 4.3's answers depend on time, and the scenarios hold them still. Its coordinator learns
+of a new topic from the metadata image a moment after Metadata shows it (a member that joins meanwhile gets
+an empty assignment, and a later epoch when the topic arrives): `ready_for_groups` waits until a probe member
+is assigned the topics. And Kafka 4.3 computes a new target assignment at most every
+group.consumer.assignment.interval.ms (1000 by default; a heartbeat within the interval keeps the old
+target), which kemu does not have: it assigns at every epoch, as Kafka does with the interval at 0, which is
+how these scenarios' pair is configured.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from compat_tests.differential.compare import check
+from compat_tests.differential.groups_wire import (
+    CONSUMER_GROUP_DESCRIBE,
+    CONSUMER_GROUP_HEARTBEAT,
+    REBALANCE_TIMEOUT_MS,
+    consumer_heartbeat_body,
+    create_topics,
+    member_id_shape,
+    ready_coordinator,
+    topic_ids,
+    unique,
+    wait_for,
+)
+from compat_tests.differential.targets import Pair, Target
+
+Body = dict[str, Any]
+
+
+class ConsumerMember:
+    """One KIP-848 member: its id, epoch and the partitions it owns, as the broker last said."""
+
+    def __init__(self, target: Target, group_id: str, member_id: str, names: dict[uuid.UUID, str], *,
+                 instance_id: str | None = None, version: int = 1) -> None:
+        self.target, self.group_id, self.member_id, self.names = target, group_id, member_id, names
+        self.instance_id, self.version = instance_id, version
+        self.epoch = 0
+        self.owned: list[Body] = []
+
+    def heartbeat(self, epoch: int | None = None, **fields: Any) -> Body:
+        epoch = self.epoch if epoch is None else epoch
+        fields.setdefault("instance_id", self.instance_id)
+        if epoch == 0:
+            fields.setdefault("rebalance_timeout_ms", REBALANCE_TIMEOUT_MS)
+        fields.setdefault("owned", self.owned)
+        answer = self.target.request(CONSUMER_GROUP_HEARTBEAT, self.version, consumer_heartbeat_body(
+            self.group_id, self.member_id, epoch, **fields))
+        if answer["error_code"] == 0:
+            self.member_id = answer["member_id"] or self.member_id
+            self.epoch = answer["member_epoch"]
+            if answer["assignment"] is not None:
+                self.owned = [{"topic_id": t["topic_id"], "partitions": sorted(t["partitions"])}
+                              for t in answer["assignment"]["topic_partitions"]]
+        return self.named(answer)
+
+    def named(self, answer: Body) -> Body:
+        answer = dict(answer)
+        if answer.get("assignment") is not None:
+            answer["assignment"] = {self.names[t["topic_id"]]: sorted(t["partitions"])
+                                    for t in answer["assignment"]["topic_partitions"]}
+        return answer
+
+    def owned_by_name(self) -> dict[str, list[int]]:
+        return {self.names[t["topic_id"]]: t["partitions"] for t in self.owned}
+
+
+def describe(target: Target, group_ids: list[str], names: dict[uuid.UUID, str],
+             roles: dict[str, str] | None = None) -> Body:
+    answer = target.request(CONSUMER_GROUP_DESCRIBE, 0, {"group_ids": group_ids,
+                                                         "include_authorized_operations": False})
+    roles = roles or {}
+    groups = {}
+    for group in answer["groups"]:
+        members = {}
+        for member in group["members"]:
+            for field in ("assignment", "target_assignment"):
+                member[field] = {t["topic_name"]: sorted(t["partitions"])
+                                 for t in sorted(member[field]["topic_partitions"], key=lambda t: t["topic_name"])}
+            member["subscribed_topic_names"] = sorted(member["subscribed_topic_names"])
+            members[roles.get(member["member_id"], member["member_id"])] = member
+        group["members"] = {role: members[role] for role in sorted(members)}
+        groups[group["group_id"]] = group
+    return {"throttle_time_ms": answer["throttle_time_ms"], "groups": groups}
+
+
+def scrubbed(answer: Body, roles: dict[str, str]) -> Body:
+    """An answer whose error message names member ids the broker made up, with their roles instead."""
+    answer = dict(answer)
+    for member_id, role in roles.items():
+        if answer.get("error_message") and member_id:
+            answer["error_message"] = answer["error_message"].replace(member_id, f"<{role}>")
+    return answer
+
+
+def settle(members: list[ConsumerMember], rounds: int = 6) -> list[Body]:
+    """Heartbeats each member in turn, with what it owns, until nobody's epoch or assignment moves."""
+    answers = []
+    for _ in range(rounds):
+        before = [(m.epoch, m.owned) for m in members]
+        answers.append({m.member_id: m.heartbeat() for m in members})
+        if before == [(m.epoch, m.owned) for m in members]:
+            return answers
+    raise AssertionError(f"no stable assignment after {rounds} rounds: {answers[-1]}")
+
+
+ASSIGN_AT_EVERY_EPOCH = {"group.consumer.assignment.interval.ms": "0"}
+
+
+@pytest.fixture(scope="module")
+def cpair(pair_with: Callable[[dict[str, str]], Pair]) -> Pair:
+    return pair_with(ASSIGN_AT_EVERY_EPOCH)
+
+
+def topics_setup(target: Target, partitions: dict[str, int]) -> dict[uuid.UUID, str]:
+    create_topics(target, partitions)
+    names = {topic_id: name for name, topic_id in topic_ids(target, partitions).items()}
+    ready_for_groups(target, names, sum(partitions.values()))
+    return names
+
+
+def ready_for_groups(target: Target, names: dict[uuid.UUID, str], count: int) -> None:
+    """Waits until the group coordinator assigns the topics' partitions to a probe member, then the probe
+    leaves with its group."""
+    group = unique("cg-probe")
+    ready_coordinator(target, group)
+    probe = ConsumerMember(target, group, unique("cg-probe-member"), names)
+
+    def assigned() -> bool | None:
+        probe.heartbeat(topics=sorted(names.values()))
+        return True if sum(len(t["partitions"]) for t in probe.owned) == count else None
+
+    wait_for(f"{target.name}: the coordinator knows {sorted(names.values())}", assigned)
+    probe.heartbeat(epoch=-1, owned=None)
+
+
+@pytest.mark.parametrize("assignor", ["uniform", "range", None])
+def test_assignment_over_members(cpair: Pair, assignor: str | None) -> None:
+    """Three members join one by one over two topics (3 and 4 partitions): each join bumps the group epoch;
+    partitions move to a newcomer only once their owner has given them up; then a member leaves (-1)."""
+    group = unique("cg-assign")
+    topics = {unique("cg-assign-x"): 3, unique("cg-assign-y"): 4}
+    # Fixed ids, in the order an assignor sorting them would give: the group is new to each run.
+    ids = ["member-a", "member-b", "member-c"]
+
+    def observe(target: Target) -> Body:
+        names = topics_setup(target, topics)
+        ready_coordinator(target, group)
+        subscription = sorted(topics)
+        members = [ConsumerMember(target, group, member_id, names) for member_id in ids]
+        roles = {m.member_id: "abc"[i] for i, m in enumerate(members)}
+        seen: Body = {}
+        for i, member in enumerate(members):
+            seen[f"join_{'abc'[i]}"] = member.heartbeat(topics=subscription, assignor=assignor)
+            seen[f"settle_{'abc'[i]}"] = [{roles[k]: v for k, v in answers.items()}
+                                          for answers in settle(members[:i + 1])]
+            seen[f"owned_{'abc'[i]}"] = {roles[m.member_id]: m.owned_by_name() for m in members[:i + 1]}
+        seen["described"] = describe(target, [group], names, roles)
+        seen["leave_b"] = members[1].heartbeat(epoch=-1)
+        seen["settle_after_leave"] = [{roles[k]: v for k, v in answers.items()}
+                                      for answers in settle([members[0], members[2]])]
+        seen["described_after_leave"] = describe(target, [group], names, roles)
+        for member in (members[0], members[2]):
+            member.heartbeat(epoch=-1)
+        seen["described_empty"] = describe(target, [group], names, roles)
+        return seen
+
+    check(f"groups.consumer.assignment.{assignor}", *cpair.both(observe))
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_join_and_leave(cpair: Pair, version: int) -> None:
+    """One member: v0 gets its id from the broker, v1 brings its own; the heartbeat interval; a heartbeat that
+    only says "still here" (nulls); leaving with -1."""
+    group, topic = unique("cg-join"), unique("cg-join-topic")
+    member_id = "" if version == 0 else unique("cg-member")
+    # v0: the broker names the member; its id, wherever it stands, becomes "the member".
+
+    def observe(target: Target) -> Body:
+        names = topics_setup(target, {topic: 2})
+        ready_coordinator(target, group)
+        member = ConsumerMember(target, group, member_id, names, version=version)
+        seen: Body = {"join": member.heartbeat(topics=[topic])}
+        seen["member_id_shape"] = member_id_shape(member.member_id)
+        roles = {member.member_id: "the member"}
+        seen["still_here"] = member.heartbeat(owned=None)
+        seen["ack"] = member.heartbeat()
+        seen["described"] = describe(target, [group], names, roles)
+        seen["leave"] = member.heartbeat(epoch=-1, owned=None)
+        seen["after_leave"] = scrubbed(member.heartbeat(epoch=1), roles)
+        seen["described_after"] = describe(target, [group], names, roles)
+        return seen
+
+    check(f"groups.consumer.join_leave.v{version}", *cpair.both(observe))
+
+
+def test_static_member_leaves_and_returns(cpair: Pair) -> None:
+    """A static member (instance id) leaving with -2 keeps its assignment for its successor, which joins with a
+    new member id; the old id is then unknown."""
+    group, topic = unique("cg-static"), unique("cg-static-topic")
+    first_id, second_id, other_id = unique("cg-static-1"), unique("cg-static-2"), unique("cg-static-other")
+    third_id = unique("cg-static-3")
+
+    def observe(target: Target) -> Body:
+        names = topics_setup(target, {topic: 4})
+        ready_coordinator(target, group)
+        first = ConsumerMember(target, group, first_id, names, instance_id="instance-1")
+        other = ConsumerMember(target, group, other_id, names)
+        roles = {first_id: "first", second_id: "second", other_id: "other"}
+        seen: Body = {"join": first.heartbeat(topics=[topic])}
+        other.heartbeat(topics=[topic])
+        settle([first, other])
+        seen["owned"] = {"first": first.owned_by_name(), "other": other.owned_by_name()}
+        seen["temporary_leave"] = first.heartbeat(epoch=-2, owned=None)
+        seen["described_away"] = describe(target, [group], names, roles)
+        second = ConsumerMember(target, group, second_id, names, instance_id="instance-1")
+        seen["successor_join"] = second.heartbeat(topics=[topic])
+        seen["old_id"] = first.heartbeat(epoch=first.epoch)
+        seen["same_instance_other_member_while_present"] = ConsumerMember(
+            target, group, third_id, names, instance_id="instance-1").heartbeat(topics=[topic])
+        seen["described_back"] = describe(target, [group], names, roles)
+        seen["static_leave"] = second.heartbeat(epoch=-1, owned=None)
+        seen["described_left"] = describe(target, [group], names, roles)
+        return seen
+
+    check("groups.consumer.static_member", *cpair.both(observe))
+
+
+# Each a different mistake to RE2/J, which Kafka's message describes.
+INVALID_REGEXES = ["[unclosed", "(open", "close)", "*star", "a**", "trailing\\", "\\q", "[b-a]", "(?=look)",
+                   "(x)\\1", "a{2,1}"]
+
+
+def test_heartbeat_errors(cpair: Pair) -> None:
+    """Fenced members, refused subscriptions and assignors, and requests missing what a join needs."""
+    group, topic, other, missing_topic = (unique("cg-errors"), unique("cg-errors-topic"), unique("cg-errors-group"),
+                                          unique("cg-errors-none"))
+    member_id = unique("cg-errors-member")
+    stranger_ids, missing_group = [unique("cg-stranger") for _ in range(20)], unique("cg-errors-missing")
+
+    def observe(target: Target) -> Body:
+        names = topics_setup(target, {topic: 2})
+        ready_coordinator(target, group)
+        member = ConsumerMember(target, group, member_id, names)
+        seen: Body = {"join": member.heartbeat(topics=[topic])}
+        # The same stranger ids on both brokers, one per attempt, in the same order.
+        ids = iter(list(stranger_ids))
+
+        def attempt(group_id: str = group, member: str | None = None, epoch: int = 0,
+                    version: int = 1, **fields: Any) -> Body:
+            member = next(ids) if member is None else member
+            fields.setdefault("rebalance_timeout_ms", REBALANCE_TIMEOUT_MS)
+            fields.setdefault("owned", [])
+            return target.request(CONSUMER_GROUP_HEARTBEAT, version, consumer_heartbeat_body(
+                group_id, member, epoch, **fields))
+
+        seen["unknown_member"] = attempt(member="nobody", epoch=5)
+        seen["unknown_member_missing_group"] = attempt(group_id=other, member="nobody", epoch=5)
+        seen["epoch_ahead"] = member.heartbeat(epoch=member.epoch + 1)
+        seen["epoch_behind"] = member.heartbeat(epoch=member.epoch - 1)
+        seen["unsupported_assignor"] = attempt(topics=[topic], assignor="nope")
+        for regex in INVALID_REGEXES:
+            seen[f"invalid_regex {regex}"] = attempt(regex=regex)
+        seen["no_subscription"] = attempt()
+        seen["no_rebalance_timeout"] = attempt(topics=[topic], rebalance_timeout_ms=-1)
+        seen["no_owned_partitions"] = attempt(topics=[topic], owned=None)
+        seen["owned_on_join"] = attempt(topics=[topic], owned=member.owned)
+        seen["empty_member_id_v1"] = attempt(member="", topics=[topic])
+        seen["empty_group_id"] = attempt(group_id="", topics=[topic])
+        seen["bad_epoch"] = attempt(epoch=-3, topics=[topic])
+        seen["instance_id_leave_unknown"] = attempt(epoch=-2, instance_id="never-here")
+        seen["missing_topic_subscription"] = attempt(group_id=other, topics=[missing_topic])
+        seen["described"] = describe(target, [group, other, missing_group, ""], names)
+        return seen
+
+    check("groups.consumer.heartbeat_errors", *cpair.both(observe))
+
+
+def test_regex_subscription(cpair: Pair) -> None:
+    """A member subscribing by regular expression (v1): assigned the matching topics once the broker has
+    resolved the expression (asynchronously in Kafka: heartbeats until the assignment arrives)."""
+    group, member_id = unique("cg-regex"), unique("cg-regex-member")
+    prefix = unique("cg-regex-topic")
+    topics = {f"{prefix}-one": 2, f"{prefix}-two": 1}
+
+    def observe(target: Target) -> Body:
+        names = topics_setup(target, topics)
+        ready_coordinator(target, group)
+        member = ConsumerMember(target, group, member_id, names)
+        seen: Body = {"join_error": member.heartbeat(regex=f"{prefix}-.*")["error_code"]}
+
+        def assigned() -> bool | None:
+            member.heartbeat()
+            return True if sum(len(t["partitions"]) for t in member.owned) == sum(topics.values()) else None
+
+        wait_for(f"{target.name}: the regex subscription is assigned", assigned)
+        seen["owned"] = member.owned_by_name()
+        seen["described"] = describe(target, [group], names)
+        return seen
+
+    # Kafka resolves a regex on a background thread and bumps the group epoch when it has: how many epochs
+    # the member saw before its assignment depends on when that ran. kemu resolves it on the heartbeat.
+    check("groups.consumer.regex", *cpair.both(observe), varying={
+        "member_epoch": "epoch", "group_epoch": "epoch", "assignment_epoch": "epoch"})

@@ -1,10 +1,13 @@
-"""Java's string hashing as Kafka's answers show it: a java.util.HashMap's iteration order."""
+"""Java's hashing as Kafka's answers show it: a java.util.HashMap's iteration order of strings and Uuids."""
 
 from __future__ import annotations
 
+import base64
+import uuid
+
 import pytest
 
-from kemu.hashing import java_hash_map_order
+from kemu.hashing import java_hash_map_order, java_hash_order, java_uuid_hash
 
 
 # The orders are what `new HashMap<String, Integer>()`, filled in the given order, iterated on Java 17.
@@ -19,3 +22,17 @@ from kemu.hashing import java_hash_map_order
 ])
 def test_hash_map_order_is_javas(keys: str, java_order: str) -> None:
     assert java_hash_map_order(keys.split()) == java_order.split()
+
+
+def _uuid(base64_id: str) -> uuid.UUID:
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(base64_id + "=="))
+
+
+def test_hash_set_of_kafka_uuids_is_javas() -> None:
+    # What `new HashSet<>(List.of(Uuid...))` iterated on Java 17, the ids given in this order.
+    given = ("AAAAAAAAAAAAAAAAAAAAAQ AAAAAAAAAAAAAAAAAAAAAg AAAAAAAAAAAAAAAAAAAAEA AAAAAAAAAAAAAAAAAAABAA "
+             "3n7Zk2gRS3i2rFhyf5kqyw Q0iwWCKUTD2XiBDNFCpKQA IZzotxNHR5mkppfWY3Yzgw").split()
+    java = ("AAAAAAAAAAAAAAAAAAAAEA AAAAAAAAAAAAAAAAAAABAA IZzotxNHR5mkppfWY3Yzgw AAAAAAAAAAAAAAAAAAAAAQ "
+            "AAAAAAAAAAAAAAAAAAAAAg Q0iwWCKUTD2XiBDNFCpKQA 3n7Zk2gRS3i2rFhyf5kqyw").split()
+    ordered = java_hash_order([_uuid(u) for u in given], java_uuid_hash, copied=True)
+    assert ordered == [_uuid(u) for u in java]

@@ -1,7 +1,8 @@
 """Committed offsets through raw requests, Kafka against kemu: OffsetCommit at every version both serve (a simple
 commit with generation -1, from a classic member, an unknown member, a wrong generation, a fenced static
-instance, unknown topics and partitions, metadata too large), and OffsetFetch (one group v1-7, several groups
-v8+, all partitions with null topics).
+instance, unknown topics and partitions, metadata too large), from a KIP-848 group's member (its epoch, stale
+and future ones), and OffsetFetch (one group v1-7, several groups v8+, all partitions with null topics, a
+KIP-848 member's id and epoch).
 
 Topic and partition lists are keyed by name and index: Kafka answers them in the order of its maps.
 """
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from compat_tests.differential.compare import check
+from compat_tests.differential.groups_kip848 import ConsumerMember, topics_setup
 from compat_tests.differential.groups_wire import (
     OFFSET_COMMIT,
     OFFSET_FETCH,
@@ -155,3 +157,35 @@ def test_fetch_several_groups(pair: Pair, version: int) -> None:
         }
 
     check(f"offsets.fetch.groups.v{version}", *pair.both(observe))
+
+
+@pytest.mark.parametrize("version", [6, 8, 9])
+def test_consumer_group_member_commit(pair: Pair, version: int) -> None:
+    """Commits into a KIP-848 group: its member with its epoch (v9 names the member epoch; older versions
+    commit as if from outside the group), a stale or future epoch, an unknown member; and OffsetFetch v9 with
+    the member's id and epoch."""
+    topic, group, member_id = unique("commit-cg"), unique("commit-cg-group"), unique("commit-cg-member")
+
+    def observe(target: Target) -> Body:
+        names = topics_setup(target, {topic: 2})
+        ready_coordinator(target, group)
+        member = ConsumerMember(target, group, member_id, names)
+        member.heartbeat(topics=[topic])
+        seen: Body = {"epoch": member.epoch}
+
+        def commit_as(member: str, epoch: int, offset: int) -> Body:
+            return commit(target, version, commit_body(group, {(topic, 0): offset}, generation=epoch, member_id=member))
+
+        seen["member"] = commit_as(member_id, member.epoch, 1)
+        seen["stale_epoch"] = commit_as(member_id, member.epoch - 1, 2)
+        seen["future_epoch"] = commit_as(member_id, member.epoch + 1, 3)
+        seen["unknown_member"] = commit_as("nobody", member.epoch, 4)
+        seen["outside"] = commit_as("", -1, 5)
+        seen["fetch"] = fetch_groups(target, 9, {group: None}, member=(member_id, member.epoch))
+        seen["fetch_stale_epoch"] = fetch_groups(target, 9, {group: None}, member=(member_id, member.epoch - 1))
+        seen["fetch_unknown_member"] = fetch_groups(target, 9, {group: None}, member=("nobody", member.epoch))
+        seen["fetch_v8"] = fetch_groups(target, 8, {group: None})
+        member.heartbeat(epoch=-1, owned=None)
+        return seen
+
+    check(f"offsets.commit.consumer_group.v{version}", *pair.both(observe))

@@ -5,7 +5,10 @@ waits that hold Kafka's asynchronous steps still (a new topic reaching the group
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
+
+import pytest
 
 from compat_tests.differential.groups_wire import (
     CONSUMER_GROUP_DESCRIBE,
@@ -18,7 +21,7 @@ from compat_tests.differential.groups_wire import (
     unique,
     wait_for,
 )
-from compat_tests.differential.targets import Target
+from compat_tests.differential.targets import Pair, Target
 
 Body = dict[str, Any]
 # The broker settings of the pair the KIP-848 scenarios share (one Kafka more): a new target assignment at
@@ -29,6 +32,12 @@ CONSUMER_GROUP_SETTINGS = {
     "group.consumer.min.heartbeat.interval.ms": "500",
     "group.consumer.heartbeat.interval.ms": "500",
 }
+
+
+@pytest.fixture(scope="module")
+def cpair(pair_with: Callable[[dict[str, str]], Pair]) -> Pair:
+    """The pair with CONSUMER_GROUP_SETTINGS (one Kafka for every module that imports this fixture)."""
+    return pair_with(CONSUMER_GROUP_SETTINGS)
 
 
 class ConsumerMember:

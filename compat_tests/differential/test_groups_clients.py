@@ -10,26 +10,22 @@ join causes is noticed at once).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from compat_tests.differential import groups_kip848
 from compat_tests.differential.compare import check
-from compat_tests.differential.groups_kip848 import CONSUMER_GROUP_SETTINGS, describe, topics_setup
+from compat_tests.differential.groups_kip848 import describe, topics_setup
 from compat_tests.differential.groups_wire import OFFSET_FETCH, ready_coordinator, unique, wait_for
 from compat_tests.differential.targets import Pair, Target
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
 Body = dict[str, Any]
+cpair = groups_kip848.cpair  # the fixture: the pair with groups_kip848.CONSUMER_GROUP_SETTINGS
 PARTITIONS = 4
 PER_PARTITION = 2
-
-
-@pytest.fixture(scope="module")
-def cpair(pair_with: Callable[[dict[str, str]], Pair]) -> Pair:
-    return pair_with(CONSUMER_GROUP_SETTINGS)
 
 
 class Reader:

@@ -5,13 +5,13 @@ answers and the group's listing show is compared."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from compat_tests.differential import groups_kip848
 from compat_tests.differential.compare import check
-from compat_tests.differential.groups_kip848 import CONSUMER_GROUP_SETTINGS, ConsumerMember, topics_setup
+from compat_tests.differential.groups_kip848 import ConsumerMember, topics_setup
 from compat_tests.differential.groups_wire import (
     LIST_GROUPS,
     ClassicMember,
@@ -23,11 +23,7 @@ from compat_tests.differential.groups_wire import (
 from compat_tests.differential.targets import Pair, Target
 
 Body = dict[str, Any]
-
-
-@pytest.fixture(scope="module")
-def cpair(pair_with: Callable[[dict[str, str]], Pair]) -> Pair:
-    return pair_with(CONSUMER_GROUP_SETTINGS)
+cpair = groups_kip848.cpair  # the fixture: the pair with groups_kip848.CONSUMER_GROUP_SETTINGS
 
 
 def listed(target: Target, group: str) -> list[Body]:

@@ -216,3 +216,21 @@ def test_regex_subscription(cpair: Pair) -> None:
     # the member saw before its assignment depends on when that ran. kemu resolves it on the heartbeat.
     check("groups.consumer.regex", *cpair.both(observe), varying={
         "member_epoch": "epoch", "group_epoch": "epoch", "assignment_epoch": "epoch"})
+
+
+def test_join_with_the_shipped_settings(pair: Pair) -> None:
+    """The first member of a group on brokers with the shipped settings: Kafka's defaults for the heartbeat
+    interval and the assignor, and a first target assignment computed at once (the assignment interval only
+    holds back the ones after it)."""
+    group, topic, member_id = unique("cg-shipped"), unique("cg-shipped-topic"), unique("cg-shipped-member")
+
+    def observe(target: Target) -> Body:
+        names = topics_setup(target, {topic: 3})
+        ready_coordinator(target, group)
+        member = ConsumerMember(target, group, member_id, names)
+        seen: Body = {"join": member.heartbeat(topics=[topic])}
+        seen["described"] = describe(target, [group], names, {member_id: "member"})
+        seen["leave"] = member.heartbeat(epoch=-1, owned=None)
+        return seen
+
+    check("groups.consumer.shipped_settings", *pair.both(observe))

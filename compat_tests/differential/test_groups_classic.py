@@ -326,3 +326,28 @@ def test_static_member_replaced(pair: Pair) -> None:
         return seen
 
     check("groups.classic.static_member", *pair.both(observe))
+
+
+def test_silent_member_expires(pair: Pair) -> None:
+    """A member that stops heartbeating is dropped once its session times out (the broker's minimum, 6 s):
+    the leader, still heartbeating, is told to rejoin and makes the next generation alone."""
+    group = unique("classic-expiry")
+
+    def observe(target: Target) -> Body:
+        ready_coordinator(target, group)
+        seen: Body = {}
+        protocols = consumer_protocols(["t"], "range")
+        with ClassicMember(target, group, "keeps", protocols=protocols) as a, \
+                ClassicMember(target, group, "falls-silent", protocols=protocols) as b:
+            a.join_with_id()
+            a.sync({a.member_id: b""})
+            admit(a, b)
+            roles = roles_of(("a", a), ("b", b))
+            seen["heartbeat_expiry"] = a.await_rebalance()  # heartbeats until b's session has run out
+            seen["rejoin_alone"] = leader_view(a.join(), roles)
+            seen["sync"] = a.sync({a.member_id: b"alone"})
+            seen["described"] = described(target, group, roles)
+            seen["b_heartbeat"] = b.heartbeat()
+        return seen
+
+    check("groups.classic.session_expiry", *pair.both(observe))

@@ -190,6 +190,12 @@ class ClassicMember:
         first = self.join(version, **fields)
         return first, self.join(version, **fields)
 
+    def lead(self) -> None:
+        """Joins (v9, with the member-id handshake) a group with no other member and hands itself an empty
+        assignment: the group is Stable, led by this member."""
+        self.join_with_id()
+        self.sync({self.member_id: b""})
+
     def send_sync(self, assignments: dict[str, bytes] | None = None, version: int = 5, **fields: Any) -> None:
         fields.setdefault("instance_id", self.instance_id)
         # The protocol the broker chose, as a client states it from v5 on.

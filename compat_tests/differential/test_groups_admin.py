@@ -52,8 +52,7 @@ class Landscape:
         stable.sync({stable.member_id: b"stable-assignment"})
         with ClassicMember(target, self.groups["empty"], "empty",
                            protocols=consumer_protocols([self.topic], "range")) as leaving:
-            leaving.join_with_id()
-            leaving.sync({leaving.member_id: b""})
+            leaving.lead()
             leaving.leave()
         await_state(target, self.groups["empty"], "Empty")
         committed = target.request(OFFSET_COMMIT, 9, commit_body(self.groups["simple"], {(self.topic, 0): 5}))
@@ -160,8 +159,7 @@ def test_offset_delete(pair: Pair) -> None:
         offsets = {(subscribed, 0): 1, (subscribed, 1): 2, (other, 0): 3, (other, 1): 4}
         seen: Body = {}
         with ClassicMember(target, group, "offdel", protocols=consumer_protocols([subscribed], "range")) as member:
-            member.join_with_id()
-            member.sync({member.member_id: b""})
+            member.lead()
             seen["commit"] = target.request(OFFSET_COMMIT, 9, commit_body(
                 group, offsets, generation=member.generation, member_id=member.member_id))["throttle_time_ms"]
             target.request(OFFSET_COMMIT, 9, commit_body(empty_group, offsets))

@@ -142,8 +142,7 @@ def test_protocol_selection(pair: Pair, preferences: tuple[tuple[str, ...], ...]
                    for i, names in enumerate(preferences)]
         try:
             first, others = members[0], members[1:]
-            first.join_with_id()
-            first.sync({first.member_id: b""})
+            first.lead()
             for count, other in enumerate(others):
                 admit(first, other, others[:count])
             roles = {m.member_id: f"voter{i}" for i, m in enumerate(members)}
@@ -167,8 +166,7 @@ def test_inconsistent_protocols(pair: Pair) -> None:
                 target.connect(client_id="stranger") as stranger:
             seen["empty_group_other_type"] = stranger.request(JOIN_GROUP, 9, join_body(
                 group, protocols=[], protocol_type="consumer"))
-            a.join_with_id()
-            a.sync({a.member_id: b""})
+            a.lead()
             seen["no_common_protocol"] = stranger.request(JOIN_GROUP, 9, join_body(
                 group, protocols=consumer_protocols(["t"], "roundrobin")))
             seen["other_protocol_type"] = stranger.request(JOIN_GROUP, 9, join_body(
@@ -199,8 +197,7 @@ def test_join_errors(pair: Pair) -> None:
             seen["session_timeout_too_large"] = join(session_timeout_ms=3_600_000)
             seen["unknown_member_of_missing_group"] = join(group_id=unique("missing"), member_id="nobody")
             with ClassicMember(target, group, "member", protocols=protocols) as a:
-                a.join_with_id()
-                a.sync({a.member_id: b""})
+                a.lead()
                 seen["unknown_member_of_group"] = join(member_id="nobody")
                 seen["static_id_for_dynamic_member"] = join(member_id=a.member_id, instance_id="not-mine")
                 seen["leader_rejoins_stable"] = leader_view(a.join(), roles_of(("a", a)))
@@ -264,8 +261,7 @@ def test_leave(pair: Pair, version: int) -> None:
         with ClassicMember(target, group, "one", protocols=protocols) as a, \
                 ClassicMember(target, group, "two", protocols=protocols) as b, \
                 ClassicMember(target, group, "three", instance_id="static-three", protocols=protocols) as c:
-            a.join_with_id()
-            a.sync({a.member_id: b""})
+            a.lead()
             admit(a, b)
             admit(a, c, [b])
             roles = roles_of(("a", a), ("b", b), ("c", c))
@@ -339,8 +335,7 @@ def test_silent_member_expires(pair: Pair) -> None:
         protocols = consumer_protocols(["t"], "range")
         with ClassicMember(target, group, "keeps", protocols=protocols) as a, \
                 ClassicMember(target, group, "falls-silent", protocols=protocols) as b:
-            a.join_with_id()
-            a.sync({a.member_id: b""})
+            a.lead()
             admit(a, b)
             roles = roles_of(("a", a), ("b", b))
             seen["heartbeat_expiry"] = a.await_rebalance()  # heartbeats until b's session has run out

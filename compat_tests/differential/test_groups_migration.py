@@ -41,8 +41,7 @@ def test_consumer_member_where_a_classic_group_is(cpair: Pair, live: bool) -> No
         ready_coordinator(target, group)
         seen: Body = {}
         with ClassicMember(target, group, classic_id, protocols=consumer_protocols([topic], "range")) as classic:
-            classic.join_with_id()
-            classic.sync({classic.member_id: b""})
+            classic.lead()
             if not live:
                 classic.leave()
                 await_state(target, group, "Empty")

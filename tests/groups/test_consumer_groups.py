@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from kemu.groups import ConsumerGroupState, GroupConfig, RecordType
+from kemu.groups.consumer_group import regex_error
 from kemu.wire.errors import ErrorCode
 from tests.groups.helpers import Harness, cg_heartbeat, ctx, owned, partitions_of
 
@@ -169,7 +170,22 @@ def test_an_invalid_regex_is_refused() -> None:
     h = Harness()
     response = h.cg(cg_heartbeat("cg", "m1", 0, regex="orders-(", owned=[], rebalance_timeout_ms=1000), version=1)
     assert response["error_code"] == ErrorCode.INVALID_REGULAR_EXPRESSION
+    assert response["error_message"] == "SubscribedTopicRegex `orders-(` is not a valid regular expression: " \
+        "missing closing )."
     assert "cg" not in h.coordinator.groups
+
+
+# RE2/J's descriptions, as Kafka 4.3 quoted them (compat_tests/differential/test_groups_consumer.py compares
+# these regexes against a running Kafka).
+@pytest.mark.parametrize("regex, description", [
+    ("[unclosed", "missing closing ]"), ("close)", "regexp/syntax: internal error"),
+    ("*star", "missing argument to repetition operator"), ("a**", "invalid nested repetition operator"),
+    ("trailing\\", "trailing backslash at end of expression"), ("\\q", "invalid escape sequence"),
+    ("[b-a]", "invalid character class range"), ("(?=look)", "invalid or unsupported Perl syntax"),
+    ("(x)\\1", "invalid escape sequence"), ("a{2,1}", "invalid repeat count"), ("orders-.*", None),
+])
+def test_regex_errors_are_described_as_re2_does(regex: str, description: str | None) -> None:
+    assert regex_error(regex) == description
 
 
 def test_more_partitions_mean_a_new_assignment() -> None:

@@ -78,6 +78,13 @@ def test_two_consumers_share_a_topic(cpair: Pair) -> None:
 
             wait_for(f"{target.name}: the consumers share the partitions", shared)
             seen["shared"] = sorted(r.assigned() for r in readers)
+
+            def second_reads_its_half() -> bool | None:
+                # Nothing was committed: the second reads its partitions from the earliest offset.
+                second.poll()
+                return True if len(second.values) == PER_PARTITION * PARTITIONS // 2 else None
+
+            wait_for(f"{target.name}: the second consumer reads its partitions", second_reads_its_half)
             seen["second_read"] = sorted(second.values)
             for reader in readers:
                 reader.consumer.commit(offsets=[confluent_kafka.TopicPartition(topic, p, PER_PARTITION, "done")

@@ -18,6 +18,8 @@ how these scenarios' pair is configured (groups_kip848.CONSUMER_GROUP_SETTINGS).
 
 from __future__ import annotations
 
+import time
+import uuid
 from typing import Any
 
 import pytest
@@ -234,3 +236,43 @@ def test_join_with_the_shipped_settings(pair: Pair) -> None:
         return seen
 
     check("groups.consumer.shipped_settings", *pair.both(observe))
+
+
+ASSIGNMENT_INTERVAL_S = 1.0  # group.consumer.assignment.interval.ms, Kafka 4.3's default
+
+
+def test_assignment_interval(pair: Pair) -> None:
+    """With the shipped settings, a member joining within a second of the last target assignment gets no new
+    one (the group is Assigning, the newcomer at the old epoch with nothing); its first heartbeat after the
+    interval brings the new target, and the revocation it asks of the first member."""
+    topic, ids = unique("cg-interval-topic"), [unique("cg-interval-a"), unique("cg-interval-b")]
+
+    def attempt(target: Target, names: dict[uuid.UUID, str], group: str) -> Body | None:
+        first = ConsumerMember(target, group, ids[0], names)
+        second = ConsumerMember(target, group, ids[1], names)
+        roles = {ids[0]: "first", ids[1]: "second"}
+        started = time.monotonic()
+        seen: Body = {"first_join": first.heartbeat(topics=[topic])}
+        seen["second_join"] = second.heartbeat(topics=[topic])
+        [seen["described_within"]] = describe(target, [group], names, roles)["groups"].values()
+        if time.monotonic() - started > ASSIGNMENT_INTERVAL_S * 0.8:
+            return None  # too slow to be within the interval: the scenario says nothing
+        time.sleep(ASSIGNMENT_INTERVAL_S)
+        seen["second_after"] = second.heartbeat()
+        seen["first_after"] = first.heartbeat()
+        [seen["described_after"]] = describe(target, [group], names, roles)["groups"].values()
+        return seen
+
+    def observe(target: Target) -> Body:
+        names = topics_setup(target, {topic: 4})
+        for _ in range(3):
+            group = unique("cg-interval")
+            ready_coordinator(target, group)
+            seen = attempt(target, names, group)
+            if seen is not None:
+                seen["described_within"].pop("group_id")
+                seen["described_after"].pop("group_id")
+                return seen
+        raise AssertionError(f"{target.name}: three attempts each took longer than the assignment interval")
+
+    check("groups.consumer.assignment_interval", *pair.both(observe))

@@ -212,6 +212,8 @@ class ConsumerGroup:
         self.static_members: dict[str, str] = {}
         self.subscription_metadata: dict[str, TopicMetadata] = {}
         self.target_assignment_epoch = INITIAL_EPOCH
+        # When the last target assignment was computed (wall clock, ms); 0 for never.
+        self.assignment_timestamp_ms = 0
         self.target_assignment: dict[str, Assignment] = {}
         # topic id -> partition -> epoch of the member currently owning it (assigned or being revoked).
         self.partition_epochs: dict[uuid.UUID, dict[int, int]] = {}

@@ -54,6 +54,10 @@ class Member:
         return self.owned.get(topic_id, set())
 
 
+# Kafka computes a new target assignment at most every group.consumer.assignment.interval.ms.
+ASSIGNMENT_INTERVAL_MS = GroupConfig().consumer_assignment_interval_ms
+
+
 def settle(*members: Member, rounds: int = 5) -> None:
     for _ in range(rounds):
         for member in members:
@@ -97,6 +101,34 @@ def test_a_plain_heartbeat_without_changes_carries_no_assignment() -> None:
     assert response["assignment"] is None and response["member_epoch"] == 2
     full = a.heartbeat(topics=["t"], rebalance_timeout_ms=REBALANCE_TIMEOUT)  # a full request
     assert full["assignment"] is not None
+
+
+def test_a_new_target_waits_for_the_assignment_interval() -> None:
+    # Kafka 4.3's group.consumer.assignment.interval.ms: a group epoch within the interval of the last target
+    # assignment keeps that target (the group is Assigning) until a heartbeat comes after the interval.
+    h = Harness(GroupConfig())
+    t = h.topics.create("t", 4)
+    a = Member(h, topics=["t"])
+    assert a.partitions(t) == {0, 1, 2, 3}
+    h.advance(ASSIGNMENT_INTERVAL_MS - 1)
+    b = Member(h, topics=["t"])
+    group = h.coordinator.group("cg")
+    assert (b.epoch, b.partitions(t), group.target_assignment_epoch) == (2, set(), 2)
+    assert state(h) is ConsumerGroupState.ASSIGNING
+    h.advance(1)
+    b.heartbeat()
+    assert (b.epoch, group.target_assignment_epoch) == (3, 3)
+    assert state(h) is ConsumerGroupState.RECONCILING  # a still owns what b is to get
+    assert group.assignment_timestamp_ms == h.clock.now_ms()
+
+
+def test_no_assignment_interval_assigns_at_every_epoch() -> None:
+    h = Harness(GroupConfig(consumer_assignment_interval_ms=0))
+    t = h.topics.create("t", 4)
+    Member(h, topics=["t"])
+    b = Member(h, topics=["t"])
+    assert b.epoch == 3 and h.coordinator.group("cg").target_assignment_epoch == 3
+    assert state(h) is ConsumerGroupState.RECONCILING and b.partitions(t) == set()
 
 
 def test_a_leaving_member_gives_the_other_all_partitions() -> None:

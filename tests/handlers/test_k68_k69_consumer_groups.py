@@ -18,7 +18,8 @@ NOT_COORDINATOR, INVALID_REQUEST, GROUP_ID_NOT_FOUND = 16, 42, 69
 
 @pytest.fixture
 def broker(make_broker: MakeBroker) -> Iterator[Broker]:
-    with make_broker(group_config()) as running:
+    # A target assignment at every epoch: the wire is the point here; tests/groups has the interval's tests.
+    with make_broker(group_config(group_consumer_assignment_interval_ms=0)) as running:
         running.call(create_topics, running.broker, [NewTopic("t", 4, 1)])
         yield running
 

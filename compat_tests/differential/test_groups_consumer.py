@@ -12,8 +12,9 @@ of a new topic from the metadata image a moment after Metadata shows it (a membe
 an empty assignment, and a later epoch when the topic arrives): `ready_for_groups` waits until a probe member
 is assigned the topics. And Kafka 4.3 computes a new target assignment at most every
 group.consumer.assignment.interval.ms (1000 by default; a heartbeat within the interval keeps the old
-target), which kemu does not have: it assigns at every epoch, as Kafka does with the interval at 0, which is
-how these scenarios' pair is configured (groups_kip848.CONSUMER_GROUP_SETTINGS).
+target): these scenarios' pair sets it to 0 on both (groups_kip848.CONSUMER_GROUP_SETTINGS), so that a
+target follows every epoch, but `test_assignment_interval`, which compares the interval itself on the pair
+with the shipped settings.
 """
 
 from __future__ import annotations

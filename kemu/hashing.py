@@ -1,21 +1,27 @@
 """Java's String.hashCode where Kafka's answers depend on it: how Kafka places a group or transactional id on a
-partition of its internal topic, and the order Java's HashSet and HashMap list strings in; and murmur2, which
+partition of its internal topic, and the order Java's HashSet and HashMap list keys in; and murmur2, which
 places a keyed record on a topic's partition (the clients' default partitioner: `key_partition`).
 
 Kafka takes Java's `String.hashCode` of the id, makes it non-negative with `Utils.abs` (Math.abs, with
 Integer.MIN_VALUE mapped to 0 rather than overflowing) and reduces it modulo the partition count. Which
 partition that is decides which broker of a cluster coordinates the id: FindCoordinator answers its leader.
 
-Kafka answers some lists in the iteration order of a HashSet or HashMap of strings (the SASL mechanisms of a
-handshake, the users of the SCRAM credential APIs, CreateTopics' refusals): a table of power-of-two buckets, a
-string's bucket its hash with the high half folded into the low, a bucket's strings in the order they were
-put in (a resize splits a bucket without reordering it).
+Kafka answers some lists in the iteration order of a HashSet or HashMap (the SASL mechanisms of a handshake,
+the users of the SCRAM credential APIs, CreateTopics' refusals) and breaks some ties by it (a classic group's
+protocol vote, the uniform assignor's order of members and topic ids): `java_hash_order` gives that order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import uuid
+from collections.abc import Callable, Hashable, Iterable
 from functools import lru_cache
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+_HASH_MAP_CAPACITY = 16
+_HASH_MAP_LOAD_FACTOR = 0.75
 
 
 # A coordinator looks its ids up on every request; a client keeps using the same few.
@@ -38,34 +44,44 @@ def partition_for(key: str, partitions: int) -> int:
     return java_abs(java_string_hash(key)) % partitions
 
 
-_LOAD_FACTOR = 0.75
-_DEFAULT_CAPACITY = 16
-
-
-def _ordered(unique: list[str], capacity: int) -> list[str]:
-    def bucket(text: str) -> int:
-        value = java_string_hash(text) & 0xFFFFFFFF
-        return (value ^ (value >> 16)) & (capacity - 1)
-
-    return sorted(unique, key=bucket)  # sorted() is stable: insertion order within a bucket
-
-
 def java_hash_set_order(items: Iterable[str]) -> list[str]:
-    """`new ArrayList<>(new HashSet<>(items))`: a table of the next power of two at or above
-    max(size / 0.75 + 1, 16)."""
-    unique = list(dict.fromkeys(items))
-    wanted = max(int(len(unique) / _LOAD_FACTOR) + 1, _DEFAULT_CAPACITY)
-    return _ordered(unique, 1 << (wanted - 1).bit_length())
+    """`new ArrayList<>(new HashSet<>(items))`: a set made from a collection, sized to hold it."""
+    return java_hash_order(items, java_string_hash, copied=True)
 
 
 def java_hash_map_order(keys: Iterable[str]) -> list[str]:
-    """The keys of a `new HashMap<>()` they were put into in this order: a table of 16, doubled whenever
-    it holds more than three quarters of its size."""
-    unique = list(dict.fromkeys(keys))
-    capacity = _DEFAULT_CAPACITY
-    while len(unique) > capacity * _LOAD_FACTOR:
+    """The order in which a java.util.HashMap iterates these distinct strings, put in this order into a new map."""
+    return java_hash_order(keys, java_string_hash)
+
+
+def java_uuid_hash(value: uuid.UUID) -> int:
+    """Kafka's Uuid.hashCode: the two 64-bit halves xored, then the two 32-bit halves of that."""
+    xor = (value.int >> 64) ^ (value.int & 0xFFFFFFFFFFFFFFFF)
+    h = ((xor >> 32) ^ xor) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def java_hash_order(keys: Iterable[K], hash_code: Callable[[K], int], *, copied: bool = False) -> list[K]:
+    """The order in which a java.util.HashMap (or HashSet) iterates these distinct keys, put in this order.
+
+    By bucket in the table the map grew to (16, doubled each time the size passes three quarters of it; a
+    set made from a collection, `copied`, starts at the size that holds it), a bucket being the low bits of
+    the hash spread by `h ^ (h >>> 16)`; within a bucket, in insertion order (a resize splits buckets keeping
+    it). Buckets of 8 or more keys become trees in Java, whose order this does not follow: no key set Kafka
+    orders so is that large."""
+    ordered = list(dict.fromkeys(keys))
+    capacity = _HASH_MAP_CAPACITY
+    if copied:
+        while capacity < int(len(ordered) / _HASH_MAP_LOAD_FACTOR) + 1:
+            capacity *= 2
+    while len(ordered) > capacity * _HASH_MAP_LOAD_FACTOR:
         capacity *= 2
-    return _ordered(unique, capacity)
+
+    def bucket(key: K) -> int:
+        h = hash_code(key) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(ordered, key=bucket)  # a stable sort: insertion order within a bucket
 
 
 _M = 0x5BD1E995

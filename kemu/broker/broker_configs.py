@@ -185,6 +185,8 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
                           doc="The replication factor of topics created without one.")
     yield BrokerConfigKey("delete.topic.enable", "BOOLEAN", "true", doc="Whether topics may be deleted.")
     yield BrokerConfigKey("listeners", "LIST", "PLAINTEXT://:9092", doc="The addresses the broker listens on.")
+    yield BrokerConfigKey("group.consumer.assignment.interval.ms", "INT", "1000", at_least(0),
+                          doc="The least time between two target assignments of a consumer-protocol group.")
     yield BrokerConfigKey("group.consumer.heartbeat.interval.ms", "INT", "5000", at_least(1),
                           doc="The heartbeat interval of consumer-protocol group members.")
     yield BrokerConfigKey("group.consumer.session.timeout.ms", "INT", "45000", at_least(1),

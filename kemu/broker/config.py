@@ -59,6 +59,7 @@ class BrokerConfig:
     group_max_size: int = 2147483647  # group.max.size
     group_consumer_session_timeout_ms: int = 45000  # group.consumer.session.timeout.ms
     group_consumer_heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
+    group_consumer_assignment_interval_ms: int = 1000  # group.consumer.assignment.interval.ms
     offsets_retention_minutes: int = 10080  # offsets.retention.minutes
     offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes

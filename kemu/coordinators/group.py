@@ -329,6 +329,7 @@ def group_config(config: BrokerConfig) -> GroupConfig:
         max_size=config.group_max_size,
         consumer_session_timeout_ms=config.group_consumer_session_timeout_ms,
         consumer_heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
+        consumer_assignment_interval_ms=config.group_consumer_assignment_interval_ms,
         offset_metadata_max_bytes=config.offset_metadata_max_bytes,
         offsets_retention_minutes=config.offsets_retention_minutes,
         offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,

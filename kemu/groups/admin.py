@@ -40,9 +40,6 @@ class GroupAdmin:
             "error_code": ErrorCode.NONE, "group_id": group_id, "group_state": "", "protocol_type": "",
             "protocol_data": "", "members": [], "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
         }
-        if not group_id:
-            described["error_code"] = ErrorCode.INVALID_GROUP_ID
-            return described
         group = self.state.groups.get(group_id)
         if not isinstance(group, ClassicGroup):
             # Unknown, or a KIP-848 group (which ConsumerGroupDescribe describes): Dead, as Kafka says.
@@ -57,9 +54,10 @@ class GroupAdmin:
         described["members"] = [
             {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
              "client_host": m.client_host,
-             # Metadata and assignment are only shown once the group is Stable.
+             # Metadata only once the group is Stable (no protocol is chosen before); the assignment always,
+             # the last one the leader gave (emptied when a rebalance cuts a sync short), as Kafka shows it.
              "member_metadata": m.metadata(group.protocol_name) if stable and group.protocol_name else b"",
-             "member_assignment": m.assignment if stable else b""}
+             "member_assignment": m.assignment}
             for m in group.members.values()
         ]
         return described
@@ -68,13 +66,10 @@ class GroupAdmin:
         results = []
         for group_id in request["groups_names"]:
             error = ErrorCode.NONE
-            if not group_id:
-                error = ErrorCode.INVALID_GROUP_ID
-            else:
-                try:
-                    self.delete_group(group_id)
-                except GroupError as failure:
-                    error = failure.code
+            try:
+                self.delete_group(group_id)
+            except GroupError as failure:
+                error = failure.code
             results.append({"group_id": group_id, "error_code": error})
         return {"results": results}
 

@@ -1,10 +1,12 @@
 """Server-side partition assignors for KIP-848 groups: `uniform` (the default) and `range`.
 
 Both see each member's subscribed topic ids and its current target assignment, and return the new target
-assignment. Neither reproduces Kafka's exact choice of partitions (clients never depend on it); they keep
-its guarantees: every partition of a subscribed topic is assigned to exactly one subscriber, `uniform`
-balances the number of partitions per member (within one where subscriptions allow) while keeping as many
-partitions where they are as it can, and `range` gives each subscriber a contiguous range per topic.
+assignment. Both keep Kafka's guarantees: every partition of a subscribed topic is assigned to exactly one
+subscriber, `uniform` balances the number of partitions per member (within one where subscriptions allow)
+while keeping as many partitions where they are as it can, and `range` gives each subscriber a contiguous
+range per topic. `range`, and `uniform` when every member subscribes to the same topics (Kafka's
+UniformHomogeneousAssignmentBuilder, step by step, in the orders of Java's hash maps), choose the partitions
+Kafka chooses; `uniform` over members subscribing to different topics balances its own way.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from kemu.groups.consumer_group import Assignment
+from kemu.hashing import java_hash_map_order, java_hash_order, java_uuid_hash
 
 TopicPartition = tuple[uuid.UUID, int]
 
@@ -46,6 +49,8 @@ class UniformAssignor:
     name = "uniform"
 
     def assign(self, members: Mapping[str, MemberSpec], partitions: Mapping[uuid.UUID, int]) -> dict[str, Assignment]:
+        if members and len({spec.subscribed_topic_ids for spec in members.values()}) == 1:
+            return _homogeneous(members, partitions)
         ids = sorted(members)
         owned: dict[str, set[TopicPartition]] = {member_id: set() for member_id in ids}
         taken: set[TopicPartition] = set()
@@ -97,6 +102,58 @@ class UniformAssignor:
                     owned[light].add(tp)
                     return True
         return False
+
+
+def _homogeneous(members: Mapping[str, MemberSpec], partitions: Mapping[uuid.UUID, int]) -> dict[str, Assignment]:
+    """Kafka's UniformHomogeneousAssignmentBuilder: each member keeps what it has up to its quota (the
+    minimum, or one more while extras remain), the rest and the partitions nobody has are handed out in
+    order to the members short of their quota. The orders are Java's: members in HashMap order of their ids,
+    topics in HashSet order of their ids, partitions of a topic ascending."""
+    member_ids = java_hash_map_order(members)
+    subscribed = members[member_ids[0]].subscribed_topic_ids
+    if not subscribed:
+        return {member_id: {} for member_id in member_ids}
+    topics = [t for t in java_hash_order(subscribed, java_uuid_hash, copied=True) if t in partitions]
+    assigned = {(t, p) for spec in members.values() for t, parts in spec.current.items() for p in parts}
+    unassigned = [(t, p) for t in topics for p in range(partitions[t]) if (t, p) not in assigned]
+    min_quota, with_extra = divmod(sum(partitions[t] for t in topics), len(member_ids))
+
+    targets: dict[str, dict[uuid.UUID, set[int]]] = {}
+    unfilled: list[tuple[str, int]] = []
+    for index, member_id in enumerate(member_ids):
+        current = members[member_id].current
+        target = {t: set(parts) for t, parts in current.items()}
+        quota, extra = min_quota, False
+        if with_extra > 0:
+            quota, extra = quota + 1, True
+        for topic_id in java_hash_order(current, java_uuid_hash):
+            owned = current[topic_id]
+            if topic_id not in subscribed or topic_id not in partitions:
+                del target[topic_id]
+            elif len(owned) <= quota:
+                quota -= len(owned)
+            else:
+                for partition in sorted(owned):
+                    if quota > 0:
+                        quota -= 1
+                    else:
+                        target[topic_id].discard(partition)
+                        unassigned.append((topic_id, partition))
+                if not target[topic_id]:
+                    del target[topic_id]
+        if quota > 0 and extra and len(member_ids) - index > with_extra:
+            quota, extra = quota - 1, False
+        if quota > 0:
+            unfilled.append((member_id, quota))
+        if extra:
+            with_extra -= 1
+        targets[member_id] = target
+
+    handed = iter(unassigned)
+    for member_id, quota in unfilled:
+        for topic_id, partition in (tp for _, tp in zip(range(quota), handed, strict=False)):
+            targets[member_id].setdefault(topic_id, set()).add(partition)
+    return {member_id: {t: frozenset(p) for t, p in target.items()} for member_id, target in targets.items()}
 
 
 class RangeAssignor:

@@ -49,7 +49,8 @@ class _Join:
 def join_response(version: int | None = None, **fields: Any) -> JoinResponse:
     """A JoinGroup answer; without a version, `ClassicGroup.complete_join` adapts it to each waiter's."""
     response: JoinResponse = {
-        "error_code": ErrorCode.NONE, "generation_id": -1, "protocol_type": None, "protocol_name": "",
+        # An answer without a protocol (every error, MEMBER_ID_REQUIRED included) has a null name, as Kafka's.
+        "error_code": ErrorCode.NONE, "generation_id": -1, "protocol_type": None, "protocol_name": None,
         "leader": "", "skip_assignment": False, "member_id": "", "members": [],
     }
     response.update(fields)
@@ -603,6 +604,11 @@ class ClassicGroupManager:
         try:
             group = self.group_or_error(request["group_id"])
         except GroupError as error:
+            if error.code is ErrorCode.UNKNOWN_MEMBER_ID:
+                # No such group: Kafka answers each member UNKNOWN_MEMBER_ID, not the request.
+                return self._leave_response(version, ErrorCode.NONE, [
+                    {"member_id": identity["member_id"], "group_instance_id": identity.get("group_instance_id"),
+                     "error_code": ErrorCode.UNKNOWN_MEMBER_ID} for identity in identities])
             return self._leave_response(version, error.code, [])
         if group.is_in_state(S.DEAD):
             return self._leave_response(version, ErrorCode.COORDINATOR_NOT_AVAILABLE, [])

@@ -17,6 +17,7 @@ from kemu.groups.offsets import OffsetAndMetadata
 from kemu.groups.pending import Pending
 from kemu.groups.records import CoordinatorRecord, RecordType, group_metadata_key
 from kemu.groups.subscription_bytes import subscribed_topics
+from kemu.hashing import java_hash_map_order
 from kemu.wire.errors import ErrorCode
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
@@ -318,8 +319,10 @@ class ClassicGroup:
     def select_protocol(self) -> str:
         candidates = self.candidate_protocols()
         votes: Counter[str] = Counter(member.vote(candidates) for member in self.members.values())
-        # Counter.most_common keeps first-seen order on ties, i.e. the oldest member's vote wins a tie.
-        return votes.most_common(1)[0][0]
+        # Kafka counts the votes in a HashMap and takes the first protocol with the most votes in its
+        # iteration order: a tie goes by the names' hashes, not by the members.
+        most = max(votes.values())
+        return next(name for name in java_hash_map_order(votes) if votes[name] == most)
 
     def init_next_generation(self, now_ms: int) -> None:
         self.generation_id += 1

@@ -23,6 +23,7 @@ class GroupConfig:
     consumer_heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
     consumer_max_size: int = _INT_MAX  # group.consumer.max.size
     consumer_assignors: tuple[str, ...] = ("uniform", "range")  # group.consumer.assignors; first is default
+    consumer_assignment_interval_ms: int = 1000  # group.consumer.assignment.interval.ms
 
     # Offsets.
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes

@@ -22,8 +22,8 @@ from kemu.groups.consumer_group import (
     ConsumerGroupMember,
     MemberState,
     TopicMetadata,
-    compile_regex,
     compute_subscription_metadata,
+    regex_error,
     subscription_metadata_record,
 )
 from kemu.groups.context import CoordinatorState, RequestContext
@@ -183,8 +183,10 @@ class ConsumerGroupManager:
             group_epoch += 1
             records.append(consumer_group_epoch_record(group_id, group_epoch))
 
-        # 2. A new target assignment if the group moved on since the last one.
-        if group_epoch > group.target_assignment_epoch:
+        # 2. A new target assignment if the group moved on since the last one, and the last one is not too
+        # recent (Kafka's canComputeNextTargetAssignment): a heartbeat within the interval keeps the old target.
+        assigned_now = group_epoch > group.target_assignment_epoch and self._may_assign(group)
+        if assigned_now:
             target = self._update_target_assignment(group, group_epoch, member, updated, metadata, topics, records)
             target_epoch = group_epoch
         else:
@@ -194,6 +196,11 @@ class ConsumerGroupManager:
         # 3. This member's next step towards its target.
         updated = self._maybe_reconcile(group_id, updated, group, target_epoch, target, owned, records)
         self.state.append(records)
+        live = self.state.groups.get(group_id)
+        if assigned_now and isinstance(live, ConsumerGroup):
+            # Not a record field kemu writes: after a restart the next target is computed at once, as Kafka
+            # does when it does not know when the last one was.
+            live.assignment_timestamp_ms = self.state.now_ms()
         self._schedule_session_timeout(group_id, member_id)
 
         response: dict[str, Any] = {
@@ -208,6 +215,12 @@ class ConsumerGroupManager:
         if full_request or member.assigned_partitions != updated.assigned_partitions:
             response["assignment"] = {"topic_partitions": topic_partitions_field(updated.assigned_partitions)}
         return response
+
+    def _may_assign(self, group: ConsumerGroup) -> bool:
+        interval = self.config.consumer_assignment_interval_ms
+        # 0: never computed (or not since a restart, which does not keep the time), so at once.
+        last = group.assignment_timestamp_ms
+        return last == 0 or interval == 0 or self.state.now_ms() >= last + interval
 
     def _get_or_create_group(self, group_id: str, create: bool, records: list[CoordinatorRecord]) -> ConsumerGroup:
         group = self.state.groups.get(group_id)
@@ -274,8 +287,8 @@ class ConsumerGroupManager:
             raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
         if existing.member_id != member_id:
             raise GroupError(ErrorCode.FENCED_INSTANCE_ID,
-                             f"Static member {member_id} with instance id {instance_id} is not the member "
-                             f"{existing.member_id} that owns it.")
+                             f"Static member {member_id} with instance id {instance_id} was fenced by member "
+                             f"{existing.member_id}.")
         return existing
 
     @staticmethod
@@ -301,10 +314,11 @@ class ConsumerGroupManager:
         if updated == member:
             return False
         if updated.subscribed_topic_regex != member.subscribed_topic_regex and updated.subscribed_topic_regex:
-            if compile_regex(updated.subscribed_topic_regex) is None:
+            error = regex_error(updated.subscribed_topic_regex)
+            if error is not None:
                 raise GroupError(ErrorCode.INVALID_REGULAR_EXPRESSION,
                                  f"SubscribedTopicRegex `{updated.subscribed_topic_regex}` is not a valid "
-                                 f"regular expression.")
+                                 f"regular expression: {error}.")
         records.append(updated.metadata_record(group_id))
         return (updated.subscribed_topic_names != member.subscribed_topic_names
                 or updated.subscribed_topic_regex != member.subscribed_topic_regex)
@@ -464,10 +478,17 @@ class ConsumerGroupManager:
             "member_id": member.member_id, "instance_id": member.instance_id, "rack_id": member.rack_id,
             "member_epoch": member.member_epoch, "client_id": member.client_id, "client_host": member.client_host,
             "subscribed_topic_names": sorted(member.subscribed_topic_names),
-            "subscribed_topic_regex": member.subscribed_topic_regex,
-            "assignment": named(member.assigned_partitions),
+            # Kafka's members hold "" for no regex, and describe it so.
+            "subscribed_topic_regex": member.subscribed_topic_regex or "",
+            # What the member holds: its assigned partitions and those it has yet to give up, as Kafka shows.
+            "assignment": named(_union(member.assigned_partitions, member.partitions_pending_revocation)),
             "target_assignment": named(group.target_assignment.get(member.member_id, EMPTY_ASSIGNMENT)),
         }
+
+
+def _union(first: Assignment, second: Assignment) -> Assignment:
+    return {topic_id: frozenset(first.get(topic_id, frozenset()) | second.get(topic_id, frozenset()))
+            for topic_id in {*first, *second}}
 
 
 def _is_subset(owned: list[dict[str, Any]] | None, assigned: Assignment) -> bool:

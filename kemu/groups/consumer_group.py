@@ -45,10 +45,39 @@ EMPTY_ASSIGNMENT: Assignment = {}
 @functools.lru_cache(maxsize=256)
 def compile_regex(regex: str) -> re.Pattern[str] | None:
     """A subscription regex (Kafka uses RE2/J; Python's syntax agrees on what clients send), None if invalid."""
+    return None if regex_error(regex) is not None else re.compile(regex)
+
+
+# Python's complaint (by how it starts) -> RE2/J's description of the same mistake, which Kafka's
+# INVALID_REGULAR_EXPRESSION message quotes.
+_RE2_DESCRIPTIONS = (
+    ("unterminated character set", "missing closing ]"),
+    ("missing ), unterminated subpattern", "missing closing )"),
+    ("unbalanced parenthesis", "regexp/syntax: internal error"),  # RE2/J's own wording for a stray ")"
+    ("nothing to repeat", "missing argument to repetition operator"),
+    ("multiple repeat", "invalid nested repetition operator"),
+    ("bad character range", "invalid character class range"),
+    ("min repeat greater than max repeat", "invalid repeat count"),
+    ("bad escape (end of pattern)", "trailing backslash at end of expression"),
+    ("bad escape", "invalid escape sequence"),
+)
+# What Python accepts and RE2 does not: backreferences and lookarounds.
+_BACKREFERENCE = re.compile(r"\\[1-9]")
+_LOOKAROUND = re.compile(r"\(\?(?:=|!|<=|<!)")
+
+
+def regex_error(regex: str) -> str | None:
+    """RE2/J's description of why `regex` is not a valid subscription regex, or None if it is."""
+    if _BACKREFERENCE.search(regex) is not None:
+        return "invalid escape sequence"
+    if _LOOKAROUND.search(regex) is not None:
+        return "invalid or unsupported Perl syntax"
     try:
-        return re.compile(regex)
-    except re.error:
-        return None
+        re.compile(regex)
+    except re.error as error:
+        return next((re2 for python, re2 in _RE2_DESCRIPTIONS if error.msg.startswith(python)),
+                    "invalid or unsupported Perl syntax")
+    return None
 
 
 class MemberState(IntEnum):
@@ -167,17 +196,24 @@ class ConsumerGroupMember:
         )
 
 
+INITIAL_EPOCH = 1
+
+
 class ConsumerGroup:
     group_type = "consumer"
     protocol_type = CONSUMER_PROTOCOL_TYPE
 
     def __init__(self, group_id: str) -> None:
         self.group_id = group_id
-        self.group_epoch = 0
+        # Kafka 4.3 starts a group at epoch 1, its (empty) target assignment too: the first member's join
+        # makes epoch 2.
+        self.group_epoch = INITIAL_EPOCH
         self.members: dict[str, ConsumerGroupMember] = {}
         self.static_members: dict[str, str] = {}
         self.subscription_metadata: dict[str, TopicMetadata] = {}
-        self.target_assignment_epoch = 0
+        self.target_assignment_epoch = INITIAL_EPOCH
+        # When the last target assignment was computed (wall clock, ms); 0 for never.
+        self.assignment_timestamp_ms = 0
         self.target_assignment: dict[str, Assignment] = {}
         # topic id -> partition -> epoch of the member currently owning it (assigned or being revoked).
         self.partition_epochs: dict[uuid.UUID, dict[int, int]] = {}

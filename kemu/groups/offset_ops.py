@@ -74,7 +74,9 @@ class OffsetOps:
         """Why the group refuses the whole (Txn)OffsetCommit, if it does (Kafka's validateOffsetCommit and
         validateTransactionalOffsetCommit); a commit to a missing group creates a simple group."""
         group_id = request["group_id"]
-        if not group_id:
+        if not group_id and transactional:
+            # Kafka takes OffsetCommit's "" as a group id like any other (a null id only is INVALID_GROUP_ID,
+            # and no version carries one); TxnOffsetCommit refuses it.
             return ErrorCode.INVALID_GROUP_ID
         member_id = request.get("member_id") or ""
         instance_id = request.get("group_instance_id")

@@ -2,8 +2,8 @@
 
 v0 finds group coordinators only; v1 adds `key_type` (0 group, 1 transaction), throttle time and an error
 message (Kafka sends "NONE" on success: Java's `Errors.NONE.message()`); v3 is flexible; v4 batches keys
-(`coordinator_keys` in, `coordinators[]` out, no error message on success); v6 adds key type 2 (share
-groups, KIP-932).
+(`coordinator_keys` in, `coordinators[]` out, each error message "": Kafka never sets it); v6 adds key type 2
+(share groups, KIP-932).
 
 The coordinator of a group is the leader of `__consumer_offsets` partition `partition_for(group id)`; of a
 transactional id, the leader of `__transaction_state` partition `partition_for(id)`. The first lookup of

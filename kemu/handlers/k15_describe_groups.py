@@ -5,8 +5,9 @@ every group operation without one);
 v4 each member's `group_instance_id`; v5 flexible.
 
 Classic groups only: an unknown group, or a KIP-848 consumer group (ConsumerGroupDescribe describes those),
-is reported Dead with no error, as Kafka does before DescribeGroups v6. Member metadata and assignments are
-shown once the group is Stable. A group this broker does not coordinate gets NOT_COORDINATOR in its entry;
+is reported Dead with no error, as Kafka does before DescribeGroups v6; so is "", an id like any other (only a
+null id, which no version can carry, would be INVALID_GROUP_ID). Member metadata is shown once the group is
+Stable, assignments always. A group this broker does not coordinate gets NOT_COORDINATOR in its entry;
 one the client may not DESCRIBE, GROUP_AUTHORIZATION_FAILED.
 """
 

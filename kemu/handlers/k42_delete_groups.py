@@ -1,9 +1,9 @@
 """DeleteGroups (key 42), versions 0-2.
 
 v1 is the same as v0; v2 is flexible. Each group is deleted with its committed offsets if it is Empty (or
-Dead, or only holds offsets): NON_EMPTY_GROUP while it has members, GROUP_ID_NOT_FOUND if unknown,
-INVALID_GROUP_ID for "", NOT_COORDINATOR where this broker does not coordinate it. A group named twice is
-answered once, as Kafka does.
+Dead, or only holds offsets): NON_EMPTY_GROUP while it has members, GROUP_ID_NOT_FOUND if unknown ("" too:
+Kafka keeps INVALID_GROUP_ID for a null id, which no version can carry), NOT_COORDINATOR where this broker
+does not coordinate it. A group named twice is answered once, as Kafka does.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     results = []
     for group_id in dict.fromkeys(request.body["groups_names"]):
         error = authz.denied_code(ctx, authz.DELETE, authz.GROUP, group_id)
-        if error is ErrorCode.NONE and group_id:
+        if error is ErrorCode.NONE:
             error = service.coordinator_error(group_id, ctx.node_id)
         if error is not ErrorCode.NONE:
             results.append({"group_id": group_id, "error_code": error})

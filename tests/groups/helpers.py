@@ -140,6 +140,11 @@ class Topics:
         return list(self.topics.values())
 
 
+# Kafka's defaults, but a KIP-848 target assignment at every group epoch (no assignment interval), so that a
+# test about something else needs no clock steps between joins; the interval's tests pass GroupConfig().
+TEST_CONFIG = GroupConfig(consumer_assignment_interval_ms=0)
+
+
 class Harness:
     """A coordinator, its virtual clock, its journal and its topics."""
 
@@ -147,7 +152,7 @@ class Harness:
         self.clock = VirtualClock(START_MS)
         self.journal: list[CoordinatorRecord] = []
         self.topics = Topics()
-        self.config = config or GroupConfig()
+        self.config = config or TEST_CONFIG
         self.coordinator = GroupCoordinator(self.clock, config=self.config, journal=self.journal.append,
                                             topics=self.topics, new_uuid=uuid_counter())
 

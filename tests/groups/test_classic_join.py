@@ -138,6 +138,17 @@ def test_only_protocols_every_member_supports_are_candidates() -> None:
     assert [m["metadata"] for m in a.result()["members"]] == [b"a2", b"b2", b"c2"]
 
 
+@pytest.mark.parametrize("first, second", [("roundrobin", "range"), ("range", "roundrobin")])
+def test_a_tied_vote_goes_by_the_protocol_names_hash_order_not_the_members(first: str, second: str) -> None:
+    # Kafka counts votes in a java.util.HashMap and keeps the first most-voted in its iteration order, where
+    # "range" comes before "roundrobin" whichever member voted for it.
+    h = Harness()
+    _, a = h.join_with_id(client_id="a", protocols=[(first, b""), (second, b"")])
+    _, b = h.join_with_id(client_id="b", protocols=[(second, b""), (first, b"")])
+    h.run_until(lambda: a.done)
+    assert a.result()["protocol_name"] == b.result()["protocol_name"] == "range"
+
+
 @pytest.mark.parametrize("protocol_type, protocols", [("", [("range", b"")]), ("consumer", [])])
 def test_first_member_needs_a_protocol_type_and_protocols(protocol_type: str,
                                                           protocols: list[tuple[str, bytes]]) -> None:

@@ -208,8 +208,13 @@ def test_leave_before_v3_reports_the_members_error_at_the_top(version: int) -> N
 def test_leave_group_level_errors() -> None:
     h = Harness()
     assert h.coordinator.leave_group(leave_request(""), ctx(3))["error_code"] == ErrorCode.INVALID_GROUP_ID
-    assert h.coordinator.leave_group(leave_request("nope", ("m", None)), ctx(3))["error_code"] == \
-        ErrorCode.UNKNOWN_MEMBER_ID
+    # A group that does not exist: each member is unknown (v3+), the one member's error is the answer's (v0-2).
+    assert h.coordinator.leave_group(leave_request("nope", ("m", None), ("", "i")), ctx(3)) == {
+        "error_code": ErrorCode.NONE, "members": [
+            {"member_id": "m", "group_instance_id": None, "error_code": ErrorCode.UNKNOWN_MEMBER_ID},
+            {"member_id": "", "group_instance_id": "i", "error_code": ErrorCode.UNKNOWN_MEMBER_ID}]}
+    assert h.coordinator.leave_group({"group_id": "nope", "member_id": "m"}, ctx(2)) == {
+        "error_code": ErrorCode.UNKNOWN_MEMBER_ID, "members": []}
 
 
 def test_a_pending_member_may_leave() -> None:

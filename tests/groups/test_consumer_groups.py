@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from kemu.groups import ConsumerGroupState, GroupConfig, RecordType
+from kemu.groups.consumer_group import regex_error
 from kemu.wire.errors import ErrorCode
 from tests.groups.helpers import Harness, cg_heartbeat, ctx, owned, partitions_of
 
@@ -53,6 +54,10 @@ class Member:
         return self.owned.get(topic_id, set())
 
 
+# Kafka computes a new target assignment at most every group.consumer.assignment.interval.ms.
+ASSIGNMENT_INTERVAL_MS = GroupConfig().consumer_assignment_interval_ms
+
+
 def settle(*members: Member, rounds: int = 5) -> None:
     for _ in range(rounds):
         for member in members:
@@ -67,19 +72,20 @@ def test_two_members_split_four_partitions_after_revocation() -> None:
     h = Harness()
     t = h.topics.create("t", 4)
     a = Member(h, topics=["t"])
-    assert a.epoch == 1 and a.partitions(t) == {0, 1, 2, 3}
+    # A group starts at epoch 1 (as Kafka 4.3's): the first join makes it 2.
+    assert a.epoch == 2 and a.partitions(t) == {0, 1, 2, 3}
     assert a.last["heartbeat_interval_ms"] == 5000
 
     b = Member(h, topics=["t"])
-    assert b.epoch == 2 and b.partitions(t) == set()  # a still holds everything
+    assert b.epoch == 3 and b.partitions(t) == set()  # a still holds everything
     assert state(h) is ConsumerGroupState.RECONCILING
 
-    a.heartbeat()  # told to give up two partitions, still in epoch 1
-    assert a.epoch == 1 and len(a.partitions(t)) == 2
+    a.heartbeat()  # told to give up two partitions, still in epoch 2
+    assert a.epoch == 2 and len(a.partitions(t)) == 2
     assert b.heartbeat()["assignment"] is None and b.partitions(t) == set()  # not released yet
 
-    a.heartbeat()  # reports it no longer owns them: moves to epoch 2
-    assert a.epoch == 2
+    a.heartbeat()  # reports it no longer owns them: moves to epoch 3
+    assert a.epoch == 3
     b.heartbeat()  # now free: handed to b
     assert b.partitions(t) and not (a.partitions(t) & b.partitions(t))
     assert a.partitions(t) | b.partitions(t) == {0, 1, 2, 3}
@@ -92,9 +98,37 @@ def test_a_plain_heartbeat_without_changes_carries_no_assignment() -> None:
     h.topics.create("t", 2)
     a = Member(h, topics=["t"])
     response = a.heartbeat()
-    assert response["assignment"] is None and response["member_epoch"] == 1
+    assert response["assignment"] is None and response["member_epoch"] == 2
     full = a.heartbeat(topics=["t"], rebalance_timeout_ms=REBALANCE_TIMEOUT)  # a full request
     assert full["assignment"] is not None
+
+
+def test_a_new_target_waits_for_the_assignment_interval() -> None:
+    # Kafka 4.3's group.consumer.assignment.interval.ms: a group epoch within the interval of the last target
+    # assignment keeps that target (the group is Assigning) until a heartbeat comes after the interval.
+    h = Harness(GroupConfig())
+    t = h.topics.create("t", 4)
+    a = Member(h, topics=["t"])
+    assert a.partitions(t) == {0, 1, 2, 3}
+    h.advance(ASSIGNMENT_INTERVAL_MS - 1)
+    b = Member(h, topics=["t"])
+    group = h.coordinator.group("cg")
+    assert (b.epoch, b.partitions(t), group.target_assignment_epoch) == (2, set(), 2)
+    assert state(h) is ConsumerGroupState.ASSIGNING
+    h.advance(1)
+    b.heartbeat()
+    assert (b.epoch, group.target_assignment_epoch) == (3, 3)
+    assert state(h) is ConsumerGroupState.RECONCILING  # a still owns what b is to get
+    assert group.assignment_timestamp_ms == h.clock.now_ms()
+
+
+def test_no_assignment_interval_assigns_at_every_epoch() -> None:
+    h = Harness(GroupConfig(consumer_assignment_interval_ms=0))
+    t = h.topics.create("t", 4)
+    Member(h, topics=["t"])
+    b = Member(h, topics=["t"])
+    assert b.epoch == 3 and h.coordinator.group("cg").target_assignment_epoch == 3
+    assert state(h) is ConsumerGroupState.RECONCILING and b.partitions(t) == set()
 
 
 def test_a_leaving_member_gives_the_other_all_partitions() -> None:
@@ -168,7 +202,22 @@ def test_an_invalid_regex_is_refused() -> None:
     h = Harness()
     response = h.cg(cg_heartbeat("cg", "m1", 0, regex="orders-(", owned=[], rebalance_timeout_ms=1000), version=1)
     assert response["error_code"] == ErrorCode.INVALID_REGULAR_EXPRESSION
+    assert response["error_message"] == "SubscribedTopicRegex `orders-(` is not a valid regular expression: " \
+        "missing closing )."
     assert "cg" not in h.coordinator.groups
+
+
+# RE2/J's descriptions, as Kafka 4.3 quoted them (compat_tests/differential/test_groups_consumer.py compares
+# these regexes against a running Kafka).
+@pytest.mark.parametrize("regex, description", [
+    ("[unclosed", "missing closing ]"), ("close)", "regexp/syntax: internal error"),
+    ("*star", "missing argument to repetition operator"), ("a**", "invalid nested repetition operator"),
+    ("trailing\\", "trailing backslash at end of expression"), ("\\q", "invalid escape sequence"),
+    ("[b-a]", "invalid character class range"), ("(?=look)", "invalid or unsupported Perl syntax"),
+    ("(x)\\1", "invalid escape sequence"), ("a{2,1}", "invalid repeat count"), ("orders-.*", None),
+])
+def test_regex_errors_are_described_as_re2_does(regex: str, description: str | None) -> None:
+    assert regex_error(regex) == description
 
 
 def test_more_partitions_mean_a_new_assignment() -> None:
@@ -177,13 +226,13 @@ def test_more_partitions_mean_a_new_assignment() -> None:
     a = Member(h, topics=["t"])
     h.topics.grow("t", 4)
     a.heartbeat()
-    assert a.partitions(t) == {0, 1, 2, 3} and a.epoch == 2
+    assert a.partitions(t) == {0, 1, 2, 3} and a.epoch == 3
 
 
 @pytest.mark.parametrize("epoch, owned_partitions", [
-    (4, [0, 1]),        # ahead of the coordinator
-    (1, [0, 1]),        # behind, and not the previous epoch
-    (2, [0, 1, 2, 7]),  # the previous epoch, but claiming more than it was given
+    (5, [0, 1]),        # ahead of the coordinator
+    (2, [0, 1]),        # behind, and not the previous epoch
+    (3, [0, 1, 2, 7]),  # the previous epoch, but claiming more than it was given
 ])
 def test_member_epochs_are_fenced(epoch: int, owned_partitions: list[int]) -> None:
     h = Harness()
@@ -193,7 +242,7 @@ def test_member_epochs_are_fenced(epoch: int, owned_partitions: list[int]) -> No
         h.topics.grow("t", partitions)
         a.heartbeat()
     member = h.coordinator.group("cg").members[a.member_id]
-    assert (member.member_epoch, member.previous_member_epoch) == (3, 2)
+    assert (member.member_epoch, member.previous_member_epoch) == (4, 3)
     response = h.cg(cg_heartbeat("cg", a.member_id, epoch, owned=owned(t, owned_partitions)))
     assert response["error_code"] == ErrorCode.FENCED_MEMBER_EPOCH
     assert response["error_message"] and response["member_id"] is None
@@ -204,12 +253,12 @@ def test_the_previous_epoch_is_accepted_when_the_bump_was_lost() -> None:
     t = h.topics.create("t", 2)
     a = Member(h, topics=["t"])
     h.topics.grow("t", 3)
-    response = h.cg(cg_heartbeat("cg", a.member_id, 1, owned=owned(t, [0, 1])))  # moves a to epoch 2
-    assert response["member_epoch"] == 2
-    # That response was lost: a retries with epoch 1 and a subset of what it now has.
-    retry = h.cg(cg_heartbeat("cg", a.member_id, 1, owned=owned(t, [0, 1])))
-    assert retry["error_code"] == ErrorCode.NONE and retry["member_epoch"] == 2
-    superset = h.cg(cg_heartbeat("cg", a.member_id, 1, owned=owned(t, [0, 1, 2, 5])))
+    response = h.cg(cg_heartbeat("cg", a.member_id, 2, owned=owned(t, [0, 1])))  # moves a to epoch 3
+    assert response["member_epoch"] == 3
+    # That response was lost: a retries with epoch 2 and a subset of what it now has.
+    retry = h.cg(cg_heartbeat("cg", a.member_id, 2, owned=owned(t, [0, 1])))
+    assert retry["error_code"] == ErrorCode.NONE and retry["member_epoch"] == 3
+    superset = h.cg(cg_heartbeat("cg", a.member_id, 2, owned=owned(t, [0, 1, 2, 5])))
     assert superset["error_code"] == ErrorCode.FENCED_MEMBER_EPOCH
 
 
@@ -302,7 +351,7 @@ def test_a_member_that_never_revokes_is_fenced_after_its_rebalance_timeout() -> 
     h.cg(cg_heartbeat("cg", a.member_id, a.epoch, owned=everything))
     for _ in range(2):
         h.advance(4_000)
-        assert h.cg(cg_heartbeat("cg", a.member_id, a.epoch, owned=everything))["member_epoch"] == 1
+        assert h.cg(cg_heartbeat("cg", a.member_id, a.epoch, owned=everything))["member_epoch"] == 2
         b.heartbeat()
     assert b.partitions(t) == set()
     h.advance(2_000)
@@ -366,9 +415,9 @@ def test_consumer_group_describe() -> None:
     response = h.coordinator.consumer_group_describe({"group_ids": ["cg", "nope", ""]}, ctx(0))
     described, missing, invalid = response["groups"]
     assert described["error_code"] == ErrorCode.NONE and described["group_state"] == "Stable"
-    assert described["group_epoch"] == 1 and described["assignment_epoch"] == 1
+    assert described["group_epoch"] == 2 and described["assignment_epoch"] == 2
     (member,) = described["members"]
-    assert member["member_id"] == a.member_id == "a" and member["member_epoch"] == 1
+    assert member["member_id"] == a.member_id == "a" and member["member_epoch"] == 2
     assert member["client_host"] == "/127.0.0.1"
     assert member["subscribed_topic_names"] == ["t"]
     assert member["assignment"] == {"topic_partitions": [{"topic_id": t, "topic_name": "t", "partitions": [0, 1]}]}

@@ -18,7 +18,8 @@ NOT_COORDINATOR, INVALID_REQUEST, GROUP_ID_NOT_FOUND = 16, 42, 69
 
 @pytest.fixture
 def broker(make_broker: MakeBroker) -> Iterator[Broker]:
-    with make_broker(group_config()) as running:
+    # A target assignment at every epoch: the wire is the point here; tests/groups has the interval's tests.
+    with make_broker(group_config(group_consumer_assignment_interval_ms=0)) as running:
         running.call(create_topics, running.broker, [NewTopic("t", 4, 1)])
         yield running
 
@@ -57,7 +58,7 @@ def test_not_coordinator_before_the_offsets_topic_exists(conn: Connection) -> No
 def test_v0_gets_its_member_id_from_the_broker(broker: Broker, conn: Connection) -> None:
     find_coordinator(conn, "g")
     first = heartbeat(conn, "", 0, set(), version=0)
-    assert first["error_code"] == 0 and first["member_id"] and first["member_epoch"] == 1
+    assert first["error_code"] == 0 and first["member_id"] and first["member_epoch"] == 2
     assert assigned(first) == {0, 1, 2, 3}
     assert first["heartbeat_interval_ms"] == 5000
 
@@ -66,21 +67,21 @@ def test_two_members_share_the_partitions_after_revocation(broker: Broker, conn:
     find_coordinator(conn, "g")
     tid = topic_id(broker)
     a = heartbeat(conn, "member-a", 0, set(), tid=tid)
-    assert (a["error_code"], a["member_epoch"], assigned(a)) == (0, 1, {0, 1, 2, 3})
+    assert (a["error_code"], a["member_epoch"], assigned(a)) == (0, 2, {0, 1, 2, 3})
     b = heartbeat(conn, "member-b", 0, set(), tid=tid)
-    assert (b["error_code"], b["member_epoch"]) == (0, 2)
+    assert (b["error_code"], b["member_epoch"]) == (0, 3)
     assert assigned(b) == set()  # its partitions are still owned by a
 
-    a = heartbeat(conn, "member-a", 1, {0, 1, 2, 3}, tid=tid)
+    a = heartbeat(conn, "member-a", 2, {0, 1, 2, 3}, tid=tid)
     kept = assigned(a)
     assert kept is not None and len(kept) == 2
     a = heartbeat(conn, "member-a", a["member_epoch"], kept, tid=tid)
-    assert a["member_epoch"] == 2
-    b = heartbeat(conn, "member-b", 2, set(), tid=tid)
+    assert a["member_epoch"] == 3
+    b = heartbeat(conn, "member-b", 3, set(), tid=tid)
     assert assigned(b) == {0, 1, 2, 3} - kept
 
     [described] = conn.request(CG_DESCRIBE, 0, {"group_ids": ["g"], "include_authorized_operations": True})["groups"]
-    assert (described["error_code"], described["group_state"], described["group_epoch"]) == (0, "Stable", 2)
+    assert (described["error_code"], described["group_state"], described["group_epoch"]) == (0, "Stable", 3)
     assert described["assignor_name"] == "uniform"
     assert described["authorized_operations"] == all_operations(ResourceType.GROUP)
     members = {m["member_id"]: m for m in described["members"]}

@@ -4,6 +4,7 @@ current (every step answered, its requests those the scripts make now, its names
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 import shutil
@@ -17,6 +18,7 @@ from compat_tests.conformance.__main__ import main
 from compat_tests.conformance.replay import Tally, replay
 from compat_tests.conformance.scripts import all_scripts
 from compat_tests.conformance.steps import CLOSED, RUN_TOKEN, Connection, Script
+from compat_tests.differential import compare
 from compat_tests.kemu_process import KemuServeProcess
 from compat_tests.reference.kafka import ReferenceKafka
 
@@ -60,6 +62,34 @@ def test_authorizer_scripts_against_kemu(conformance_kemu_authorizer: KemuServeP
     tally = replay(scripts_of("authorizer"), (conformance_kemu_authorizer.host, conformance_kemu_authorizer.port))
     assert_no_difference(tally)
     assert not tally.stale, "\n".join(tally.stale)
+
+
+def unused_entries(seen_reasons: set[str], entries: tuple[compare.KnownDifference, ...],
+                   scenarios_not_replayed: list[str]) -> list[compare.KnownDifference]:
+    """The conformance entries that explained nothing in a replay: a wildcard entry is never stale by itself
+    (compare.judge checks exact ones), so this is how a fixed difference leaves the file. Entries that could
+    apply to a scenario this replay did not run are left alone."""
+    return [entry for entry in entries
+            if entry.scenario.startswith("conformance.") and entry.reason not in seen_reasons
+            and not any(fnmatch.fnmatchcase(name, entry.scenario) for name in scenarios_not_replayed)]
+
+
+def test_every_conformance_entry_still_explains_something(conformance_kemu: KemuServeProcess,
+                                                          conformance_kemu_authorizer: KemuServeProcess) -> None:
+    seen: set[str] = set()
+    for group, broker in (("default", conformance_kemu), ("authorizer", conformance_kemu_authorizer)):
+        seen.update(replay(scripts_of(group), (broker.host, broker.port)).known_seen)
+    cluster = [script.scenario(step) for script in scripts_of("cluster") for step in script.steps]
+    unused = unused_entries(seen, compare.known(), cluster)
+    assert not unused, "known differences kemu no longer shows:\n" + "\n".join(
+        f"  {entry.scenario} {entry.path}: {entry.reason}" for entry in unused)
+
+
+def test_an_entry_that_explains_nothing_is_reported() -> None:
+    used = compare.KnownDifference(scenario="conformance.x.*", path="a", reason="still seen")
+    unused = compare.KnownDifference(scenario="conformance.y.*", path="b", reason="fixed long ago")
+    cluster_only = compare.KnownDifference(scenario="conformance.cluster.*", path="c", reason="not replayed")
+    assert unused_entries({"still seen"}, (used, unused, cluster_only), ["conformance.cluster.s.t"]) == [unused]
 
 
 def test_cluster_scripts_against_kemu(conformance_kemu_cluster: tuple[str, int]) -> None:

@@ -50,6 +50,13 @@ class Member(ConsumerRebalanceListener):  # type: ignore[misc]
 
     async def on_partitions_revoked(self, revoked: Any) -> None:
         self.revoke_calls += 1
+        # What was read of a revoked partition is no longer this member's progress: if the partition comes
+        # back, the consumer reads it again from the committed offset. Kept, a member that owned every
+        # partition before a second one joined (a new group's first rebalance does not wait,
+        # group.initial.rebalance.delay.ms=0) looked caught up while its positions were reset, and committed
+        # nothing for them.
+        for tp in revoked:
+            self.next.pop(tp.partition, None)
 
     async def poll(self) -> None:
         for tp, records in (await self.consumer.getmany(timeout_ms=50)).items():

@@ -80,8 +80,11 @@ def test_no_topics(pair: Pair, topics: Any, version: int) -> None:
 def test_all_topics(pair: Pair, topics: Any, version: int) -> None:
     def run(target: Target) -> dict[str, Any]:
         # v0 asks for all with an empty list (its list is not nullable), v1+ with null.
+        # __share_group_state is Kafka's share-group state topic, made when a test earlier in the session asked
+        # FindCoordinator for a share-group key: kemu has no share groups yet (issue 32), and whether Kafka has
+        # made it depends on which tests ran first, so it is left out here rather than listed as known.
         return shaped(metadata(target, version, [] if version == 0 else None, authorized_operations=version >= 8),
-                      lambda name: name.startswith((PREFIX, "__")))
+                      lambda name: name.startswith((PREFIX, "__")) and name != "__share_group_state")
     kafka, kemu = pair.both(run)
     check(f"metadata.all_topics.v{version}", kafka, kemu)
 

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
+import confluent_kafka
 
 from compat_tests.differential import groups_kip848
 from compat_tests.differential.compare import check
 from compat_tests.differential.groups_kip848 import describe, topics_setup
 from compat_tests.differential.groups_wire import OFFSET_FETCH, ready_coordinator, unique, wait_for
 from compat_tests.differential.targets import Pair, Target
-
-confluent_kafka = pytest.importorskip("confluent_kafka")
 
 Body = dict[str, Any]
 cpair = groups_kip848.cpair  # the fixture: the pair with groups_kip848.CONSUMER_GROUP_SETTINGS

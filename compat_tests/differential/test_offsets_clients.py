@@ -6,13 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
+import confluent_kafka
 
 from compat_tests.differential.compare import check
 from compat_tests.differential.groups_wire import OFFSET_FETCH, create_topics, ready_coordinator, unique, wait_for
 from compat_tests.differential.targets import Pair, Target
-
-confluent_kafka = pytest.importorskip("confluent_kafka")
 
 Body = dict[str, Any]
 PARTITIONS = 2

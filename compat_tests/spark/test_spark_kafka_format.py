@@ -1,7 +1,7 @@
-"""The same pipeline through Spark's own `format("kafka")` (the Java client inside the JVM), read_committed, when
-its connector jars are there (KEMU_SPARK_JARS, or spark.jars.packages resolved through a reachable Maven); skipped
-with the reason otherwise. Spark's sink is at-least-once: killed in the middle of a batch and restarted, the
-batch's records already written are written again, which is what the "kemu-kafka" sink is there to prevent."""
+"""The same pipeline through Spark's own `format("kafka")` (the Java client inside the JVM), read_committed, with
+its connector jars from compat_tests/maven/spark-kafka (through compat_tests/spark/conftest.py). Spark's sink is
+at-least-once: killed in the middle of a batch and restarted, the batch's records already written are written
+again, which is what the "kemu-kafka" sink is there to prevent."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from pyspark.sql import SparkSession
 
 from compat_tests.kemu_process import KemuServeProcess
 from compat_tests.spark.support import PREFIX, TIMEOUT_S, duplicates, new_pipeline, read_topic
-from kemu.spark.session import Connector
 
 # Plain record n sits on partition n % 2 at offset n // 2; with 12 offsets a trigger, batch 1 reads offsets 6..11
 # of partition 0, so plain-12 and plain-14 are written before plain-16 kills the task.
@@ -21,11 +20,8 @@ POISON = b"plain-16"
 
 
 def test_spark_kafka_source_and_sink_read_committed_and_duplicate_after_a_crash(
-        kemu_spark: SparkSession, kemu_spark_connector: Connector, kemu_server: KemuServeProcess,
-        tmp_path: Path) -> None:
-    if not kemu_spark_connector.available:
-        pytest.skip(kemu_spark_connector.reason)
-    pipeline = new_pipeline(kemu_spark, kemu_server.bootstrap, "spark-own", tmp_path)
+        spark_kafka: SparkSession, kemu_server: KemuServeProcess, tmp_path: Path) -> None:
+    pipeline = new_pipeline(spark_kafka, kemu_server.bootstrap, "spark-own", tmp_path)
     first = pipeline.run(fmt="kafka", poison=POISON)
     with pytest.raises(StreamingQueryException, match="poison record"):
         first.awaitTermination(TIMEOUT_S * 2)

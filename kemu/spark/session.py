@@ -1,10 +1,14 @@
 """A small local SparkSession for tests, with the "kemu-kafka" source registered and, where they can be had,
 Spark's own Kafka connector jars.
 
-The jars come from the folder `KEMU_SPARK_JARS` names (every *.jar in it), else from `spark.jars.packages`
-coordinates matching the installed pyspark and its Scala version, which Spark resolves through Maven (what a
-user's machine does). Where neither works the session starts without them, and `Connector.reason` says why, so
-tests of `format("kafka")` can skip with it; `format("kemu-kafka")` needs no jar.
+`KEMU_SPARK_JARS` says where the connector's jars are: a folder (every *.jar in it), or a list of jars and
+folders separated by the path separator (a Maven classpath, say); the jars pyspark already ships (its Hadoop,
+Scala, compression and logging jars, at pyspark's own versions) are left out, so what is added is the connector,
+its token provider, its kafka-clients and commons-pool2. `KEMU_SPARK_JARS=off` starts the session without them
+and looks nothing up. Unset, the session asks Spark for `spark.jars.packages` coordinates matching the installed
+pyspark and its Scala version, which Spark resolves through Maven (what a user's machine does; offline, that
+attempt costs seconds before it fails). Where the jars cannot be had the session starts without them, and
+`Connector.reason` says why, so tests of `format("kafka")` can skip with it; `format("kemu-kafka")` needs no jar.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from pyspark.sql import SparkSession
 from kemu.spark.source import KafkaDataSource
 
 JARS_VARIABLE = "KEMU_SPARK_JARS"
+JARS_OFF = "off"
 CONNECTOR_JAR = re.compile(r"spark-sql-kafka-0-10_(\d+\.\d+)-.*\.jar$")
+_VERSIONED_JAR = re.compile(r"^(?P<artifact>.+)-\d+(?:\.\d+)*(?:[-.][0-9A-Za-z]+)*\.jar$")
 
 
 @dataclass(frozen=True)
@@ -29,17 +35,52 @@ class Connector:
 
     available: bool
     detail: str
+    jars: tuple[str, ...] = ()
+    """The jars added to Spark's classpath (file names are enough to tell which versions)."""
 
     @property
     def reason(self) -> str:
         return "" if self.available else f"Spark's Kafka connector jars are not available: {self.detail}"
 
+    def describe(self) -> str:
+        if not self.available:
+            return self.reason
+        used = ", ".join(Path(jar).name for jar in self.jars) if self.jars else "resolved by Spark"
+        return f"Spark's Kafka connector from {self.detail}: {used}"
+
+
+def artifact_name(jar: str) -> str:
+    """A jar's artifact without its version: kafka-clients-3.9.2.jar -> kafka-clients."""
+    name = Path(jar).name
+    found = _VERSIONED_JAR.match(name)
+    return found.group("artifact") if found else name.removesuffix(".jar")
+
+
+def listed_jars(value: str) -> list[str]:
+    """Every jar a KEMU_SPARK_JARS value names: jar files as they are, folders by their *.jar."""
+    jars: list[str] = []
+    for entry in filter(None, value.split(os.pathsep)):
+        path = Path(entry)
+        jars.extend(sorted(str(p) for p in path.glob("*.jar")) if path.is_dir() else [str(path)])
+    return jars
+
+
+def _pyspark_jars() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent / "jars"
+
+
+def jars_to_add(jars: list[str]) -> list[str]:
+    """The jars pyspark does not already have: a second, other-versioned copy of one of its own (Hadoop's
+    client, Scala's library, lz4, snappy, slf4j) would be a classpath conflict, not a dependency."""
+    shipped = {artifact_name(jar.name) for jar in _pyspark_jars().glob("*.jar")}
+    return [jar for jar in jars if artifact_name(jar) not in shipped]
+
 
 def scala_version() -> str:
     """The Scala binary version pyspark's jars were built for (from scala-library-2.13.x.jar)."""
-    import pyspark
-
-    jars = Path(pyspark.__file__).parent / "jars"
+    jars = _pyspark_jars()
     for jar in sorted(jars.glob("scala-library-*.jar")):
         found = re.match(r"scala-library-(\d+\.\d+)\.", jar.name)
         if found:
@@ -79,16 +120,23 @@ def local_session(app_name: str = "kemu", *, cores: int = 2, shuffle_partitions:
     # started with PYSPARK_PYTHON, not spark.pyspark.python: without it they run `python3` from PATH, which
     # outside an activated virtualenv has no kemu ("No module named 'kemu'"). The JVM inherits it at launch.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    folder = os.environ.get(JARS_VARIABLE)
+    listed = os.environ.get(JARS_VARIABLE, "").strip()
     status = Connector(False, "not asked for")
     session: SparkSession | None = None
-    if connector and folder:
-        jars = sorted(str(p) for p in Path(folder).glob("*.jar"))
-        if any(CONNECTOR_JAR.search(jar) for jar in jars):
-            session = _builder(app_name, cores, shuffle_partitions).config("spark.jars", ",".join(jars)).getOrCreate()
-            status = Connector(True, f"{JARS_VARIABLE}={folder}")
+    if connector and listed == JARS_OFF:
+        status = Connector(False, f"{JARS_VARIABLE}={JARS_OFF}")
+    elif connector and listed:
+        jars = listed_jars(listed)
+        missing = [jar for jar in jars if not Path(jar).is_file()]
+        added = jars_to_add(jars)
+        if missing:
+            status = Connector(False, f"{JARS_VARIABLE} names jars that are not there: {', '.join(missing)}")
+        elif any(CONNECTOR_JAR.search(jar) for jar in added):
+            session = _builder(app_name, cores, shuffle_partitions).config("spark.jars", ",".join(added)) \
+                .getOrCreate()
+            status = Connector(True, JARS_VARIABLE, tuple(added))
         else:
-            status = Connector(False, f"no spark-sql-kafka-0-10 jar in {JARS_VARIABLE}={folder}")
+            status = Connector(False, f"no spark-sql-kafka-0-10 jar in {JARS_VARIABLE}={listed}")
     elif connector:
         packages = connector_packages()
         try:
@@ -97,7 +145,8 @@ def local_session(app_name: str = "kemu", *, cores: int = 2, shuffle_partitions:
             status = Connector(True, f"spark.jars.packages={packages}")
         except Exception as error:  # noqa: BLE001 - Spark reports an unresolvable package as a dead gateway
             status = Connector(False, f"spark.jars.packages={packages} could not be resolved (no Maven "
-                                      f"repository reachable, and {JARS_VARIABLE} unset): {error}")
+                                      f"repository reachable; set {JARS_VARIABLE} to the connector's jars, or "
+                                      f"to {JARS_OFF} to skip the lookup): {error}")
     if session is None:
         session = _builder(app_name, cores, shuffle_partitions).getOrCreate()
     session.sparkContext.setLogLevel(log_level)

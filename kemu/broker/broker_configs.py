@@ -72,6 +72,11 @@ def kafka_doc(kind: str, name: str) -> str | None:
     return _kafka_docs()[kind].get(name)
 
 
+def kafka_docs_version() -> str:
+    """The Kafka version kafka_config_docs.json was generated from."""
+    return str(_kafka_docs()["kafka_version"])
+
+
 class ConfigSource(IntEnum):
     """DescribeConfigsResponse.ConfigSource ids."""
 
@@ -369,6 +374,13 @@ def _kafka_keys(own: list[BrokerConfigKey]) -> Iterator[BrokerConfigKey]:
 
 def _all_keys() -> list[BrokerConfigKey]:
     return sorted(_kafka_keys([*_server_keys(), *_log_keys(), *_security_keys()]), key=lambda k: k.name)
+
+
+def kemu_definitions() -> frozenset[str]:
+    """The broker settings kemu defines itself (the server's and the listeners' security settings), which
+    its code reads; not the log.* defaults of topic configs (those follow their topic config) nor the rest of
+    Kafka's. Built on each call: only the settings reference (kemu.broker.settings_reference) asks."""
+    return frozenset(key.name for key in (*_server_keys(), *_security_keys()))
 
 
 BROKER_CONFIGS: dict[str, BrokerConfigKey] = {key.name: key for key in _all_keys()}

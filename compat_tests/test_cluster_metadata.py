@@ -141,3 +141,10 @@ def test_kafka_python_reassigns_a_partition(kemu_broker: Broker) -> None:
     finally:
         admin.close()
     assert kafka_python_view(kemu_broker)[1] == {0: (3, [3, 2], [3, 2])}
+
+
+@pytest.mark.kemu(config={"broker.rack": "rack-by-setting"})
+def test_the_broker_rack_setting_places_the_broker(kemu_broker: Broker) -> None:
+    # As in a server.properties: the setting, not only --rack, gives the broker its rack.
+    admin = AdminClient({"bootstrap.servers": kemu_broker.bootstrap_servers})
+    assert [(n.id, n.rack) for n in admin.describe_cluster().result(10).nodes] == [(1, "rack-by-setting")]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kemu.authorizer.config import AUTHORIZER_CLASSES
-from kemu.broker.config import BrokerConfig
+from kemu.broker.config import PROPERTY_FIELDS, BrokerConfig
 from kemu.broker.kafka_broker_keys import KAFKA_BROKER_KEYS
 from kemu.log.config import (
     LONG_MAX,
@@ -610,7 +610,7 @@ def apply_properties(config: BrokerConfig, properties: Mapping[str, str]) -> lis
             unknown.append(name)
             continue
         value = key.parse(raw)
-        attribute = name.replace(".", "_")
+        attribute = PROPERTY_FIELDS.get(name, name.replace(".", "_"))
         if attribute in BrokerConfig.__dataclass_fields__ and attribute not in ("properties", "settings_given"):
             setattr(config, attribute, value)
             config.settings_given.add(name)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+PROPERTY_FIELDS: dict[str, str] = {"broker.rack": "rack"}
+"""The settings whose BrokerConfig field is not their name in snake_case."""
+
 
 @dataclass(slots=True)
 class BrokerConfig:

@@ -101,8 +101,6 @@ _PEM = "kemu reads PEM key and trust stores, which have no store password (ssl.k
 BROKER_DECLARED: dict[str, Declared] = {
     "broker.id": Declared(ACCEPTED_ONLY, "a broker's id is node.id (`--node-id`), which DescribeConfigs also shows "
                                          "as broker.id"),
-    "broker.rack": Declared(ACCEPTED_ONLY, "a broker's rack is `--rack` (the handle's `racks`), which DescribeConfigs "
-                                           "shows as broker.rack; this setting does not place the broker"),
     "inter.broker.listener.name": Declared(ACCEPTED_ONLY, f"checked against the listeners as Kafka checks it; "
                                                           f"{_NO_INTER_BROKER}", named=True),
     "log.dir": Declared(ACCEPTED_ONLY, "the data directory is `--data-dir`"),

@@ -67,7 +67,8 @@ def test_broker_statuses() -> None:
     assert broker_status("background.threads") == ACCEPTED_ONLY  # Kafka's, no kemu definition
     assert broker_status("log.retention.hours") == HONOURED  # retention.ms's broker default
     assert broker_status("log.preallocate") == ACCEPTED_ONLY  # preallocate's
-    assert broker_status("broker.rack") == ACCEPTED_ONLY  # kemu's own, declared: the rack is --rack
+    assert broker_status("log.dir") == ACCEPTED_ONLY  # kemu's own, declared: the data directory is --data-dir
+    assert broker_status("broker.rack") == HONOURED  # a field of its own name (BrokerConfig.rack)
     assert broker_status("sasl.jaas.config") == HONOURED  # declared: read under its listener's prefix
     assert topic_status("cleanup.policy") == HONOURED
     assert topic_status("unclean.leader.election.enable") == ACCEPTED_ONLY
@@ -95,9 +96,8 @@ PLANTED = {
         "broker setting background.threads is accepted only (kemu has no definition of it), but kemu names it at "
         "kemu/log/planted.py:2: define it in kemu.broker.broker_configs, or declare it in BROKER_DECLARED"),
     "a setting declared accepted only and unnamed, named": (
-        lambda: _with('def rack(properties):\n    return properties.get("broker.rack")\n'),
-        "broker setting broker.rack is declared accepted only (a broker's rack is `--rack` (the handle's `racks`), "
-        "which DescribeConfigs shows as broker.rack; this setting does not place the broker), but kemu names it at "
+        lambda: _with('def folder(properties):\n    return properties.get("log.dir")\n'),
+        "broker setting log.dir is declared accepted only (the data directory is `--data-dir`), but kemu names it at "
         "kemu/log/planted.py:2: correct its entry in BROKER_DECLARED"),
     "a setting declared named, unnamed": (
         lambda: _without(r'(?<=")inter\.broker\.listener\.name(?=")'),

@@ -8,7 +8,7 @@ one line:
                              "ssl.ca.location": str(certs.ca_file), "sasl.mechanism": "SCRAM-SHA-512",
                              "sasl.username": "alice", "sasl.password": "alice-secret"})
 
-Needs the `cryptography` package (kemu's [test] extra).
+Needs the `cryptography` package: `pip install 'kemu[tls]'`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
+try:
+    from cryptography import x509
+except ModuleNotFoundError as missing:  # a user's first TLS test: say which extra brings it
+    raise ModuleNotFoundError("kemu.testing.certs needs the cryptography package: pip install 'kemu[tls]'",
+                              name=missing.name) from missing
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID

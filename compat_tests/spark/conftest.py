@@ -19,6 +19,8 @@ from pyspark.sql import SparkSession  # noqa: E402 - only once pyspark is known 
 
 from compat_tests import jars  # noqa: E402
 from compat_tests.external_clients import tool_missing  # noqa: E402
+from compat_tests.kemu_process import KemuServeProcess  # noqa: E402
+from compat_tests.reference.kafka import ReferenceKafka  # noqa: E402
 from kemu.spark.session import JARS_OFF, JARS_VARIABLE, Connector  # noqa: E402
 
 CONNECTOR_SET = "spark-kafka"
@@ -43,3 +45,9 @@ def spark_kafka(kemu_spark: SparkSession, kemu_spark_connector: Connector) -> Sp
     if not kemu_spark_connector.available:
         tool_missing("; ".join([kemu_spark_connector.reason, *_unresolved]))
     return kemu_spark
+
+
+@pytest.fixture
+def brokers(kemu_server: KemuServeProcess, reference_kafka: ReferenceKafka) -> dict[str, str]:
+    """The bootstrap address of the session's kemu and of the reference Kafka, for scenarios run on both."""
+    return {"kemu": kemu_server.bootstrap, "kafka": reference_kafka.bootstrap}

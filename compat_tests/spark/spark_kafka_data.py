@@ -9,7 +9,7 @@ on (a topic by the name the scenario gave it, not its unique name).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,3 +162,11 @@ def expected(records: Iterable[Sent], *, with_timestamps: bool = False, with_hea
             entry.append(record.headers)
         out.append(tuple(entry))
     return sorted(out)
+
+
+def on_both(brokers: dict[str, str], scenario: Callable[[Topics], Any]) -> dict[str, Any]:
+    """The scenario's outcome on each broker (the `brokers` fixture: kemu and the reference Kafka), each on
+    topics of its own; equal on both (what it asserted of each itself is checked inside the scenario)."""
+    outcomes = {label: scenario(Topics(bootstrap)) for label, bootstrap in brokers.items()}
+    assert outcomes["kemu"] == outcomes["kafka"], "kemu and Kafka differ"
+    return outcomes

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,9 +20,7 @@ from confluent_kafka.admin import AdminClient
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 
-from compat_tests.kemu_process import KemuServeProcess
 from compat_tests.polling import wait_for
-from compat_tests.reference.kafka import ReferenceKafka
 from compat_tests.spark.spark_kafka_data import (
     ABORTED,
     COMMITTED,
@@ -31,6 +29,7 @@ from compat_tests.spark.spark_kafka_data import (
     KafkaRow,
     Topics,
     expected,
+    on_both,
     rows,
     with_millis,
 )
@@ -38,19 +37,6 @@ from compat_tests.spark.support import TIMEOUT_S
 from kemu.spark import spark_kafka_options
 
 EVERY_FATE = frozenset({PLAIN, COMMITTED, ABORTED, OPEN})
-
-
-@pytest.fixture
-def brokers(kemu_server: KemuServeProcess, reference_kafka: ReferenceKafka) -> dict[str, str]:
-    return {"kemu": kemu_server.bootstrap, "kafka": reference_kafka.bootstrap}
-
-
-def on_both(brokers: dict[str, str], scenario: Callable[[Topics], Any]) -> dict[str, Any]:
-    """The scenario's outcome on each broker, each on topics of its own; equal on both (what it asserted of
-    each itself is checked inside the scenario)."""
-    outcomes = {label: scenario(Topics(bootstrap)) for label, bootstrap in brokers.items()}
-    assert outcomes["kemu"] == outcomes["kafka"], "kemu and Kafka differ"
-    return outcomes
 
 
 def batch(spark: SparkSession, topics: Topics, fmt: str = "kafka", *, read_committed: bool = True,

@@ -244,6 +244,12 @@ class _DecoderSource:
         self.length(indent, n, flexible, wide=type_name != "string")
         emit(indent, f"if {n} < 0:")
         self.null(indent + 1, target, nullable)
+        if type_name == "string" and flexible:
+            # Kafka's generated readers refuse a compact string longer than a classic one can be ("string
+            # field ... had invalid length"), and the broker closes the connection: no group id, transactional
+            # id or topic name longer than its own records can hold gets in.
+            emit(indent, f"elif {n} > 0x7FFF:")
+            emit(indent + 1, "raise Unfit('a string longer than 32767 bytes')")
         emit(indent, "else:")
         stop = self.src.var("e")
         emit(indent + 1, f"{stop} = pos + {n}")

@@ -177,6 +177,8 @@ class KString(_Sized):
         if length < 0:
             self._null(path)
             return None
+        if length > 0x7FFF:  # as Kafka's generated readers: "string field ... had invalid length"
+            raise ConstructError("a string longer than 32767 bytes", path=path)
         data: bytes = stream_read(stream, length, path)
         return data.decode("utf-8")
 

@@ -98,13 +98,14 @@ def all_scripts() -> list[Script]:
         cluster,
         data,
         groups,
+        limits,
         metadata,
         security,
         transactions,
         unsupported,
     )
     found: list[Script] = []
-    for module in (unsupported, metadata, admin, data, groups, transactions, security, authorizer, cluster):
+    for module in (unsupported, metadata, admin, data, groups, transactions, security, authorizer, cluster, limits):
         found += module.scripts()
     names = [script.name for script in found]
     if len(set(names)) != len(names):

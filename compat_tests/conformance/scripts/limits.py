@@ -1,0 +1,31 @@
+"""Strings longer than Kafka's own records can hold (a classic string's int16 length, 32767 bytes), sent in the
+flexible versions whose compact strings could carry them: Kafka's generated readers refuse them ("string field
+... had invalid length") and the broker closes the connection, before any group, transactional id or topic half
+exists. One byte less is a request like any other."""
+
+from __future__ import annotations
+
+from compat_tests.conformance.scripts import step
+from compat_tests.conformance.scripts.admin import _create
+from compat_tests.conformance.scripts.groups import find_coordinator, join
+from compat_tests.conformance.steps import Script, fresh_run
+
+LONGEST = 0x7FFF
+
+
+def long_name(prefix: str, length: int) -> str:
+    """A name of `length` bytes once `{run}` is filled in."""
+    return prefix + "{run}" + "x" * (length - len(prefix) - len(fresh_run()))
+
+
+def scripts() -> list[Script]:
+    over = LONGEST + 1
+    return [Script("limits.long_strings", [
+        join(9, long_name("conf-group-", over), name="join with a group id of 32768 bytes"),
+        step("init producer id with a transactional id of 32768 bytes", 22, 5,
+             {"transactional_id": long_name("conf-tid-", over), "transaction_timeout_ms": 60000,
+              "producer_id": -1, "producer_epoch": -1}),
+        find_coordinator(6, long_name("conf-key-", over), name="find coordinator of a key of 32768 bytes"),
+        step("create a topic named with 32768 bytes", 19, 7, _create(long_name("conf-topic-", over), 7)),
+        find_coordinator(6, long_name("conf-key-", LONGEST), name="find coordinator of a key of 32767 bytes"),
+    ])]

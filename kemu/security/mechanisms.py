@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hmac
 import json
+import math
 import re
 import secrets
 from collections.abc import Callable, Mapping
@@ -200,12 +201,35 @@ def _b64url_json(part: str) -> dict[str, object]:
     except ValueError:
         raise InvalidToken("malformed Base64 URL encoded value") from None
     try:
-        value = json.loads(decoded)
+        # Jackson, Kafka's parser, refuses NaN and Infinity, which Python's json would take.
+        value = json.loads(decoded, parse_constant=_no_constant)
     except ValueError:
         raise InvalidToken("malformed JSON") from None
     if not isinstance(value, dict):
         raise InvalidToken("malformed JSON")
     return value
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+_LONG_MAX, _LONG_MIN = 2**63 - 1, -(2**63)
+
+
+def claim_ms(seconds: float) -> int:
+    """A time claim in seconds as milliseconds, as Kafka's Math.round(value * 1000) gives them: saturated at
+    Java's long range, so that a claim of 1e30 s is Long.MAX_VALUE ms (a session that never expires), not an
+    integer no response field can hold."""
+    try:
+        value = float(seconds) * 1000  # Number.doubleValue(): a JSON integer past a double's range is infinite
+    except OverflowError:
+        value = math.inf if seconds > 0 else -math.inf
+    if value >= _LONG_MAX:
+        return _LONG_MAX
+    if value <= _LONG_MIN:
+        return _LONG_MIN
+    return math.floor(value + 0.5)
 
 
 def validate_unsecured_jwt(token: str, options: UnsecuredValidatorOptions, now_ms: int) -> UnsecuredToken:
@@ -232,15 +256,15 @@ def validate_unsecured_jwt(token: str, options: UnsecuredValidatorOptions, now_m
     iat = claims.get("iat")
     if iat is not None and (not isinstance(iat, int | float) or isinstance(iat, bool)):
         raise InvalidToken(f"The 'iat' claim was not of type Number: {type(iat).__name__}")
-    expiry_ms = round(exp * 1000)
+    expiry_ms = claim_ms(exp)
     skew = options.clock_skew_ms
-    if iat is not None and round(iat * 1000) - skew > now_ms:
+    if iat is not None and claim_ms(iat) - skew > now_ms:
         raise InvalidToken(f"The Issued At value ({iat} seconds) was after the indicated time ({now_ms} ms) plus "
                            f"allowable clock skew ({skew} ms)")
     if now_ms - skew >= expiry_ms:
         raise InvalidToken(f"The indicated time ({now_ms} ms) minus allowable clock skew ({skew} ms) was on or "
                            f"after the Expiration Time value ({exp} seconds)")
-    if iat is not None and round(iat * 1000) >= expiry_ms:
+    if iat is not None and claim_ms(iat) >= expiry_ms:
         raise InvalidToken(f"The Issued At value ({iat} seconds) was not before the Expiration Time value "
                            f"({exp} seconds)")
     missing = [s for s in options.required_scope if s not in scope]

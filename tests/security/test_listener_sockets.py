@@ -166,6 +166,21 @@ def test_expired_oauthbearer_token(broker: Broker, certs: TestCertificates) -> N
     _still_serving(broker, certs)
 
 
+def test_an_oauthbearer_token_that_never_expires(broker: Broker, certs: TestCertificates) -> None:
+    """exp = 1e30 s: Kafka's expiry saturates at Long.MAX_VALUE ms, and the session lifetime told in
+    SaslAuthenticate is what remains of it, an int64 like any other (it used to fail to encode: no answer)."""
+    def part(value: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+    token = f"{part({'alg': 'none'})}.{part({'sub': 'alice', 'exp': 1e30})}."
+    with socket.create_connection(_address(broker, "SASL_PLAINTEXT"), timeout=TIMEOUT_S) as sock:
+        _exchange(sock, 17, 1, {"mechanism": "OAUTHBEARER"})
+        answer = _exchange(sock, 36, 1, {"auth_bytes": f"n,,\x01auth=Bearer {token}\x01\x01".encode()})
+        assert answer is not None and answer["error_code"] == 0
+        assert 2**63 - 1 - 10**13 < answer["session_lifetime_ms"] < 2**63 - 1
+        assert _exchange(sock, 3, 12, {"topics": [], "allow_auto_topic_creation": False}) is not None
+    _still_serving(broker, certs)
+
+
 def test_restart_keeps_every_listeners_port(tmp_path: Path, certs: TestCertificates) -> None:
     config = {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", "inter.broker.listener.name": "PLAINTEXT",
               **certs.tls_settings()}

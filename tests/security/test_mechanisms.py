@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -173,3 +174,20 @@ def test_oauthbearer_another_scheme_fails_as_kafkas_does() -> None:
         server.evaluate(b"n,,\x01auth=Basic abc\x01\x01")
     with pytest.raises(SaslMechanismError):
         OAuthBearerServer(UnsecuredValidatorOptions(), lambda: NOW_MS).evaluate(b"n,,\x01auth=Bearer\x01\x01")
+
+
+@pytest.mark.parametrize(("exp", "expiry_ms"), [
+    (10**30, 2**63 - 1), (1e30, 2**63 - 1), (10**400, 2**63 - 1), (NOW_MS / 1000 + 1.0004, NOW_MS + 1000),
+])
+def test_an_expiry_past_javas_long_saturates_as_math_round_does(exp: float, expiry_ms: int) -> None:
+    server = OAuthBearerServer(UnsecuredValidatorOptions(), lambda: NOW_MS)
+    assert server.evaluate(_first(_jwt({"sub": "bob", "exp": exp}))) == b""
+    assert server.credential_expiry_ms == expiry_ms
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_json_constants_jackson_refuses_are_malformed(constant: str) -> None:
+    claims = base64.urlsafe_b64encode(f'{{"sub": "bob", "exp": {constant}}}'.encode()).rstrip(b"=").decode()
+    header = base64.urlsafe_b64encode(b'{"alg":"none"}').rstrip(b"=").decode()
+    with pytest.raises(InvalidToken, match="malformed JSON"):
+        validate_unsecured_jwt(f"{header}.{claims}.", UnsecuredValidatorOptions(), NOW_MS)

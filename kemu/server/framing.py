@@ -5,9 +5,10 @@ Sans-IO and copy-free: the socket receives straight into the buffer (`writable()
 `memoryview` of that buffer — nothing of the unread rest is moved per frame. A frame's view (and the record
 batches decoded as views of it) may outlive the next receive, so the buffer is only rewound in place while
 no view of it is alive; otherwise the unread tail moves to a fresh buffer and the old one lives on for
-whoever still holds a view. A frame bigger than the buffer gets a buffer of its own size, which the socket
-then fills directly. A size beyond `socket.request.max.bytes` (or negative) is refused as soon as the 4
-size bytes are in, before any of the body is read, as Kafka's `NetworkReceive` does.
+whoever still holds a view. A frame bigger than the buffer gets a bigger buffer as its bytes arrive (twice
+what has come, up to its size), which the socket then fills directly. A size beyond
+`socket.request.max.bytes` (or negative) is refused as soon as the 4 size bytes are in, before any of the body
+is read, as Kafka's `NetworkReceive` does.
 """
 
 from __future__ import annotations
@@ -43,9 +44,13 @@ class FrameBuffer:
 
     def writable(self) -> memoryview:
         """Where the next received bytes go (never empty); say how many arrived with `advance`."""
-        needed = SIZE_BYTES + self._pending if self._pending >= 0 else SIZE_BYTES
-        if self._end == len(self._buffer) or len(self._buffer) - self._start < needed:
-            self._make_room(max(needed, self._frame_size(), self._end - self._start + 1))
+        needed = max(SIZE_BYTES + self._pending if self._pending >= 0 else SIZE_BYTES, self._frame_size())
+        if self._end == len(self._buffer) or (self._start > 0 and len(self._buffer) - self._start < needed):
+            unread = self._end - self._start
+            # Room grows with the bytes that came, not with the size the prefix declares: at most twice what
+            # has arrived of the frame (a chunk at least), so 5 bytes declaring 100 MiB take a chunk, not
+            # 100 MiB, and a frame that does arrive costs its size plus the copies of a doubling buffer.
+            self._make_room(max(unread + 1, min(needed, max(self.chunk_size, 2 * unread))))
         return memoryview(self._buffer)[self._end:]
 
     def _frame_size(self) -> int:

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import struct
+import tracemalloc
 
 import pytest
 
-from kemu.server.framing import FrameBuffer, FrameError, frame_buffers
+from kemu.server.framing import CHUNK_BYTES, FrameBuffer, FrameError, frame_buffers
 
 
 def test_frames_split_and_joined_arbitrarily() -> None:
@@ -63,17 +64,38 @@ def test_buffer_is_reused_once_no_frame_is_held() -> None:
     assert buffer.next_frame() == b"b" * 50
 
 
-def test_frame_bigger_than_the_chunk_is_received_into_its_own_buffer() -> None:
+def test_a_frame_bigger_than_the_chunk_gets_room_as_its_bytes_arrive() -> None:
     buffer = FrameBuffer(1 << 20, chunk_size=64)
     payload = bytes(range(256)) * 40
     data = FrameBuffer.frame(payload)
     buffer.feed(data[:100])
     assert buffer.next_frame() is None
-    target = buffer.writable()
-    assert len(target) >= len(data) - 100  # the socket can put the whole rest straight into place
-    target[:len(data) - 100] = data[100:]
-    buffer.advance(len(data) - 100)
+    rooms = []
+    received = 100
+    while received < len(data):
+        with buffer.writable() as target:
+            rooms.append(len(target))
+            count = min(len(target), len(data) - received)
+            target[:count] = data[received:received + count]
+        buffer.advance(count)
+        received += count
     assert buffer.next_frame() == payload
+    # Never more room than twice what had arrived: the buffer doubles, it is not sized by the prefix.
+    assert len(rooms) > 1 and all(room <= 2 * (100 + sum(rooms[:n])) for n, room in enumerate(rooms))
+
+
+def test_a_declared_size_takes_no_memory_before_its_bytes_arrive() -> None:
+    buffer = FrameBuffer(200 * 1024 * 1024)
+    tracemalloc.start()
+    try:
+        buffer.feed(FrameBuffer.size_prefix(100 * 1024 * 1024) + b"\x00")
+        assert buffer.next_frame() is None
+        with buffer.writable() as target:
+            room = len(target)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert room <= 2 * CHUNK_BYTES and peak < 4 * CHUNK_BYTES
 
 
 def test_frame_buffers_prefix_the_total_size() -> None:

@@ -21,6 +21,9 @@ from kemu.wire.buffers import is_exported
 _SIZE = struct.Struct(">i")
 SIZE_BYTES = _SIZE.size
 CHUNK_BYTES = 65536
+INITIAL_BYTES = 1024
+"""What a connection's buffer starts with: the requests of an idle or chatty client (ApiVersions, Metadata,
+heartbeats) fit, and a thousand idle connections hold 1 MiB, not 64 MiB; a bigger request grows it by chunks."""
 
 Buffer = bytes | bytearray | memoryview
 
@@ -37,7 +40,7 @@ class FrameBuffer:
     def __init__(self, max_size: int, chunk_size: int = CHUNK_BYTES) -> None:
         self.max_size = max_size
         self.chunk_size = chunk_size
-        self._buffer = bytearray(chunk_size)
+        self._buffer = bytearray(min(chunk_size, INITIAL_BYTES))
         self._start = 0  # the first unread byte
         self._end = 0  # one past the last received byte
         self._pending = -1  # body size of the frame at `_start`, once its prefix is in and checked

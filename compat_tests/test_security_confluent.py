@@ -86,6 +86,20 @@ def test_mtls_without_a_client_certificate_is_refused(secured: SecuredBroker) ->
     assert any(e.code() in (KafkaError._SSL, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN) for e in errors)
 
 
+def test_a_client_certificate_of_another_ca_gets_the_tls_alert(secured: SecuredBroker,  # noqa: F811
+                                                               tmp_path: Path) -> None:
+    # The broker sends the alert before it closes, as Kafka's SslTransportLayer does: librdkafka reports the SSL
+    # alert (its suite's 0097 looks for it), not a connection dropped mid-handshake.
+    stranger = TestCertificates.create(tmp_path).client
+    errors: list[KafkaError] = []
+    producer = Producer({"bootstrap.servers": secured.bootstrap("SSL"), "security.protocol": "SSL",
+                         "ssl.ca.location": str(secured.certs.ca_file),
+                         "ssl.certificate.location": str(stranger.certificate_file),
+                         "ssl.key.location": str(stranger.key_file), "error_cb": errors.append})
+    wait_for(lambda: producer.poll(0.2) is not None and errors, what="librdkafka's TLS failure")
+    assert any("SSL alert number" in e.str() for e in errors), [e.str() for e in errors]
+
+
 def test_wrong_password_is_kafkas_authentication_error(secured: SecuredBroker) -> None:  # noqa: F811
     errors: list[KafkaError] = []
     producer = Producer({**_sasl_ssl(secured, "SCRAM-SHA-512", password="wrong"), "error_cb": errors.append})

@@ -204,6 +204,7 @@ async def _secure(stream: trio.SocketStream, security: ListenerSecurity, context
         # e.g. a PLAINTEXT client on a TLS port, or a client certificate the trust store refuses
         log.warning("closing connection from %s: TLS handshake failed on listener %s (%s): %s", name,
                     security.endpoint.name, security.endpoint.protocol, failed.__cause__ or failed)
+        await _send_alert(tls, stream)
         await trio.aclose_forcefully(stream)
         return None
     if security.endpoint.protocol != "SSL":
@@ -218,6 +219,23 @@ async def _secure(stream: trio.SocketStream, security: ListenerSecurity, context
         await trio.aclose_forcefully(tls)
         return None
     return tls, principal
+
+
+ALERT_TIMEOUT_S = 1.0
+
+
+async def _send_alert(tls: trio.SSLStream[trio.SocketStream], stream: trio.SocketStream) -> None:
+    """Send what OpenSSL wrote when it failed the handshake (the alert: unknown CA, bad certificate), as
+    Kafka's SslTransportLayer flushes it before closing; trio's SSLStream drops it when it breaks. Best
+    effort, and bounded: a client that does not read loses nothing but the alert."""
+    outgoing = getattr(tls, "_outgoing", None)  # trio.SSLStream's MemoryBIO of bytes not yet sent
+    if not isinstance(outgoing, ssl.MemoryBIO) or not outgoing.pending:
+        return
+    with trio.move_on_after(ALERT_TIMEOUT_S):
+        try:
+            await stream.send_all(outgoing.read())
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            pass
 
 
 async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:

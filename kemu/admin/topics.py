@@ -76,59 +76,89 @@ def plan_topics(broker: Broker, requested: Sequence[NewTopic],
                 validate_only: bool = False) -> tuple[list[CreateOutcome], PartitionCreation]:
     """The answers, and the creation that makes them true once run (`PartitionCreation.step` until done,
     then `finish`): the topics exist for other requests only then."""
-    names = [t.name for t in requested]
-    counts = Counter(names)  # not names.count per name: quadratic in a client's 10^6-topic request
-    duplicates = {name: None for name, seen in counts.items() if seen > 1}  # ordered, and O(1) `in`
-    effective = [t for t in requested if t.name not in duplicates and t.name != CLUSTER_METADATA_TOPIC]
-    _check_total_partitions(broker, effective)
+    plan = TopicPlan(broker, requested, validate_only)
+    while not plan.step():
+        pass
+    return plan.result()
 
-    errors: dict[str, tuple[ErrorCode, str | None]] = {}
-    for topic in effective:
-        reason = invalid_name_reason(topic.name)
-        if reason is not None:
-            errors[topic.name] = (ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
-        colliding = broker.topics.colliding_with(topic.name)
-        if colliding is not None:
-            errors[topic.name] = (ErrorCode.INVALID_TOPIC_EXCEPTION,
-                                  f"Topic '{topic.name}' collides with existing topic: {colliding}")
-    for topic in effective:
-        if topic.name in broker.topics or topic.name in broker.creating:
-            errors[topic.name] = (ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{topic.name}' already exists.")
-    for topic in effective:
-        if topic.name not in errors:
-            try:
-                topic_configs.validate(dict(topic.configs))
-            except topic_configs.ConfigError as exc:
-                errors[topic.name] = (ErrorCode.INVALID_CONFIG, str(exc))
 
-    outcomes: list[CreateOutcome] = []
-    creation = PartitionCreation(broker)
-    for topic in effective:
-        if topic.name in errors:
-            code, message = errors[topic.name]
-            outcomes.append(CreateOutcome(topic.name, code, message))
-            continue
-        layout = _layout(broker, topic)
-        if isinstance(layout, CreateOutcome):
-            outcomes.append(layout)
-            continue
-        overrides = {name: value for name, value in topic.configs if value is not None}
-        created = Topic(topic.name, random_uuid(), [
-            Partition(topic=topic.name, index=index, replicas=list(replicas))
-            for index, replicas in sorted(layout.items())
-        ], overrides)
-        if not validate_only:
-            creation.add_topic(created)
-        outcomes.append(CreateOutcome(
-            topic.name, topic_id=created.topic_id, num_partitions=len(created.partitions),
-            replication_factor=created.replication_factor,
-            configs=topic_configs.effective(overrides, broker.config_layers())))
-    for name in duplicates:
-        outcomes.append(CreateOutcome(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
-    if CLUSTER_METADATA_TOPIC in names:
-        outcomes.append(CreateOutcome(CLUSTER_METADATA_TOPIC, ErrorCode.INVALID_REQUEST,
-                                      f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."))
-    return outcomes, creation
+class TopicPlan:
+    """`plan_topics` a slice of topics at a time (`step` until it says done, then `result`), so that a caller
+    on an event loop can let other requests run between slices of a 10,000-topic request. Each slice plans
+    against the broker as the slices before left it (their topics are in `broker.creating`)."""
+
+    SLICE = 200
+    """Topics planned per step: a few milliseconds of work."""
+
+    def __init__(self, broker: Broker, requested: Sequence[NewTopic], validate_only: bool = False) -> None:
+        self.broker = broker
+        self.validate_only = validate_only
+        self.names = [t.name for t in requested]
+        counts = Counter(self.names)  # not names.count per name: quadratic in a client's 10^6-topic request
+        self.duplicates = {name: None for name, seen in counts.items() if seen > 1}  # ordered, and O(1) `in`
+        self.effective = [t for t in requested if t.name not in self.duplicates and t.name != CLUSTER_METADATA_TOPIC]
+        _check_total_partitions(broker, self.effective)
+        self.errors = self._errors()
+        self.outcomes: list[CreateOutcome] = []
+        self.creation = PartitionCreation(broker)
+        self._next = 0
+
+    def _errors(self) -> dict[str, tuple[ErrorCode, str | None]]:
+        errors: dict[str, tuple[ErrorCode, str | None]] = {}
+        broker = self.broker
+        for topic in self.effective:
+            reason = invalid_name_reason(topic.name)
+            if reason is not None:
+                errors[topic.name] = (ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
+            colliding = broker.topics.colliding_with(topic.name)
+            if colliding is not None:
+                errors[topic.name] = (ErrorCode.INVALID_TOPIC_EXCEPTION,
+                                      f"Topic '{topic.name}' collides with existing topic: {colliding}")
+        for topic in self.effective:
+            if topic.name in broker.topics or topic.name in broker.creating:
+                errors[topic.name] = (ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{topic.name}' already exists.")
+        for topic in self.effective:
+            if topic.name not in errors:
+                try:
+                    topic_configs.validate(dict(topic.configs))
+                except topic_configs.ConfigError as exc:
+                    errors[topic.name] = (ErrorCode.INVALID_CONFIG, str(exc))
+        return errors
+
+    def step(self) -> bool:
+        """Plan the next slice; True once every topic is planned."""
+        broker = self.broker
+        for topic in self.effective[self._next:self._next + self.SLICE]:
+            if topic.name in self.errors:
+                code, message = self.errors[topic.name]
+                self.outcomes.append(CreateOutcome(topic.name, code, message))
+                continue
+            layout = _layout(broker, topic)
+            if isinstance(layout, CreateOutcome):
+                self.outcomes.append(layout)
+                continue
+            overrides = {name: value for name, value in topic.configs if value is not None}
+            created = Topic(topic.name, random_uuid(), [
+                Partition(topic=topic.name, index=index, replicas=list(replicas))
+                for index, replicas in sorted(layout.items())
+            ], overrides)
+            if not self.validate_only:
+                self.creation.add_topic(created)
+            self.outcomes.append(CreateOutcome(
+                topic.name, topic_id=created.topic_id, num_partitions=len(created.partitions),
+                replication_factor=created.replication_factor,
+                configs=topic_configs.effective(overrides, broker.config_layers())))
+        self._next += self.SLICE
+        return self._next >= len(self.effective)
+
+    def result(self) -> tuple[list[CreateOutcome], PartitionCreation]:
+        outcomes = list(self.outcomes)
+        for name in self.duplicates:
+            outcomes.append(CreateOutcome(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+        if CLUSTER_METADATA_TOPIC in self.names:
+            outcomes.append(CreateOutcome(CLUSTER_METADATA_TOPIC, ErrorCode.INVALID_REQUEST,
+                                          f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."))
+        return outcomes, self.creation
 
 
 def _check_total_partitions(broker: Broker, topics: Sequence[NewTopic]) -> None:

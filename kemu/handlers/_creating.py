@@ -1,11 +1,12 @@
-"""Running a partition creation (kemu.broker.creation) a step at a time, yielding to the event loop between
-steps, so a 10,000-partition CreateTopics leaves other connections answered while its logs are made."""
+"""Planning and running a partition creation (kemu.broker.creation) a step at a time, yielding to the event
+loop between steps, so a 10,000-topic CreateTopics leaves other connections answered while it is checked and
+its logs are made."""
 
 from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import trio
 
@@ -13,6 +14,18 @@ from kemu.broker.broker import Broker
 from kemu.broker.creation import PartitionCreation
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Planning(Protocol[T_co]):
+    """A plan made a slice at a time (kemu.admin.topics.TopicPlan): `step` until it says done, then `result`."""
+
+    @property
+    def creation(self) -> PartitionCreation: ...
+
+    def step(self) -> bool: ...
+
+    def result(self) -> tuple[T_co, PartitionCreation]: ...
 
 # Kafka's controller applies metadata changes one after another, so a CreatePartitions sent while another
 # one on the same topic is still making logs is planned against the topic as the first leaves it (and gets
@@ -21,16 +34,29 @@ T = TypeVar("T")
 _queues: weakref.WeakKeyDictionary[Broker, trio.Lock] = weakref.WeakKeyDictionary()
 
 
-async def create(broker: Broker, plan: Callable[[], tuple[T, PartitionCreation]]) -> T:
-    """Plan (`plan()` returns the outcomes and the creation) once no other creation is under way, then run
-    the creation to its end; the outcomes."""
+async def create(broker: Broker, plan: Callable[[], tuple[T, PartitionCreation] | Planning[T]]) -> T:
+    """Plan (`plan()` returns the outcomes and the creation, or a Planning that makes them a slice at a time)
+    once no other creation is under way, then run the creation to its end; the outcomes."""
     queue = _queues.get(broker)
     if queue is None:
         queue = _queues[broker] = trio.Lock()
     async with queue:
-        outcomes, creation = plan()
+        planned = plan()
+        outcomes, creation = planned if isinstance(planned, tuple) else await _planned(planned)
         await _run(creation)
     return outcomes
+
+
+async def _planned(planning: Planning[T]) -> tuple[T, PartitionCreation]:
+    # Shielded as the creation is: the names a slice reserved are released if anything fails.
+    with trio.CancelScope(shield=True):
+        try:
+            while not planning.step():
+                await trio.lowlevel.checkpoint()
+        except BaseException:
+            planning.creation.abandon()
+            raise
+    return planning.result()
 
 
 async def _run(creation: PartitionCreation) -> None:

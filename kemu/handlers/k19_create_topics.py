@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.admin.topics import CreateOutcome, NewTopic, plan_topics
+import trio
+
+from kemu.admin.topics import CreateOutcome, NewTopic, TopicPlan
 from kemu.handlers import _authorize as authz
 from kemu.handlers._creating import create
 from kemu.handlers.context import RequestContext
@@ -47,10 +49,17 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     denied = [CreateOutcome(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
               for name in (java_hash_map_order(t.name for t in wanted) if refused else ()) if name in refused]
     wanted = [t for t in wanted if t.name not in refused]
-    outcomes = await create(ctx.broker, lambda: plan_topics(ctx.broker, wanted,
-                                                            validate_only=request.body["validate_only"]))
+    outcomes = await create(ctx.broker, lambda: TopicPlan(ctx.broker, wanted,
+                                                          validate_only=request.body["validate_only"]))
     outcomes += denied
-    return {"topics": [_result(o) for o in outcomes]}
+    results = []
+    for start in range(0, len(outcomes), RESULTS_PER_TURN):
+        results += [_result(o) for o in outcomes[start:start + RESULTS_PER_TURN]]
+        await trio.lowlevel.checkpoint()  # each result holds every config: let the other connections run
+    return {"topics": results}
+
+
+RESULTS_PER_TURN = 500
 
 
 def _result(outcome: CreateOutcome) -> dict[str, Any]:

@@ -322,12 +322,20 @@ class Broker:
     # ---- faults -------------------------------------------------------------------------------------------
     @property
     def coordinators(self) -> Coordinators:
-        return self._coordinators
+        coordinators = self._coordinators
+        thread = self._thread
+        if not coordinators.txn_made and self._token is not None and thread is not None and thread.is_alive() \
+                and threading.current_thread() is not thread:
+            # Made when first needed, which schedules its timers: on the broker's thread. A test that reaches
+            # for it from its own thread finds it made, as it did when every start made it.
+            self.call(lambda: coordinators.txn)
+        return coordinators
 
     @coordinators.setter
     def coordinators(self, coordinators: Coordinators) -> None:
-        # Every core the handle serves (started, restarted or reset) reaches the crash points.
-        coordinators.txn.crash_hook = self._crash_point
+        # Every core the handle serves (started, restarted or reset) reaches the crash points: its transaction
+        # coordinator gets the hook when it is made, so a test that never uses transactions never makes one.
+        coordinators.crash_hook = self._crash_point
         self._coordinators = coordinators
 
     @property

@@ -304,9 +304,12 @@ class Broker:
 
     def close(self) -> None:
         self._stop()
-        self.core.close()
         if self._own_dir:
-            shutil.rmtree(self.data_dir, ignore_errors=True)
+            # Nothing reads the handle's own directory again: emptied before the core closes, so that its clean
+            # shutdown writes no final producer snapshots only for them to be deleted at once.
+            _discard(self.core, self.data_dir, own=True)
+        else:
+            self.core.close()
         spare, self._spare = self._spare, None
         if spare is not None:
             self._janitor.run(lambda: _forget_spare(spare))

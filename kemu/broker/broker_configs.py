@@ -397,9 +397,11 @@ def broker_synonyms(name: str) -> tuple[str, ...]:
     return (name,)
 
 
-def static_values(cfg: BrokerConfig, *, bound_port: int | None, data_dir: Path,
-                  advertised: tuple[str, int]) -> dict[str, str]:
-    """What kemu was started with, under Kafka's names: the STATIC_BROKER_CONFIG layer."""
+def static_values(cfg: BrokerConfig, *, bound_port: int | None, data_dir: Path, advertised: tuple[str, int],
+                  started_with: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """What kemu was started with, under Kafka's names: the STATIC_BROKER_CONFIG layer. `started_with`: the
+    values some fields had at start (the live settings, which a dynamic value changes since), by field."""
+    started = started_with or {}
     values = {
         "node.id": str(cfg.node_id),
         "broker.id": str(cfg.node_id),
@@ -415,7 +417,7 @@ def static_values(cfg: BrokerConfig, *, bound_port: int | None, data_dir: Path,
     values.update(cfg.properties)
     for name, attribute, kind, default in _FIELD_KEYS:
         if name not in values:
-            text = format_value(kind, getattr(cfg, attribute))
+            text = format_value(kind, started[attribute] if attribute in started else getattr(cfg, attribute))
             if text != default or name in cfg.settings_given:
                 values[name] = text  # type: ignore[assignment]
     return values

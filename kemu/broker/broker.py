@@ -6,7 +6,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -286,9 +286,8 @@ class Broker:
     def config_layers(self) -> ConfigLayers:
         """The broker's config as DescribeConfigs layers it: per-broker dynamic, cluster default, static."""
         # The static layer is what the broker was started with, not the live settings a dynamic value changed.
-        started = replace(self.config, **self._started_with)
-        static = static_values(started, bound_port=self.bound_port, data_dir=self.data_dir,
-                               advertised=self.advertised_endpoint())
+        static = static_values(self.config, bound_port=self.bound_port, data_dir=self.data_dir,
+                               advertised=self.advertised_endpoint(), started_with=self._started_with)
         return self.dynamic_configs.layers(static)
 
     def apply_log_defaults(self) -> None:

@@ -10,6 +10,7 @@ topic's unit (log.retention.hours → ms), and otherwise Kafka's default.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from kemu.broker.broker_configs import ConfigEntry, ConfigLayers, ConfigSource, SynonymEntry, kafka_doc
@@ -30,6 +31,23 @@ SOURCE_DEFAULT = ConfigSource.DEFAULT_CONFIG
 
 NO_BROKER_LAYERS = ConfigLayers({}, {}, {})
 
+# The broker configs a topic config can take its value from (its synonyms). Only these of a broker's layers
+# bear on its topics' configs, so what log_defaults and effective make of some layers depends on them alone,
+# and is kept by them: every broker start and every CreateTopics would otherwise work it out again, for the
+# same few (mostly no) values.
+_SYNONYMS = frozenset(synonym.name for key in TOPIC_CONFIGS.values() for synonym in key.synonyms)
+_Inheritable = tuple[tuple[tuple[str, str], ...], ...]
+
+
+def _inheritable(layers: ConfigLayers) -> _Inheritable:
+    """The synonyms' values in each layer, highest first: all of `layers` that topic configs can inherit."""
+    return tuple(tuple((name, value) for name, value in layer.items() if name in _SYNONYMS) for layer in layers)
+
+
+def _layers(inheritable: _Inheritable) -> ConfigLayers:
+    per_broker, cluster_default, static = (dict(items) for items in inheritable)
+    return ConfigLayers(per_broker, cluster_default, static)
+
 
 def validate(configs: Mapping[str, str | None]) -> dict[str, Any]:
     """Raise ConfigError with Kafka's message for the first problem Kafka would report; else every config's
@@ -48,6 +66,12 @@ def inherited(key: ConfigKey, layers: ConfigLayers) -> tuple[str, ConfigSource] 
 
 def log_defaults(layers: ConfigLayers) -> LogConfig:
     """The LogConfig a topic without overrides gets on this broker."""
+    return _log_defaults(_inheritable(layers))
+
+
+@lru_cache(maxsize=64)
+def _log_defaults(inheritable: _Inheritable) -> LogConfig:  # a LogConfig is frozen: one may serve many brokers
+    layers = _layers(inheritable)
     values: dict[str, Any] = {}
     for key in TOPIC_CONFIGS.values():
         found = inherited(key, layers)
@@ -59,6 +83,12 @@ def log_defaults(layers: ConfigLayers) -> LogConfig:
 def effective(overrides: Mapping[str, str], layers: ConfigLayers = NO_BROKER_LAYERS) -> list[ConfigEntry]:
     """Every topic config, sorted by name, as CreateTopics v5+ echoes them (Kafka's
     KafkaConfigSchema.resolveEffectiveTopicConfigs): an override exactly as it was sent."""
+    return list(_effective(tuple(overrides.items()), _inheritable(layers)))
+
+
+@lru_cache(maxsize=64)
+def _effective(overrides_given: tuple[tuple[str, str], ...], inheritable: _Inheritable) -> tuple[ConfigEntry, ...]:
+    overrides, layers = dict(overrides_given), _layers(inheritable)
     out = []
     for key in TOPIC_CONFIGS.values():
         value: str | None
@@ -68,7 +98,7 @@ def effective(overrides: Mapping[str, str], layers: ConfigLayers = NO_BROKER_LAY
             value, source = inherited(key, layers) or (key.default_string, ConfigSource.DEFAULT_CONFIG)
         out.append(ConfigEntry(key.name, value, source, is_sensitive=key.is_sensitive, config_type=key.type,
                                documentation=key.doc))
-    return out
+    return tuple(out)
 
 
 def describe(overrides: Mapping[str, str], layers: ConfigLayers, include_synonyms: bool = False,

@@ -14,6 +14,7 @@ from kemu.broker.broker import Broker
 
 if TYPE_CHECKING:
     # Imported on first use only (start-up time); no cycle: neither module imports this one.
+    from kemu.coordinators.crash_points import CrashHook
     from kemu.coordinators.group import GroupService
     from kemu.coordinators.txn import TxnService
 
@@ -23,6 +24,7 @@ class Coordinators:
         self.broker = broker
         self._groups: GroupService | None = None
         self._txn: TxnService | None = None
+        self._crash_hook: CrashHook | None = None
         if len(broker.topics):
             _ = self.groups, self.txn
 
@@ -40,4 +42,23 @@ class Coordinators:
             from kemu.coordinators.txn import TxnService
 
             self._txn = TxnService(self.broker)
+            self._txn.crash_hook = self._crash_hook
         return self._txn
+
+    @property
+    def txn_made(self) -> bool:
+        """Whether the transaction coordinator has been made (by its first use, or at start on a broker with
+        topics to recover)."""
+        return self._txn is not None
+
+    @property
+    def crash_hook(self) -> CrashHook | None:
+        """The transaction coordinator's `crash_hook`, kept here until it is made: setting it does not make
+        the coordinator (which writes its epoch file) before anything needs it."""
+        return self._crash_hook
+
+    @crash_hook.setter
+    def crash_hook(self, hook: CrashHook | None) -> None:
+        self._crash_hook = hook
+        if self._txn is not None:
+            self._txn.crash_hook = hook

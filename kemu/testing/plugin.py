@@ -4,7 +4,9 @@
         producer = Producer({"bootstrap.servers": kemu_broker.bootstrap_servers})
 
 - `kemu_broker`: a broker of the test's own, closed when it ends. `@pytest.mark.kemu(config={...},
-  virtual_clock=True)` sets it up: the keywords are those of `kemu.testing.Broker`.
+  virtual_clock=True)` sets it up: the keywords are those of `kemu.testing.Broker`. The session's
+  `kemu_broker` brokers run, one after another, on one thread and Trio loop (a `BrokerLoop`), which a
+  broker of each test's own would otherwise start and stop.
 - `kemu_broker_session`: one broker for the whole session (of each xdist worker), emptied by `reset()`
   before every test that asks for it, on the same port throughout.
 - `kemu_broker_factory`: `kemu_broker_factory(**settings)` makes brokers, as many as a test wants; all are
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pytest
 
 if TYPE_CHECKING:
-    from kemu.testing.broker import Broker
+    from kemu.testing.broker import Broker, BrokerLoop
 
 # The broker (and Trio, and the whole core) loads when a test first asks for a kemu fixture, not when pytest
 # loads this plugin: every pytest run of every project with kemu installed loads it.
@@ -90,8 +92,18 @@ def _used_by(request: pytest.FixtureRequest, broker: Broker) -> None:
         used.append(broker)
 
 
+@pytest.fixture(scope="session")
+def _kemu_loop() -> Iterator[BrokerLoop]:
+    # The thread and Trio loop every test's kemu_broker runs in: each test still gets a broker (core, data
+    # directory, listener) of its own, without paying for a thread and a loop of its own.
+    from kemu.testing.broker import BrokerLoop
+
+    with BrokerLoop() as loop:
+        yield loop
+
+
 @pytest.fixture
-def kemu_broker(request: pytest.FixtureRequest) -> Iterator[Broker]:
+def kemu_broker(request: pytest.FixtureRequest, _kemu_loop: BrokerLoop) -> Iterator[Broker]:
     """A broker of this test's own, ready when the test starts and closed when it ends."""
     marker = request.node.get_closest_marker("kemu")
     settings: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
@@ -99,7 +111,7 @@ def kemu_broker(request: pytest.FixtureRequest) -> Iterator[Broker]:
         raise pytest.UsageError("@pytest.mark.kemu takes keywords only, e.g. kemu(virtual_clock=True)")
     from kemu.testing.broker import Broker
 
-    with Broker(**_with_suite_settings(request.config, settings)) as broker:
+    with Broker(**_with_suite_settings(request.config, settings), loop=_kemu_loop) as broker:
         _used_by(request, broker)
         yield broker
 

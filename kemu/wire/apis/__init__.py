@@ -20,8 +20,8 @@ from typing import Final
 from kemu.wire.schema import Api
 
 VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
-    0: (0, 11),  # Produce
-    1: (0, 17),  # Fetch
+    0: (0, 13),  # Produce
+    1: (0, 18),  # Fetch
     2: (0, 10),  # ListOffsets
     3: (0, 12),  # Metadata
     8: (0, 9),  # OffsetCommit

@@ -425,6 +425,12 @@ def static_values(cfg: BrokerConfig, *, bound_port: int | None, data_dir: Path,
     if cfg.rack is not None:
         values["broker.rack"] = cfg.rack
     values.update(cfg.properties)
+    # A many-broker kemu's other nodes share the first's properties but not its id or rack.
+    for name in ("node.id", "broker.id"):
+        if name in cfg.properties:
+            values[name] = str(cfg.node_id)
+    if cfg.rack is not None:
+        values["broker.rack"] = cfg.rack
     for key in BROKER_CONFIGS.values():
         attribute = key.name.replace(".", "_")
         if key.name not in values and hasattr(cfg, attribute):

@@ -61,12 +61,14 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     47: (0, 0),  # OffsetDelete
     50: (0, 0),  # DescribeUserScramCredentials
     51: (0, 0),  # AlterUserScramCredentials
+    55: (0, 2),  # DescribeQuorum
     60: (0, 1),  # DescribeCluster
     61: (0, 0),  # DescribeProducers
     65: (0, 0),  # DescribeTransactions
     66: (0, 1),  # ListTransactions
     68: (0, 1),  # ConsumerGroupHeartbeat
     69: (0, 0),  # ConsumerGroupDescribe
+    74: (0, 1),  # ListConfigResources
     75: (0, 0),  # DescribeTopicPartitions
 })
 

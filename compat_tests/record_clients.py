@@ -89,9 +89,6 @@ class Client(ABC):
 def require_codec(client: Client, codec: str) -> None:
     if codec == "none" or codec in client.codecs:
         return
-    if isinstance(client, KcatClient) and codec in client.codecs_sent_uncompressed:
-        pytest.skip(f"kcat's librdkafka 2.0.2 sends {codec} uncompressed to Kafka 4 brokers (librdkafka #4956); "
-                    "test_kcat_sends_old_codecs_uncompressed_as_to_kafka_4 checks that")
     pytest.skip(f"{client.name} cannot write {codec} (no codec for it in this client)")
 
 
@@ -452,11 +449,11 @@ class KcatClient(Client):
     own timestamps; it reads any record (kcat -J prints keys and values as text, null as null)."""
 
     name = "kcat"
-    # kcat 1.7.1 bundles librdkafka 2.0.2, which sends gzip, snappy and lz4 batches uncompressed to a broker
-    # whose Produce starts at v3 — Kafka 4 included (librdkafka issue #4956); zstd it still compresses.
-    codecs = frozenset({"zstd"})
+    # kcat 1.7.1 bundles librdkafka 2.0.2, which decides gzip, snappy and lz4 support from Produce v2 and
+    # sends those batches uncompressed to a broker whose ApiVersions lists Produce from v3 (librdkafka issue
+    # #4956); Kafka 4 lists it from v0 for that reason (KAFKA-18659), as kemu does, so kcat compresses.
+    codecs = frozenset({"gzip", "snappy", "lz4", "zstd"})
     read_codecs = frozenset({"gzip", "snappy", "lz4", "zstd"})
-    codecs_sent_uncompressed = frozenset({"gzip", "snappy", "lz4"})
     tool: Kcat = field(default_factory=find_kcat)
 
     def produce(self, topic: str, records: Sequence[Record], *, compression: str = "none",

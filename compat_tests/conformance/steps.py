@@ -232,14 +232,16 @@ def _settling(step: Step, answer: Any) -> bool:
 
 
 def _address(step: Step, bootstrap: tuple[str, int], captured: dict[str, Any]) -> tuple[str, int]:
-    """Where a step goes: the bootstrap, or (`node`) the broker whose node id an earlier step captured, or
-    (`node` "not {$NAME}") the broker of lowest node id other than that one; the brokers' addresses are those a
-    Metadata step captured as `brokers`."""
+    """Where a step goes: the bootstrap, or (`node`) the broker of that node id ("2") or of the one an earlier
+    step captured ("{$NAME}"), or (`node` "not {$NAME}") the broker of lowest node id other than that one; the
+    brokers' addresses are those a Metadata step captured as `brokers`."""
     if not step.node:
         return bootstrap
     brokers = {broker["node_id"]: (broker["host"], broker["port"]) for broker in captured["brokers"]}
     avoid = step.node.startswith("not ")
     node = substitute(step.node.removeprefix("not "), "", captured)
+    if isinstance(node, str) and node.isdigit():  # a node id given as it is
+        node = int(node)
     if avoid:
         return brokers[min(node_id for node_id in brokers if node_id != node)]
     return brokers[node]

@@ -24,8 +24,10 @@ from kemu.wire.records import iter_batches
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, CREATE_TOPICS, DELETE_RECORDS, INIT_PRODUCER_ID = 0, 1, 2, 3, 19, 21, 22
 INCREMENTAL_ALTER_CONFIGS, TOPIC_RESOURCE = 44, 2
-PRODUCE_VERSION, FETCH_VERSION, LIST_OFFSETS_VERSION = 11, 17, 10
-"""The newest versions both brokers serve (kemu's ranges are issue 31's)."""
+PRODUCE_VERSION, FETCH_VERSION, LIST_OFFSETS_VERSION = 13, 18, 10
+"""The newest versions both brokers serve (kemu's ranges are issue 31's). From Produce v13 and Fetch v13 topics
+go by id: `produce` and `fetch` look each name's id up, and show the answers by name again."""
+PRODUCE_TOPIC_ID_VERSION = 13
 EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -2, -1, -3, -4
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 BASE_TIME = 1_700_000_000_000
@@ -81,25 +83,42 @@ def topic_id(target: Target, name: str) -> uuid.UUID:
 # --- Produce --------------------------------------------------------------------------------------------
 
 def produce_request(records: Mapping[tuple[str, int], bytes | None], *, acks: int = -1,
-                    transactional_id: str | None = None, timeout_ms: int = 10000) -> dict[str, Any]:
+                    transactional_id: str | None = None, timeout_ms: int = 10000,
+                    topic_ids: Mapping[str, uuid.UUID] | None = None) -> dict[str, Any]:
+    """A Produce request; with `topic_ids` (Produce v13+) each topic goes by its id."""
     topics: dict[str, list[dict[str, Any]]] = {}
     for (name, index), data in records.items():
         topics.setdefault(name, []).append({"index": index, "records": data})
     return {"transactional_id": transactional_id, "acks": acks, "timeout_ms": timeout_ms,
-            "topic_data": [{"name": name, "partition_data": parts} for name, parts in topics.items()]}
+            "topic_data": [{"name": name, **({"topic_id": topic_ids[name]} if topic_ids is not None else {}),
+                            "partition_data": parts} for name, parts in topics.items()]}
+
+
+def topic_ids_for(target: Target, names: Iterable[str], version: int) -> dict[str, uuid.UUID] | None:
+    """Each topic's id on this broker (the zero id for one it lacks) where Produce `version` names topics by
+    id, else None."""
+    if version < PRODUCE_TOPIC_ID_VERSION:
+        return None
+    return {name: topic_id(target, name) for name in dict.fromkeys(names)}
 
 
 def produce(target: Target, records: Mapping[tuple[str, int], bytes | None], *, version: int = PRODUCE_VERSION,
             acks: int = -1, transactional_id: str | None = None) -> dict[str, Any]:
     """Produce; the answer keyed `{topic: {partition: response}}` with the top-level fields beside."""
-    body = target.request(PRODUCE, version, produce_request(records, acks=acks, transactional_id=transactional_id))
-    return keyed_produce(body)
+    ids = topic_ids_for(target, (name for name, _ in records), version)
+    body = target.request(PRODUCE, version, produce_request(records, acks=acks, transactional_id=transactional_id,
+                                                            topic_ids=ids))
+    return keyed_produce(body, ids)
 
 
-def keyed_produce(body: dict[str, Any]) -> dict[str, Any]:
+def keyed_produce(body: dict[str, Any], topic_ids: Mapping[str, uuid.UUID] | None = None) -> dict[str, Any]:
+    """The answer by topic name: from v13 the ids are named again through `topic_ids`."""
+    names = {topic: name for name, topic in (topic_ids or {}).items()}
     answer = {key: value for key, value in body.items() if key != "responses"}
-    answer["topics"] = {topic["name"]: {str(part["index"]): part for part in topic["partition_responses"]}
-                        for topic in body.get("responses", [])}
+    answer["topics"] = {
+        names.get(topic["topic_id"], str(topic["topic_id"])) if topic_ids is not None else topic["name"]:
+            {str(part["index"]): part for part in topic["partition_responses"]}
+        for topic in body.get("responses", [])}
     return answer
 
 

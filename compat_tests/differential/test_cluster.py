@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -51,10 +52,10 @@ class Cluster(Target):
         return Target(self.name, host, port)
 
 
-@pytest.fixture(scope="module")
-def kemu_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, tuple[str, int]]]:
-    process = KemuServeProcess(tmp_path_factory.mktemp("kemu-cluster"),
-                               extra_args=("--brokers", "3", *kemu_twin_args(CLUSTER_SETTINGS)))
+def serving_three(directory: Path, *extra_args: str) -> Iterator[dict[int, tuple[str, int]]]:
+    """A `kemu serve --brokers 3` configured as the reference cluster is: each broker's address by node id."""
+    process = KemuServeProcess(directory, extra_args=("--brokers", "3", *extra_args,
+                                                      *kemu_twin_args(CLUSTER_SETTINGS)))
     process.start()
     try:
         match = BANNER.search(process.output())
@@ -65,10 +66,19 @@ def kemu_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int,
         process.stop_cleanly()
 
 
+def cluster_pair(kafka: ReferenceKafka, kemu: dict[int, tuple[str, int]]) -> Pair[Cluster]:
+    return Pair(kafka=Cluster.of("kafka", dict(zip(kafka.node_ids, kafka.addresses, strict=True))),
+                kemu=Cluster.of("kemu", kemu))
+
+
+@pytest.fixture(scope="module")
+def kemu_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, tuple[str, int]]]:
+    yield from serving_three(tmp_path_factory.mktemp("kemu-cluster"))
+
+
 @pytest.fixture(scope="module")
 def clusters(reference_kafka_cluster: ReferenceKafka, kemu_cluster: dict[int, tuple[str, int]]) -> Pair[Cluster]:
-    kafka = dict(zip(reference_kafka_cluster.node_ids, reference_kafka_cluster.addresses, strict=True))
-    return Pair(kafka=Cluster.of("kafka", kafka), kemu=Cluster.of("kemu", kemu_cluster))
+    return cluster_pair(reference_kafka_cluster, kemu_cluster)
 
 
 def metadata(target: Target, topics: list[str] | None, version: int = 12) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from compat_tests.differential.data_wire import (
 from compat_tests.differential.targets import Pair, Target
 from kemu.wire.records import NewRecord, build_batch
 
-VERSIONS = [3, 8, PRODUCE_VERSION]
+VERSIONS = [3, 8, 11, PRODUCE_VERSION]
 UNKNOWN_PRODUCER_ID = 987_654_321
 
 

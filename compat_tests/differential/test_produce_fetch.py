@@ -16,9 +16,11 @@ from compat_tests.differential.data_wire import (
     create_topic,
     delete_records,
     fetch,
+    keyed_produce,
     produce,
     produce_one,
     produce_request,
+    topic_ids_for,
     unique_topic,
     without_sizes,
 )
@@ -28,7 +30,7 @@ from kemu.wire.records import ATTRIBUTES_OFFSET, CRC_OFFSET, MAGIC_OFFSET, NewRe
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 TIMESTAMP_TYPES = ["CreateTime", "LogAppendTime"]
-FETCH_VERSIONS = [4, 11, 13, FETCH_VERSION]
+FETCH_VERSIONS = [4, 11, 13, 17, FETCH_VERSION]
 
 
 def sample_records(first: int = 0, count: int = 3) -> list[NewRecord]:
@@ -110,7 +112,7 @@ def recrc(data: bytes) -> bytes:
     return bytes(fixed)
 
 
-PRODUCE_ERROR_VERSIONS = [3, 6, 7, 8, PRODUCE_VERSION]
+PRODUCE_ERROR_VERSIONS = [3, 6, 7, 8, 11, 12, PRODUCE_VERSION]
 
 
 def with_attributes(data: bytes, attributes: int) -> bytes:
@@ -209,8 +211,9 @@ def test_produce_acks_0_failing_closes_the_connection(pair: Pair, case: str) -> 
     def observe(target: Target) -> dict[str, Any]:
         create_topic(target, name)
         records = ({(name + "-absent", 0): two()} if case == "unknown_topic" else {(name, 0): corrupt_crc(two())})
+        ids = topic_ids_for(target, (topic for topic, _ in records), PRODUCE_VERSION)
         with target.connect() as connection:
-            connection.send(PRODUCE, PRODUCE_VERSION, produce_request(records, acks=0))
+            connection.send(PRODUCE, PRODUCE_VERSION, produce_request(records, acks=0, topic_ids=ids))
             closed = connection.closed_by_peer()
         return {"closed": closed, "fetch": fetch(target, [(name, 0, 0)])}
 
@@ -223,12 +226,15 @@ def test_produce_acks_0_is_answered_by_nothing(pair: Pair) -> None:
 
     def observe(target: Target) -> dict[str, Any]:
         create_topic(target, name)
+        ids = topic_ids_for(target, [name], PRODUCE_VERSION)
         with target.connect() as connection:
             connection.send(PRODUCE, PRODUCE_VERSION,
-                            produce_request({(name, 0): build_batch(sample_records(0, 2))}, acks=0))
+                            produce_request({(name, 0): build_batch(sample_records(0, 2))}, acks=0, topic_ids=ids))
             connection.send(PRODUCE, PRODUCE_VERSION,
-                            produce_request({(name, 0): build_batch(sample_records(2, 1))}, acks=1))
+                            produce_request({(name, 0): build_batch(sample_records(2, 1))}, acks=1, topic_ids=ids))
             correlation, answer = connection.receive(PRODUCE, PRODUCE_VERSION)
+        if ids is not None:  # by name again, as the other answers are shown
+            answer = keyed_produce(answer, ids)
         return {"first_answer_correlation": correlation, "answer": answer, "fetch": fetch(target, [(name, 0, 0)])}
 
     compare(pair, "produce_fetch.acks_0", observe)

@@ -167,12 +167,14 @@ class ReferenceKafka:
     """A KRaft cluster of `nodes` Kafka processes (1 or 3); `with ReferenceKafka(...) as kafka:` or start/stop.
 
     `bootstrap` is `127.0.0.1:PORT` of the first node. `settings` override the generated server.properties on
-    every node; `jvm_options` replace the quick-start ones (a benchmark wants C2 and a bigger heap)."""
+    every node, `node_settings` (by node id) on one (a rack each); `jvm_options` replace the quick-start ones
+    (a benchmark wants C2 and a bigger heap)."""
 
     classpath: str
     java: str = "java"
     nodes: int = 1
     settings: Mapping[str, str] = field(default_factory=dict)
+    node_settings: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
     jvm_options: Sequence[str] = QUICK_JVM_OPTIONS
     work_dir: Path | None = None
     log_level: str = "INFO"
@@ -242,6 +244,7 @@ class ReferenceKafka:
             "share.coordinator.state.topic.replication.factor": replicas,
             **REFERENCE_SETTINGS,
             **self.settings,
+            **self.node_settings.get(node.node_id, {}),
         }
 
     def _layout(self) -> None:

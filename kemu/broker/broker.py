@@ -6,7 +6,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -61,6 +61,7 @@ class Broker:
     def __init__(self, config: BrokerConfig, clock: Clock, cluster_id: str | None = None) -> None:
         self.config = config
         self.clock = clock
+        self.started_ms = clock.now_ms()  # when this broker started (DescribeQuorum's idle metadata log grows since)
         self.cluster_id = cluster_id or config.cluster_id or new_cluster_id()
         self.topics = TopicRegistry()
         # Names of topics whose partition logs a request is creating (kemu.broker.creation), not yet registered.
@@ -283,11 +284,18 @@ class Broker:
         partition = found.partitions[index]
         return partition if partition.is_open else None
 
-    def config_layers(self) -> ConfigLayers:
-        """The broker's config as DescribeConfigs layers it: per-broker dynamic, cluster default, static."""
+    def config_layers(self, node_id: int | None = None) -> ConfigLayers:
+        """A node's config (default the first's) as DescribeConfigs layers it: per-broker dynamic, cluster
+        default, static. Each node's static layer has its own id, listener port and rack; the dynamic layers
+        are the one process's, in force on every node."""
         # The static layer is what the broker was started with, not the live settings a dynamic value changed.
-        static = static_values(self.config, bound_port=self.bound_port, data_dir=self.data_dir,
-                               advertised=self.advertised_endpoint(), started_with=self._started_with)
+        node = self.cluster.node(self.node_id if node_id is None else node_id)
+        # One rack per node (--rack a,b,c), else every node's is broker.rack.
+        rack = node.rack if self.config.racks else self.config.rack
+        config = self.config if node.node_id == self.config.node_id and rack == self.config.rack \
+            else replace(self.config, node_id=node.node_id, rack=rack)
+        static = static_values(config, bound_port=self.listen_port(node.node_id) or None, data_dir=self.data_dir,
+                               advertised=self.advertised_endpoint(node.node_id), started_with=self._started_with)
         return self.dynamic_configs.layers(static)
 
     def apply_log_defaults(self) -> None:

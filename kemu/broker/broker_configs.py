@@ -427,6 +427,12 @@ def static_values(cfg: BrokerConfig, *, bound_port: int | None, data_dir: Path, 
     if cfg.rack is not None:
         values["broker.rack"] = cfg.rack
     values.update(cfg.properties)
+    # A many-broker kemu's other nodes share the first's properties but not its id or rack.
+    for name in ("node.id", "broker.id"):
+        if name in cfg.properties:
+            values[name] = str(cfg.node_id)
+    if cfg.rack is not None:
+        values["broker.rack"] = cfg.rack
     for name, attribute, kind, default in _FIELD_KEYS:
         if name not in values:
             text = format_value(kind, started[attribute] if attribute in started else getattr(cfg, attribute))

@@ -12,7 +12,8 @@ an acks=0 Produce) such a failure closes the connection.
 Handlers leave `throttle_time_ms` out: kemu throttles nothing, and the encoder writes every absent field
 as its schema default, here 0. Modules open with a note of what each version changes and what is left out.
 
-ApiVersions advertises exactly the keys found here, with their ranges.
+ApiVersions advertises exactly the keys found here, with their ranges (from `advertised_min_version`: below
+the lowest served version for Produce, as Kafka 4's broker listener advertises it, `versions.ADVERTISED_MIN`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from kemu.handlers.versions import NARROWED
+from kemu.handlers.versions import ADVERTISED_MIN, NARROWED
 from kemu.wire.apis import VERSIONS, get_api
 from kemu.wire.schema import Api
 
@@ -45,18 +46,21 @@ class Handler:
     first use: a broker answering its first Metadata should not pay for every API it may never be asked
     for."""
 
-    __slots__ = ("key", "_api", "min_version", "max_version", "_module_name", "_handle", "_error_response",
-                 "_suspends")
+    __slots__ = ("key", "_api", "min_version", "max_version", "advertised_min_version", "_module_name", "_handle",
+                 "_error_response", "_suspends")
 
     def __init__(self, key: int, api: Api | None, min_version: int, max_version: int,
                  handle: HandleFn | None = None, error_response: ErrorResponseFn | None = None, *,
-                 module_name: str | None = None, suspends: bool = True) -> None:
+                 module_name: str | None = None, suspends: bool = True,
+                 advertised_min_version: int | None = None) -> None:
         if handle is None and module_name is None:
             raise ValueError("a handler needs a handle function or a module to load it from")
         self.key = key
         self._api = api  # None: kemu.wire.apis declares it, loaded when first wanted
         self.min_version = min_version
         self.max_version = max_version
+        # What ApiVersions lists as the minimum: the lowest version served, but for Produce (ADVERTISED_MIN).
+        self.advertised_min_version = min_version if advertised_min_version is None else advertised_min_version
         self._module_name = module_name
         self._handle = handle
         self._error_response = error_response
@@ -117,7 +121,8 @@ def all_handlers() -> dict[int, Handler]:
             raise RuntimeError(f"{info.name}: versions {low}-{high} outside the declared {declared[0]}-{declared[1]}")
         if key in found:
             raise RuntimeError(f"API key {key} handled twice")
-        found[key] = Handler(key, None, low, high, module_name=f"{__name__}.{info.name}")
-    if stray := sorted(NARROWED.keys() - found.keys()):
+        found[key] = Handler(key, None, low, high, module_name=f"{__name__}.{info.name}",
+                             advertised_min_version=ADVERTISED_MIN.get(key))
+    if stray := sorted((NARROWED.keys() | ADVERTISED_MIN.keys()) - found.keys()):
         raise RuntimeError(f"kemu.handlers.versions narrows API keys no module handles: {stray}")
     return dict(sorted(found.items()))

@@ -1,9 +1,13 @@
-"""Produce (key 0), versions 3-11 (Kafka 4 dropped 0-2, the pre-record-batch formats).
+"""Produce (key 0), versions 3-13 (Kafka 4 dropped 0-2, the pre-record-batch formats, and closes the
+connection on them, yet advertises v0 in ApiVersions: `versions.ADVERTISED_MIN`, KAFKA-18659).
 
 v3 transactional_id and record batches (magic 2 only, one batch per partition); v5 log_start_offset in the
 response; v7 zstd allowed (before it UNSUPPORTED_COMPRESSION_TYPE); v8 record_errors and error_message
 (KIP-467); v9 flexible; v10 current_leader / node_endpoints, sent with NOT_LEADER_OR_FOLLOWER (KIP-951): a
-partition sent to a node of the cluster that does not lead it; v11 may answer TRANSACTION_ABORTABLE.
+partition sent to a node of the cluster that does not lead it; v11 may answer TRANSACTION_ABORTABLE; v12 the
+same on the wire (KIP-890 part 2 gives it its transactional meaning); v13 names topics by id both ways
+(KIP-516): an id no topic has is UNKNOWN_TOPIC_ID for its partitions, before any other check (authorization
+included), and each partition of a known id is then handled as by its name.
 
 As KafkaApis.handleProduceRequest and ReplicaManager.appendRecords do it: transactional batches without a
 transactional_id, or without WRITE on it, fail the whole request (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); per
@@ -24,6 +28,7 @@ long-polling fetches through the log's listeners."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from kemu.broker.errors import ApiError
@@ -53,6 +58,7 @@ VERSIONS = NARROWED[KEY]
 
 VALID_ACKS = frozenset({-1, 0, 1})
 ZSTD_PRODUCE_VERSION = 7
+TOPIC_ID_VERSION = 13  # topic ids instead of names, both ways (KIP-516)
 _CODEC_IDS = frozenset(int(codec) for codec in CompressionType)
 ADMIN_CLIENT_ID = "__admin_client"  # Kafka's AdminUtils.ADMIN_CLIENT_ID: may write internal topics
 # Errors ReplicaManager answers without a log start offset (LogAppendInfo.UNKNOWN_LOG_APPEND_INFO); the
@@ -68,15 +74,21 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
     body = request.body
     acks: int = body["acks"]
     transactional_id: str | None = body["transactional_id"]
-    # A map, as Kafka's: a partition named twice keeps its first place and its last records.
-    entries: dict[tuple[str, int], Any] = {}
+    uses_ids = request.version >= TOPIC_ID_VERSION
+    # A map, as Kafka's: a partition named twice keeps its first place and its last records. From v13 a topic
+    # is keyed by its id, and `names` gives the name of each id the broker knows.
+    entries: dict[tuple[Any, int], Any] = {}
+    names: dict[Any, str] = {}
     for topic in body["topic_data"]:
+        topic_key = _topic_key(ctx, topic, names) if uses_ids else topic["name"]
         for partition in topic["partition_data"]:
-            entries[(topic["name"], partition["index"])] = partition["records"]
+            entries[(topic_key, partition["index"])] = partition["records"]
+    if not uses_ids:
+        names = {name: name for name, _ in entries}
     # Each partition's first batch header, read once: the request-wide checks, KIP-890 and the append use it.
     # `wholes` holds the usual case, records that are exactly one whole v2 batch (whole_batch_header).
-    firsts: dict[tuple[str, int], BatchHeader | None] = {}
-    wholes: dict[tuple[str, int], BatchHeader] = {}
+    firsts: dict[tuple[Any, int], BatchHeader | None] = {}
+    wholes: dict[tuple[Any, int], BatchHeader] = {}
     for key, records in entries.items():
         whole = None if records is None else whole_batch_header(records)
         if whole is not None:
@@ -94,18 +106,22 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
                        "Transactional records contained more than one producer ID")
 
     internal_allowed = ctx.client_id == ADMIN_CLIENT_ID
-    writable = authz.allowed_names(ctx, authz.WRITE, authz.TOPIC, (name for name, _ in entries))
+    writable = authz.allowed_names(ctx, authz.WRITE, authz.TOPIC, names.values())
     if request.version < ZSTD_PRODUCE_VERSION:
         _refuse_unknown_codec_ids(ctx, firsts, writable)
     failed = False
-    responses: dict[str, list[dict[str, Any]]] = {}
-    for (name, index), records in entries.items():
-        result = _produce_partition(ctx, request.version, name, index, records, firsts[(name, index)],
-                                    wholes.get((name, index)), acks, internal_allowed,
-                                    transactional_id) if name in writable else \
-            _failed(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    responses: dict[Any, list[dict[str, Any]]] = {}
+    for (topic_key, index), records in entries.items():
+        name = names.get(topic_key)
+        if name is None:  # v13: an id no topic has
+            result = _failed(index, ErrorCode.UNKNOWN_TOPIC_ID)
+        elif name in writable:
+            result = _produce_partition(ctx, request.version, name, index, records, firsts[(topic_key, index)],
+                                        wholes.get((topic_key, index)), acks, internal_allowed, transactional_id)
+        else:
+            result = _failed(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         failed = failed or result["error_code"] != 0
-        responses.setdefault(name, []).append(result)
+        responses.setdefault(topic_key, []).append(result)
 
     # Only a refused partition names its current leader (NOT_LEADER_OR_FOLLOWER).
     moved = [r["current_leader"]["leader_id"] for parts in responses.values() for r in parts
@@ -115,11 +131,22 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
             # Kafka closes the connection so the producer, which reads no response, notices.
             raise ApiError(ErrorCode.UNKNOWN_SERVER_ERROR, "acks=0 produce failed")
         return None
-    return {"responses": [{"name": name, "partition_responses": parts} for name, parts in responses.items()],
+    field = "topic_id" if uses_ids else "name"
+    return {"responses": [{field: topic_key, "partition_responses": parts} for topic_key, parts in responses.items()],
             "node_endpoints": node_endpoints(ctx.broker, moved)}
 
 
-def _refuse_unknown_codec_ids(ctx: RequestContext, firsts: dict[tuple[str, int], BatchHeader | None],
+def _topic_key(ctx: RequestContext, topic: dict[str, Any], names: dict[Any, str]) -> uuid.UUID:
+    """A v13 topic's id, its name noted in `names` when the broker has a topic of that id (Kafka's
+    metadataCache.getTopicName)."""
+    topic_id: uuid.UUID = topic["topic_id"]
+    found = ctx.broker.topics.by_id(topic_id)
+    if found is not None:
+        names[topic_id] = found.name
+    return topic_id
+
+
+def _refuse_unknown_codec_ids(ctx: RequestContext, firsts: dict[tuple[Any, int], BatchHeader | None],
                               writable: set[str]) -> None:
     """Before v7, ProduceRequest.validateRecords asks a batch its codec (to refuse zstd), and for bits 0-2
     of 5-7 Java's CompressionType throws IllegalArgumentException: not an ApiException, so it fails the whole
@@ -203,10 +230,11 @@ def error_response(request: Request, code: ErrorCode, message: str | None) -> di
         return None
     if message == code.message or code == ErrorCode.UNKNOWN_SERVER_ERROR:
         message = None
-    responses: dict[str, dict[int, dict[str, Any]]] = {}
+    field = "topic_id" if request.version >= TOPIC_ID_VERSION else "name"
+    responses: dict[Any, dict[int, dict[str, Any]]] = {}
     for topic in request.body["topic_data"]:
         for partition in topic["partition_data"]:
-            responses.setdefault(topic["name"], {})[partition["index"]] = _failed(
+            responses.setdefault(topic[field], {})[partition["index"]] = _failed(
                 partition["index"], code, message=message)
-    return {"responses": [{"name": name, "partition_responses": list(parts.values())}
-                          for name, parts in responses.items()]}
+    return {"responses": [{field: topic_key, "partition_responses": list(parts.values())}
+                          for topic_key, parts in responses.items()]}

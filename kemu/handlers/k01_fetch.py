@@ -1,4 +1,4 @@
-"""Fetch (key 1), versions 4-17 (Kafka 4 dropped 0-3).
+"""Fetch (key 1), versions 4-18 (Kafka 4 dropped 0-3).
 
 v4 isolation_level, last_stable_offset and aborted_transactions; v5 log_start_offset; v7 fetch sessions
 (KIP-227: session_id / session_epoch, forgotten topics, a top-level error code); v9 current_leader_epoch
@@ -7,7 +7,8 @@ converts fetched data down, returns zstd batches at every version (a zstd topic 
 preferred_read_replica (KIP-392: with replica.selector.class the RackAwareReplicaSelector, the leader sends a
 consumer whose rack_id names another replica's rack there, with no records; a consumer may then fetch from
 that follower); v12 flexible, last_fetched_epoch (a diverging epoch answers with diverging_epoch); v13 topic
-ids instead of names (UNKNOWN_TOPIC_ID); v15 replica_state; v16 node_endpoints, v17 replica_directory_id. A
+ids instead of names (UNKNOWN_TOPIC_ID); v15 replica_state; v16 node_endpoints, v17 replica_directory_id; v18
+the high watermark a fetching replica knows (KIP-1166), a follower's field kemu reads no more than the others. A
 partition this node neither leads nor (for a v11+ consumer) follows in sync is NOT_LEADER_OR_FOLLOWER, and
 that or FENCED_LEADER_EPOCH carries the current leader (v12+) and its endpoint (v16+), as KIP-951 has it.
 

@@ -26,7 +26,7 @@ _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 def supported_api_keys() -> list[dict[str, int]]:
-    return [{"api_key": h.key, "min_version": h.min_version, "max_version": h.max_version}
+    return [{"api_key": h.key, "min_version": h.advertised_min_version, "max_version": h.max_version}
             for h in all_handlers().values()]
 
 

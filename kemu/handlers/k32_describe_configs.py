@@ -8,10 +8,11 @@ Resources, as Kafka's ConfigHelper answers them:
 - TOPIC (2): every topic config with its value in force; the source is the first synonym's — the topic's
   override (DYNAMIC_TOPIC_CONFIG), then the broker synonym's dynamic, static and default layers. An illegal
   name is INVALID_TOPIC_EXCEPTION; a missing topic UNKNOWN_TOPIC_OR_PARTITION.
-- BROKER (4): named by this node's id, every broker config kemu knows (see kemu.broker.broker_configs);
-  named "", only the dynamic cluster-wide defaults that are set. Another id, or a name that is not a
-  number, is INVALID_REQUEST with Kafka's message.
-- BROKER_LOGGER (8): the log levels of `root` and the `kemu` loggers; the name must be this node's id.
+- BROKER (4): named by the id of the node asked (each broker of a many-broker kemu answers for itself: its
+  node.id, broker.id, listener and broker.rack), every broker config kemu knows (see
+  kemu.broker.broker_configs); named "", only the dynamic cluster-wide defaults that are set. Another id,
+  or a name that is not a number, is INVALID_REQUEST with Kafka's message.
+- BROKER_LOGGER (8): the log levels of `root` and the `kemu` loggers; the name must be the node's id.
 - GROUP (32) and CLIENT_METRICS (16), which Kafka 4 has, are not kept by kemu: that resource alone gets
   INVALID_REQUEST (with Kafka's message when it has no name). A resource type Kafka does not know fails the
   whole request, as in Kafka.
@@ -95,20 +96,22 @@ def _describe(ctx: RequestContext, kind: int, name: str, synonyms: bool,
         if topic is None:
             return None
         return topic_configs.describe(topic.configs, broker.config_layers(), synonyms, documentation)
+    node_id = ctx.node_id
     if kind == RESOURCE_BROKER:
         if name == "":
-            return broker_configs.describe(broker.config_layers(), True, synonyms, documentation)
-        if _broker_id(name) != broker.node_id:
+            return broker_configs.describe(broker.config_layers(node_id), True, synonyms, documentation)
+        if _broker_id(name) != node_id:
             raise _Refused(ErrorCode.INVALID_REQUEST,
-                           f"Unexpected broker id, expected {broker.node_id} or empty string, but received {name}")
-        return broker_configs.describe(broker.config_layers(), False, synonyms, documentation)
+                           f"Unexpected broker id, expected {node_id} or empty string, but received {name}")
+        return broker_configs.describe(broker.config_layers(node_id), False, synonyms, documentation)
     if kind == RESOURCE_BROKER_LOGGER:
         if name == "":
             raise _Refused(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
-        if _broker_id(name) != broker.node_id:
+        if _broker_id(name) != node_id:
             raise _Refused(ErrorCode.INVALID_REQUEST,
-                           f"Unexpected broker id, expected {broker.node_id} but received {name}")
-        return [ConfigEntry(logger, level, ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG)
+                           f"Unexpected broker id, expected {node_id} but received {name}")
+        # Kafka sets no documentation on these: the message's default, the empty string (not null).
+        return [ConfigEntry(logger, level, ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG, documentation="")
                 for logger, level in broker_loggers.loggers().items()]
     if name == "":
         raise _Refused(ErrorCode.INVALID_REQUEST, _UNNAMED[kind])

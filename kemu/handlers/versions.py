@@ -14,8 +14,8 @@ from types import MappingProxyType
 from typing import Final
 
 NARROWED: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
-    0: (3, 11),  # Produce: Kafka 4 dropped the pre-record-batch versions
-    1: (4, 17),  # Fetch: likewise
+    0: (3, 13),  # Produce: Kafka 4 dropped the pre-record-batch versions (advertised from 0: ADVERTISED_MIN)
+    1: (4, 18),  # Fetch: likewise
     2: (1, 10),  # ListOffsets: Kafka 4 dropped v0
     23: (2, 4),  # OffsetForLeaderEpoch: Kafka 4 dropped v0-1
     26: (0, 4),  # EndTxn: v5 needs transaction version 2
@@ -23,3 +23,11 @@ NARROWED: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     30: (1, 3),  # CreateAcls: likewise
     31: (1, 3),  # DeleteAcls: likewise
 })
+
+ADVERTISED_MIN: Final[Mapping[int, int]] = MappingProxyType({
+    # Produce: Kafka 4 serves v3+ and closes the connection on v0-2, yet advertises v0 in ApiVersions
+    # on its broker listener (ApiKeys.PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION): librdkafka's compressed
+    # produce fails unless the broker lists Produce v0 (KAFKA-18659).
+    0: 0,
+})
+"""The minimum ApiVersions advertises where it is below the lowest version served (NARROWED)."""

@@ -27,21 +27,24 @@ def batch(*values: bytes | None, key: bytes | None = None, timestamp: int = 1_70
                        compression=compression, **kwargs)
 
 
-def produce_body(records: dict[tuple[str, int], bytes | None], *, acks: int = -1,
-                 transactional_id: str | None = None) -> dict[str, Any]:
-    topics: dict[str, list[dict[str, Any]]] = {}
-    for (name, index), data in records.items():
-        topics.setdefault(name, []).append({"index": index, "records": data})
+def produce_body(records: dict[tuple[Any, int], bytes | None], *, acks: int = -1,
+                 transactional_id: str | None = None, version: int = 11) -> dict[str, Any]:
+    """A Produce request for {(topic name, or from v13 topic id, partition): records}."""
+    topics: dict[Any, list[dict[str, Any]]] = {}
+    for (topic, index), data in records.items():
+        topics.setdefault(topic, []).append({"index": index, "records": data})
+    field = "topic_id" if version >= 13 else "name"
     return {"transactional_id": transactional_id, "acks": acks, "timeout_ms": 5000,
-            "topic_data": [{"name": name, "partition_data": parts} for name, parts in topics.items()]}
+            "topic_data": [{field: topic, "partition_data": parts} for topic, parts in topics.items()]}
 
 
-def produce(conn: Connection, name: str, data: bytes, *, partition: int = 0, version: int = 11,
+def produce(conn: Connection, topic: Any, data: bytes, *, partition: int = 0, version: int = 11,
             acks: int = -1) -> dict[str, Any]:
-    """Produce one batch; returns the partition response."""
-    body = conn.request(PRODUCE, version, produce_body({(name, partition): data}, acks=acks))
-    [topic] = body["responses"]
-    [response] = topic["partition_responses"]
+    """Produce one batch to a topic (its name, or from v13 its id); returns the partition response."""
+    body = conn.request(PRODUCE, version, produce_body({(topic, partition): data}, acks=acks, version=version))
+    [answered] = body["responses"]
+    assert answered["topic_id" if version >= 13 else "name"] == topic
+    [response] = answered["partition_responses"]
     return dict(response)
 
 

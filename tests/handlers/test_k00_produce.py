@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 
 import pytest
 
@@ -19,6 +20,7 @@ from tests.handlers.data_plane import (
     fetch_partitions,
     produce,
     produce_body,
+    topic_id,
     values_of,
 )
 from tests.handlers.harness import Broker, Connection
@@ -26,11 +28,12 @@ from tests.handlers.harness import Broker, Connection
 METADATA = 3
 
 
-@pytest.mark.parametrize("version", range(3, 12))
+@pytest.mark.parametrize("version", range(3, 14))
 def test_every_version_appends_and_answers(broker: Broker, conn: Connection, version: int) -> None:
     create_topic(conn, "t")
-    first = produce(conn, "t", batch(b"a", b"b"), version=version)
-    second = produce(conn, "t", batch(b"c"), version=version)
+    topic = topic_id(broker, "t") if version >= 13 else "t"  # v13 names the topic by id, both ways
+    first = produce(conn, topic, batch(b"a", b"b"), version=version)
+    second = produce(conn, topic, batch(b"c"), version=version)
     assert (first["error_code"], first["base_offset"], second["base_offset"]) == (0, 0, 2)
     assert second["log_append_time_ms"] == -1
     assert second["log_start_offset"] == (0 if version >= 5 else -1)  # absent before v5: the default
@@ -39,9 +42,39 @@ def test_every_version_appends_and_answers(broker: Broker, conn: Connection, ver
 
 
 @pytest.mark.real_socket
-def test_versions_kafka_4_removed_are_refused(broker: Broker, conn: Connection) -> None:
-    conn.send(PRODUCE, 2, produce_body({("t", 0): batch(b"a")}))
+@pytest.mark.parametrize("version", [0, 2])
+def test_versions_kafka_4_removed_are_refused(broker: Broker, conn: Connection, version: int) -> None:
+    conn.send(PRODUCE, version, produce_body({("t", 0): batch(b"a")}))
     assert conn.closed_by_peer()
+
+
+def test_api_versions_advertises_v0_to_13_as_kafka_4_does(conn: Connection) -> None:
+    # KAFKA-18659: v0-2 are refused (above), yet advertised, as Kafka 4's broker listener does.
+    body = conn.request(18, 4, {"client_software_name": "kemu-tests", "client_software_version": "1"})
+    [produce_range] = [(k["min_version"], k["max_version"]) for k in body["api_keys"] if k["api_key"] == PRODUCE]
+    assert produce_range == (0, 13)
+
+
+def test_v13_an_unknown_topic_id_is_unknown_topic_id(broker: Broker, conn: Connection) -> None:
+    create_topic(conn, "t", partitions=2)
+    known, missing, other = topic_id(broker, "t"), uuid.UUID(int=1), uuid.UUID(int=2)
+    body = conn.request(PRODUCE, 13, produce_body({(missing, 0): batch(b"x"), (known, 1): batch(b"a"),
+                                                   (other, 3): batch(b"y"), (known, 7): batch(b"b")}, version=13))
+    answers = {(t["topic_id"], p["index"]): (p["error_code"], p["base_offset"], p["log_start_offset"])
+               for t in body["responses"] for p in t["partition_responses"]}
+    # Each id its own entry; a known id's missing partition is UNKNOWN_TOPIC_OR_PARTITION, as by name.
+    assert answers == {(missing, 0): (100, -1, -1), (known, 1): (0, 0, 0), (other, 3): (100, -1, -1),
+                       (known, 7): (3, -1, -1)}
+    assert [t["topic_id"] for t in body["responses"]] == [missing, known, other]
+    assert values_of(fetch_partitions(conn.request(FETCH, 13, fetch_body([(known, 1, 0)], version=13)), 13)[0][1][
+        "records"]) == [b"a"]
+
+
+def test_v12_is_v11_on_the_wire(broker: Broker, conn: Connection) -> None:
+    create_topic(conn, "t")
+    body = conn.request(PRODUCE, 12, produce_body({("t", 0): batch(b"a"), ("gone", 0): batch(b"b")}, version=12))
+    assert [(t["name"], [p["error_code"] for p in t["partition_responses"]]) for t in body["responses"]] == [
+        ("t", [0]), ("gone", [3])]
 
 
 def test_log_append_time_is_stamped(broker: Broker, conn: Connection) -> None:

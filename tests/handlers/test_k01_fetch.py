@@ -38,7 +38,7 @@ def topic_key(broker: Broker, name: str, version: int) -> Any:
     return topic_id(broker, name) if version >= 13 else name
 
 
-@pytest.mark.parametrize("version", range(4, 18))
+@pytest.mark.parametrize("version", range(4, 19))
 def test_every_version_serves_the_stored_batches(broker: Broker, conn: Connection, version: int) -> None:
     create_topic(conn, "t")
     produce(conn, "t", batch(b"a", b"b"))
@@ -57,6 +57,17 @@ def test_every_version_serves_the_stored_batches(broker: Broker, conn: Connectio
     stored = broker.broker.partition("t", 0).log.read(0, 1 << 20).records  # type: ignore[union-attr]
     assert partition["records"] == bytes(stored)
     assert [b.header.base_offset for b in batches_of(partition["records"])] == [0, 2]
+
+
+def test_v18_high_watermark_of_the_fetcher_changes_nothing_for_a_consumer(broker: Broker, conn: Connection) -> None:
+    # KIP-1166's per-partition high_watermark is what a fetching replica knows; a consumer's is ignored.
+    create_topic(conn, "t")
+    produce(conn, "t", batch(b"a", b"b"))
+    key = topic_id(broker, "t")
+    answers = [fetch_partitions(conn.request(FETCH, 18, fetch_body([(key, 0, 0)], version=18, **fields)), 18)
+               for fields in ({}, {"high_watermark": 1}, {"high_watermark": -1})]
+    assert answers[0] == answers[1] == answers[2]
+    assert values_of(answers[0][0][1]["records"]) == [b"a", b"b"]
 
 
 @pytest.mark.real_socket

@@ -102,7 +102,8 @@ def test_every_advertised_api_answers_its_first_request_after_a_lazy_start() -> 
         assert len(advertised) == len(all_handlers())
         for entry in advertised:
             key = entry["api_key"]
-            for version in sorted({entry["min_version"], entry["max_version"]}):
+            # The lowest version served: Produce is advertised from v0 but served from v3 (KAFKA-18659).
+            for version in sorted({all_handlers()[key].min_version, entry["max_version"]}):
                 with KafkaSocket((host, port)) as conn:  # its own connection: the first of its kind
                     assert isinstance(conn.request(key, version, BODIES.get(key, {})), dict), (key, version)
         process.send_signal(signal.SIGTERM)

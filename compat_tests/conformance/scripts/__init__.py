@@ -26,6 +26,7 @@ KEMU_HIGHEST: dict[int, int] = {
     0: 11, 1: 17, 2: 10, 3: 12, 8: 9, 9: 9, 10: 6, 11: 9, 12: 4, 13: 5, 14: 5, 15: 5, 16: 5, 17: 1, 18: 4, 19: 7,
     20: 6, 21: 2, 22: 5, 23: 4, 24: 5, 25: 4, 26: 4, 27: 1, 28: 4, 29: 3, 30: 3, 31: 3, 32: 4, 33: 2, 35: 4, 36: 2,
     37: 3, 42: 2, 43: 2, 44: 1, 45: 0, 46: 0, 47: 0, 50: 0, 51: 0, 60: 1, 61: 0, 65: 0, 66: 1, 68: 1, 69: 0, 75: 0,
+    55: 2, 74: 1,  # added with their scripts (quorum.py)
 }
 SETTLING_WHY = ("a new topic's leader reaches the broker's metadata, and then its replica manager, a moment after "
                 "CreateTopics returns")
@@ -100,12 +101,14 @@ def all_scripts() -> list[Script]:
         groups,
         limits,
         metadata,
+        quorum,
         security,
         transactions,
         unsupported,
     )
     found: list[Script] = []
-    for module in (unsupported, metadata, admin, data, groups, transactions, security, authorizer, cluster, limits):
+    for module in (unsupported, metadata, admin, data, groups, transactions, security, authorizer, cluster, quorum,
+                   limits):
         found += module.scripts()
     names = [script.name for script in found]
     if len(set(names)) != len(names):

@@ -5,7 +5,7 @@ authorizes nothing)."""
 
 from __future__ import annotations
 
-from compat_tests.conformance.scripts import produce, step
+from compat_tests.conformance.scripts import batch, produce, step
 from compat_tests.conformance.scripts.admin import _create, _describe
 from compat_tests.conformance.scripts.data import _fetch
 from compat_tests.conformance.scripts.groups import SUBSCRIPTION, commit, fetch_offsets
@@ -111,6 +111,14 @@ def scripts() -> list[Script]:
         step("delete acls", 31, 3, {"filters": [FILTER]}),
         step("alter scram credentials", 51, 0, {"deletions": [{"name": "conf-user-{run}", "mechanism": 1}],
                                                 "upsertions": []}),
+        step("describe quorum", 55, 2, {"topics": [{"topic_name": "__cluster_metadata",
+                                                    "partitions": [{"partition_index": 0}]}]}),
+        step("list config resources", 74, 1, {"resource_types": []}),
+        step("list config resources v0", 74, 0, {}),
+        step("produce v13 unknown topic id", 0, 13, {"transactional_id": None, "acks": -1, "timeout_ms": 30000,
+                                                     "topic_data": [{"topic_id": "AAAAAAAAAAAAAAAAAAAAAQ",
+                                                                     "partition_data": [{"index": 0, "records": [
+                                                                         batch(["x"])]}]}]}),
         step("api versions", 18, 4, {"client_software_name": "kemu-conformance", "client_software_version": "1"},
              key_by={"api_keys": "api_key"}, **EPOCH),
     ]

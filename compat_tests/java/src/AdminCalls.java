@@ -13,11 +13,21 @@
 //   AdminCalls <bootstrap> delete-records <topic> <partition> <timestamp> <beforeOffset>...
 //       deleteRecords before each offset in turn; reports, for each, the low watermark (or the exception)
 //       and what listOffsets earliest and forTimestamp(<timestamp>) answer afterwards.
+//   AdminCalls <bootstrap> quorum
+//       describeMetadataQuorum (DescribeQuorum): the leader, its epoch, the voters' and observers' ids, and
+//       whether each replica's log end offset is the high watermark.
+//   AdminCalls <bootstrap> config-resources <prefix> <type>...
+//       listConfigResources of those ConfigResource.Type names (ListConfigResources v1; kafka-clients 4.1+,
+//       called by reflection so the program still compiles against 3.9): each [type, name], topics only
+//       those whose name starts with <prefix>, sorted.
 //
 // Prints one JSON line: {"ok": <result>} or {"error": {"class", "message", "cause"}}.
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +39,7 @@ import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.QuorumInfo;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.IsolationLevel;
@@ -39,6 +50,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.config.ConfigResource;
 
 public final class AdminCalls {
     private AdminCalls() {}
@@ -53,6 +65,8 @@ public final class AdminCalls {
         operations.put("cluster", AdminCalls::cluster);
         operations.put("list-offsets", AdminCalls::listOffsets);
         operations.put("delete-records", AdminCalls::deleteRecords);
+        operations.put("quorum", AdminCalls::quorum);
+        operations.put("config-resources", AdminCalls::configResources);
         return operations;
     }
 
@@ -117,6 +131,48 @@ public final class AdminCalls {
             }
             return Common.obj("clusterId", cluster.clusterId().get(), "controller", cluster.controller().get().id(),
                 "nodes", nodes, "authorizedOperations", names(cluster.authorizedOperations().get()));
+        }
+    }
+
+    static Object quorum(String bootstrap, List<String> args) throws Exception {
+        try (Admin admin = Common.admin(bootstrap)) {
+            QuorumInfo quorum = admin.describeMetadataQuorum().quorumInfo().get();
+            List<Object> voters = new ArrayList<>();
+            List<Object> observers = new ArrayList<>();
+            boolean caughtUp = true;
+            for (QuorumInfo.ReplicaState voter : quorum.voters()) {
+                voters.add(voter.replicaId());
+                caughtUp &= voter.logEndOffset() == quorum.highWatermark();
+            }
+            for (QuorumInfo.ReplicaState observer : quorum.observers()) {
+                observers.add(observer.replicaId());
+                caughtUp &= observer.logEndOffset() == quorum.highWatermark();
+            }
+            return Common.obj("leaderId", quorum.leaderId(), "leaderEpoch", quorum.leaderEpoch(),
+                "highWatermarkKnown", quorum.highWatermark() >= 0, "voters", voters, "observers", observers,
+                "allCaughtUp", caughtUp);
+        }
+    }
+
+    static Object configResources(String bootstrap, List<String> args) throws Exception {
+        Common.need(args, 1, "<prefix> <type>...");
+        String prefix = args.get(0);
+        Set<ConfigResource.Type> types = new HashSet<>();
+        for (String type : args.subList(1, args.size())) types.add(ConfigResource.Type.valueOf(type));
+        Class<?> options = Class.forName("org.apache.kafka.clients.admin.ListConfigResourcesOptions");
+        try (Admin admin = Common.admin(bootstrap)) {
+            Object result = Admin.class.getMethod("listConfigResources", Set.class, options)
+                .invoke(admin, types, options.getConstructor().newInstance());
+            @SuppressWarnings("unchecked")
+            KafkaFuture<Collection<ConfigResource>> all =
+                (KafkaFuture<Collection<ConfigResource>>) result.getClass().getMethod("all").invoke(result);
+            List<List<String>> listed = new ArrayList<>();
+            for (ConfigResource resource : all.get()) {
+                if (resource.type() == ConfigResource.Type.TOPIC && !resource.name().startsWith(prefix)) continue;
+                listed.add(List.of(resource.type().name(), resource.name()));
+            }
+            listed.sort(Comparator.comparing((List<String> entry) -> entry.get(0)).thenComparing(entry -> entry.get(1)));
+            return listed;
         }
     }
 

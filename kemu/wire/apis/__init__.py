@@ -20,8 +20,8 @@ from typing import Final
 from kemu.wire.schema import Api
 
 VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
-    0: (0, 11),  # Produce
-    1: (0, 17),  # Fetch
+    0: (0, 13),  # Produce
+    1: (0, 18),  # Fetch
     2: (0, 10),  # ListOffsets
     3: (0, 12),  # Metadata
     8: (0, 9),  # OffsetCommit
@@ -61,12 +61,14 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     47: (0, 0),  # OffsetDelete
     50: (0, 0),  # DescribeUserScramCredentials
     51: (0, 0),  # AlterUserScramCredentials
+    55: (0, 2),  # DescribeQuorum
     60: (0, 1),  # DescribeCluster
     61: (0, 0),  # DescribeProducers
     65: (0, 0),  # DescribeTransactions
     66: (0, 1),  # ListTransactions
     68: (0, 1),  # ConsumerGroupHeartbeat
     69: (0, 0),  # ConsumerGroupDescribe
+    74: (0, 1),  # ListConfigResources
     75: (0, 0),  # DescribeTopicPartitions
 })
 

@@ -1,4 +1,4 @@
-"""Produce (key 0), versions 0-11; flexible from v9.
+"""Produce (key 0), versions 0-13; flexible from v9.
 
 - v1-v2: same request; the response gains throttle_time_ms (v1) and log_append_time_ms (v2).
 - v3: transactional_id; the first version carrying message format v2 (record batches).
@@ -7,18 +7,21 @@
 - v8: per-record errors (record_errors) and error_message in the response (KIP-467).
 - v9: flexible. v10: tagged current_leader per partition and node_endpoints for NOT_LEADER_OR_FOLLOWER
   answers (KIP-951). v11: TRANSACTION_ABORTABLE may be returned (KIP-890).
+- v12: same as v11 on the wire; under transactions V2 (KIP-890 part 2) a transactional Produce also adds its
+  partitions to the transaction. v13: topic ids replace topic names both ways (KIP-516); UNKNOWN_TOPIC_ID.
 """
 
 from kemu.wire.schema import F, api
 
 API = api(
-    0, "Produce", "0-11", "9+",
+    0, "Produce", "0-13", "9+",
     request=[
         F("transactional_id", "string", "3+", nullable="3+", default=None),
         F("acks", "int16"),
         F("timeout_ms", "int32"),
         F("topic_data", "[]", fields=[
-            F("name", "string"),
+            F("name", "string", "0-12"),
+            F("topic_id", "uuid", "13+"),
             F("partition_data", "[]", fields=[
                 F("index", "int32"),
                 F("records", "records", nullable="0+"),
@@ -27,7 +30,8 @@ API = api(
     ],
     response=[
         F("responses", "[]", fields=[
-            F("name", "string"),
+            F("name", "string", "0-12"),
+            F("topic_id", "uuid", "13+"),
             F("partition_responses", "[]", fields=[
                 F("index", "int32"),
                 F("error_code", "int16"),

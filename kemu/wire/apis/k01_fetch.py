@@ -1,4 +1,4 @@
-"""Fetch (key 1), versions 0-17; flexible from v12.
+"""Fetch (key 1), versions 0-18; flexible from v12.
 
 - v1: throttle_time_ms in the response. v2: message format v1 may be returned. v3: request max_bytes;
   partitions are served in request order.
@@ -11,12 +11,14 @@
 - v13: topic ids replace topic names (KIP-516). v14: OFFSET_MOVED_TO_TIERED_STORAGE (KIP-405).
 - v15: replica_id moves into the tagged replica_state (KIP-903). v16: tagged node_endpoints (KIP-951).
 - v17: tagged replica_directory_id per partition (KIP-853).
+- v18: tagged high_watermark per partition, the one the fetching replica knows (KIP-1166); the response
+  is as v17's.
 """
 
 from kemu.wire.schema import F, api
 
 API = api(
-    1, "Fetch", "0-17", "12+",
+    1, "Fetch", "0-18", "12+",
     request=[
         F("cluster_id", "string", "12+", nullable="12+", tag=0, tagged="12+", default=None),
         F("replica_id", "int32", "0-14", default=-1),
@@ -41,6 +43,7 @@ API = api(
                 F("log_start_offset", "int64", "5+", default=-1),
                 F("partition_max_bytes", "int32"),
                 F("replica_directory_id", "uuid", "17+", tag=0, tagged="17+"),
+                F("high_watermark", "int64", "18+", tag=1, tagged="18+", default=0x7FFFFFFFFFFFFFFF),
             ]),
         ]),
         F("forgotten_topics_data", "[]", "7+", fields=[

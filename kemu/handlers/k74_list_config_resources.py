@@ -1,0 +1,44 @@
+"""ListConfigResources (key 74), versions 0-1, flexible throughout (KIP-1142; v0 was
+ListClientMetricsResources), as KafkaApis.handleListConfigResources answers it.
+
+DESCRIBE_CONFIGS on the cluster is required (else CLUSTER_AUTHORIZATION_FAILED). v0 lists the client metrics
+resources; v1 the types asked for, or with none asked every type v1 supports (TOPIC, BROKER, BROKER_LOGGER,
+CLIENT_METRICS, GROUP); a type outside those is UNSUPPORTED_VERSION with nothing listed. They come type by
+type in Kafka's order, whatever the request's: GROUP, CLIENT_METRICS, BROKER_LOGGER and BROKER (each live
+broker by id), TOPIC (every topic, internal ones too). kemu keeps no group configs and no client metrics
+subscriptions, so those two types list nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kemu.handlers import _authorize as authz
+from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import error_responder
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+KEY = 74
+
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
+_SUPPORTED = {0: frozenset({CLIENT_METRICS}), 1: frozenset({TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP})}
+
+
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    authz.require_cluster(ctx, authz.DESCRIBE_CONFIGS)
+    supported = _SUPPORTED[request.version]
+    asked = set(request.body.get("resource_types") or ()) or supported
+    if not asked <= supported:
+        return {"error_code": int(ErrorCode.UNSUPPORTED_VERSION), "config_resources": []}
+    broker = ctx.broker
+    listed: list[dict[str, Any]] = []
+    for kind in (BROKER_LOGGER, BROKER):  # GROUP and CLIENT_METRICS, first in Kafka's order, have none here
+        if kind in asked:
+            listed += [{"resource_name": str(node_id), "resource_type": kind} for node_id in broker.live_broker_ids()]
+    if TOPIC in asked:
+        listed += [{"resource_name": topic.name, "resource_type": TOPIC} for topic in broker.topics]
+    return {"error_code": 0, "config_resources": listed}
+
+
+error_response = error_responder(KEY)

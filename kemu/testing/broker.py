@@ -62,6 +62,7 @@ from kemu.server import serve
 from kemu.server.hooks import Intervention, RequestHooks
 from kemu.server.listener import ServedCore
 from kemu.testing.clock import TestClock
+from kemu.testing.data_root import data_root
 from kemu.testing.faults import BrokerCrashed, Faults
 from kemu.testing.options import broker_config, cluster_settings
 from kemu.wire.codec import Request
@@ -139,7 +140,7 @@ class Broker:
             warnings.warn(UnknownConfigWarning(f"The configuration '{name}' was supplied but isn't a known config."),
                           stacklevel=2)
         self._own_dir = data_dir is None
-        self.data_dir = Path(tempfile.mkdtemp(prefix="kemu-test-") if data_dir is None else data_dir)
+        self.data_dir = Path(tempfile.mkdtemp(prefix="kemu-test-", dir=data_root()) if data_dir is None else data_dir)
         self._loop = loop
         self._thread: threading.Thread | None = None  # the thread the broker's loop runs on
         self._done = threading.Event()  # set once the broker's loop (or its task, in a shared loop) has ended
@@ -301,7 +302,7 @@ class Broker:
 
     def _make_spare(self) -> _Spare:
         """An empty core, not yet served. Nothing else holds it, so any thread may make it."""
-        data_dir = Path(tempfile.mkdtemp(prefix="kemu-test-"))
+        data_dir = Path(tempfile.mkdtemp(prefix="kemu-test-", dir=data_root()))
         config = self._config(data_dir)
         cluster_id = meta_properties.load_or_format(data_dir, config.node_id, self.core.cluster_id)
         clock = TestClock()

@@ -9,6 +9,8 @@ Each hosted partition (internal topics included) reports its segments' size, an 
 max(high watermark - log end offset, 0) — 0 for a leader, as in Kafka — and is_future_key false (kemu
 never moves replicas between directories). A null topic list asks for every partition; a requested
 partition the broker does not host is left out, and a topic left with none is omitted, as in Kafka.
+It needs DESCRIBE on the cluster (KafkaApis.handleDescribeLogDirsRequest): without it, no directory at all and,
+from v3, CLUSTER_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -16,13 +18,18 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
+from kemu.authorizer.acls import AclOperation, ResourceType
+from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
 
 KEY = 35
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+    if not authz.allowed(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER):
+        return {"error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "results": []}
     broker = ctx.broker
     requested = request.body["topics"]
     wanted = None if requested is None else {(t["topic"], p) for t in requested for p in t["partitions"]}

@@ -14,11 +14,10 @@ from types import MappingProxyType
 from typing import Final
 
 NARROWED: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
-    0: (3, 11),  # Produce: Kafka 4 dropped the pre-record-batch versions
+    0: (3, 12),  # Produce: Kafka 4 dropped the pre-record-batch versions
     1: (4, 17),  # Fetch: likewise
     2: (1, 10),  # ListOffsets: Kafka 4 dropped v0
     23: (2, 4),  # OffsetForLeaderEpoch: Kafka 4 dropped v0-1
-    26: (0, 4),  # EndTxn: v5 needs transaction version 2
     29: (1, 3),  # DescribeAcls: Kafka 4 dropped v0 (KIP-896)
     30: (1, 3),  # CreateAcls: likewise
     31: (1, 3),  # DeleteAcls: likewise

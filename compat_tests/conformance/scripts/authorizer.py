@@ -10,7 +10,7 @@ from compat_tests.conformance.scripts.admin import _create, _describe
 from compat_tests.conformance.scripts.data import _fetch
 from compat_tests.conformance.scripts.groups import SUBSCRIPTION, commit, fetch_offsets
 from compat_tests.conformance.scripts.security import ACL, DESCRIBE, FILTER
-from compat_tests.conformance.scripts.unsupported import EPOCH
+from compat_tests.conformance.scripts.unsupported import API_VERSIONS_KEYS, EPOCH
 from compat_tests.conformance.steps import Script
 
 # Kafka's message for a denied controller call quotes its request object: connection id, ports, the session
@@ -112,7 +112,7 @@ def scripts() -> list[Script]:
         step("alter scram credentials", 51, 0, {"deletions": [{"name": "conf-user-{run}", "mechanism": 1}],
                                                 "upsertions": []}),
         step("api versions", 18, 4, {"client_software_name": "kemu-conformance", "client_software_version": "1"},
-             key_by={"api_keys": "api_key"}, **EPOCH),
+             key_by=API_VERSIONS_KEYS, **EPOCH),
     ]
     for denied in steps:
         if denied.name in QUOTING:

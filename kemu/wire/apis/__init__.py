@@ -20,7 +20,7 @@ from typing import Final
 from kemu.wire.schema import Api
 
 VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
-    0: (0, 11),  # Produce
+    0: (0, 12),  # Produce
     1: (0, 17),  # Fetch
     2: (0, 10),  # ListOffsets
     3: (0, 12),  # Metadata
@@ -44,7 +44,7 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     25: (0, 4),  # AddOffsetsToTxn
     26: (0, 5),  # EndTxn
     27: (0, 1),  # WriteTxnMarkers
-    28: (0, 4),  # TxnOffsetCommit
+    28: (0, 5),  # TxnOffsetCommit
     29: (0, 3),  # DescribeAcls
     30: (0, 3),  # CreateAcls
     31: (0, 3),  # DeleteAcls

@@ -1,4 +1,4 @@
-"""Produce (key 0), versions 0-11; flexible from v9.
+"""Produce (key 0), versions 0-12; flexible from v9.
 
 - v1-v2: same request; the response gains throttle_time_ms (v1) and log_append_time_ms (v2).
 - v3: transactional_id; the first version carrying message format v2 (record batches).
@@ -7,12 +7,14 @@
 - v8: per-record errors (record_errors) and error_message in the response (KIP-467).
 - v9: flexible. v10: tagged current_leader per partition and node_endpoints for NOT_LEADER_OR_FOLLOWER
   answers (KIP-951). v11: TRANSACTION_ABORTABLE may be returned (KIP-890).
+- v12: v11 on the wire; a transactional Produce of v12+ comes from a transactions-version-2 client, whose
+  partitions the broker adds to the transaction itself (KIP-890 part 2).
 """
 
 from kemu.wire.schema import F, api
 
 API = api(
-    0, "Produce", "0-11", "9+",
+    0, "Produce", "0-12", "9+",
     request=[
         F("transactional_id", "string", "3+", nullable="3+", default=None),
         F("acks", "int16"),

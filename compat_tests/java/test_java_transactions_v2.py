@@ -76,3 +76,33 @@ def test_tv1_cluster_keeps_the_epoch_and_adds_explicitly(java_pair_tv1: Pair, ja
 def test_tv1_zombie_is_fenced_as_kafka_fences_it(java_pair_tv1: Pair, java: JavaClient) -> None:
     _, first, second, outcome = run_zombie(java_pair_tv1, java, "zombie_tv1")
     assert [row[3] for row in sorted(outcome["readCommitted"])] == [f"from-{first}", f"from-{second}"]
+
+
+def update_feature(pair: Pair, java: JavaClient, scenario_name: str, level: int, kind: str) -> dict[str, Any]:
+    """Admin.updateFeatures of transaction.version on both, as `kafka-features` does it; compared."""
+    def update(target: Target) -> Any:
+        return java.run("AdminCalls", target.bootstrap, "update-feature", "transaction.version", str(level), kind)
+
+    kafka, kemu = pair.both(update)
+    check(f"java.{java.line}.{scenario_name}", kafka, kemu)
+    assert isinstance(kemu, dict)
+    return kemu
+
+
+def test_update_features_moves_new_producers_to_tv2_and_back(java_pair_tv1: Pair, java_kemu_tv1: JavaKemu,
+                                                            java: JavaClient) -> None:
+    """kafka-features upgrade --feature transaction.version=2 on a cluster at 1: a producer started after it
+    runs transactions version 2; a level the brokers do not support is refused; a safe downgrade brings the
+    cluster back to 1."""
+    try:
+        refused = update_feature(java_pair_tv1, java, "update_features_unsupported_level", 3, "upgrade")
+        assert refused["failed"] == "org.apache.kafka.common.errors.InvalidUpdateVersionException"
+        assert update_feature(java_pair_tv1, java, "update_features_upgrade", 2, "upgrade") == {
+            "failed": None, "finalized": [2, 2], "supported": [0, 2], "epochKnown": True}
+        _, transactional_id, result = run_epochs(java_pair_tv1, java, "epochs_after_upgrade")
+        assert [t["epoch"] for t in result["transactions"]] == [0, 1, 2, 3, 4]
+        used = {(entry["api_key"], entry["version"]) for entry in exchanges_of(java_kemu_tv1, transactional_id)}
+        assert used == {(PRODUCE, 12), (TXN_OFFSET_COMMIT, 5), (END_TXN, 5)}, used
+    finally:
+        back = update_feature(java_pair_tv1, java, "update_features_downgrade", 1, "safe-downgrade")
+    assert back["failed"] is None and back["finalized"] == [1, 1]

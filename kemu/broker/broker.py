@@ -87,8 +87,9 @@ class Broker:
         self.scram_credentials = ScramCredentialStore(self.data_dir)
         for user, mechanism, credential in parse_add_scram(config.properties.get("kemu.scram.credentials", "")):
             self.scram_credentials.put(user, mechanism, credential)
-        # The feature levels ApiVersions reports, transaction.version chosen with `kemu.features`.
-        self.features = Features.from_properties(config.properties)
+        # The feature levels ApiVersions reports: kept in the data directory, changed by UpdateFeatures, and
+        # transaction.version by `kemu.features` too.
+        self.features = Features.from_properties(config.properties, self.data_dir)
         # None unless `authorizer.class.name` names one: then every request is checked against the ACLs.
         self.authorizer: StandardAuthorizer | None = build_authorizer(config.properties, self.data_dir)
         self.apply_log_defaults()

@@ -202,7 +202,9 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
         "kemu.features", "STRING", "", _feature_levels,
         doc="kemu's own: the cluster's finalized feature levels, in kafka-storage format's --feature syntax "
             "(NAME=LEVEL, comma-separated); only transaction.version may be set, 0-2 (default 2, as a new "
-            "Kafka 4.x cluster; 1 or 0 make clients run transactions the version-1 way).")
+            "Kafka 4.x cluster; 1 or 0 make clients run transactions the version-1 way). The levels are kept in "
+            "the data directory and UpdateFeatures (kafka-features) changes them too; given, this sets them again "
+            "at every start.")
     yield BrokerConfigKey("group.consumer.assignment.interval.ms", "INT", "1000", at_least(0),
                           doc="The least time between two target assignments of a consumer-protocol group.")
     yield BrokerConfigKey("group.consumer.heartbeat.interval.ms", "INT", "5000", at_least(1),

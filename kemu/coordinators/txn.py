@@ -45,11 +45,13 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
 from kemu.broker.broker import Broker
 from kemu.broker.errors import ApiError
+from kemu.broker.features import Features
 from kemu.broker.topic_names import TRANSACTION_STATE_TOPIC
 from kemu.coordinators.crash_points import CrashHook, CrashPoint
 from kemu.coordinators.journal import InternalTopicJournal, txn_write_error
@@ -114,11 +116,16 @@ class TxnService:
         self.coordinator.on_markers_queued = self._markers_queued
         self.coordinator.complete_pending = self._complete_now
         self.coordinator.on_change = self.changed
+        broker.features.listeners.append(self._features_changed)
         self._load()
         housekeeping = broker.housekeeping
         # Timeouts first: an abort they start has its markers written in the same round.
         housekeeping.add(TIMEOUTS_TASK, self._run_timeouts)
         housekeeping.add(MARKERS_TASK, self._write_queued_markers)
+
+    def _features_changed(self, features: Features) -> None:
+        """UpdateFeatures moved transaction.version: the coordinator's own aborts and journal follow."""
+        self.coordinator.config = replace(self.coordinator.config, transaction_version=features.transaction_version)
 
     # ---- test powers ----------------------------------------------------------------------------------
     @property

@@ -3,8 +3,8 @@
 v1 adds throttle time; v3 is flexible and the client names its software (recorded on the connection;
 a name or version outside Kafka's pattern is INVALID_REQUEST); v3+ responses carry the supported and
 finalized features (kemu.broker.features: as a new Kafka 4.3 cluster, transaction.version 2 among them, so
-the Java producer runs transactions version 2), and zk_migration_ready false; v4 lists the supported
-features whose minimum level is 0, which v3 leaves out (KAFKA-17492).
+the Java producer runs transactions version 2; UpdateFeatures changes them) and zk_migration_ready false;
+v4 lists the supported features whose minimum level is 0, which v3 leaves out (KAFKA-17492).
 
 A request of a version kemu does not support is answered by the server as version 0 with
 UNSUPPORTED_VERSION and ApiVersions' own range (KIP-511), before reaching this module.

@@ -36,7 +36,8 @@ def scripts() -> list[Script]:
              for version in sorted({0, min(spec_versions(key)) - 1})
              if 0 <= version < min(spec_versions(key))]
     # An API key no Kafka has, and APIs Kafka 4.3 serves that kemu did not when these were written (quotas,
-    # delegation tokens, features, share and streams groups): what each answers a request with an empty body.
+    # delegation tokens, features — UpdateFeatures, served since —, share and streams groups): what each answers
+    # a request with an empty body.
     unknown = [step(f"key {key} v0", key, 0, {}) for key in (93 + 7, 1000)]
     unknown += [step(f"key {key} v{version}", key, version, {}) for key, version in (
         (34, 1), (38, 3), (48, 1), (57, 1), (76, 1), (88, 0))]

@@ -13,6 +13,9 @@
 //   AdminCalls <bootstrap> delete-records <topic> <partition> <timestamp> <beforeOffset>...
 //       deleteRecords before each offset in turn; reports, for each, the low watermark (or the exception)
 //       and what listOffsets earliest and forTimestamp(<timestamp>) answer afterwards.
+//   AdminCalls <bootstrap> update-feature <feature> <level> <upgrade|safe-downgrade|unsafe-downgrade>
+//       updateFeatures as kafka-features upgrade/downgrade does it, then describeFeatures: reports the
+//       exception the update failed with (or null) and the feature's finalized and supported ranges after.
 //
 // Prints one JSON line: {"ok": <result>} or {"error": {"class", "message", "cause"}}.
 
@@ -26,6 +29,11 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.clients.admin.FinalizedVersionRange;
+import org.apache.kafka.clients.admin.SupportedVersionRange;
+import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -53,7 +61,33 @@ public final class AdminCalls {
         operations.put("cluster", AdminCalls::cluster);
         operations.put("list-offsets", AdminCalls::listOffsets);
         operations.put("delete-records", AdminCalls::deleteRecords);
+        operations.put("update-feature", AdminCalls::updateFeature);
         return operations;
+    }
+
+    static Object updateFeature(String bootstrap, List<String> args) throws Exception {
+        Common.need(args, 3, "<feature> <level> <upgrade|safe-downgrade|unsafe-downgrade>");
+        String feature = args.get(0);
+        FeatureUpdate.UpgradeType type = switch (args.get(2)) {
+            case "upgrade" -> FeatureUpdate.UpgradeType.UPGRADE;
+            case "safe-downgrade" -> FeatureUpdate.UpgradeType.SAFE_DOWNGRADE;
+            case "unsafe-downgrade" -> FeatureUpdate.UpgradeType.UNSAFE_DOWNGRADE;
+            default -> throw new Common.UsageError("unknown upgrade type " + args.get(2));
+        };
+        try (Admin admin = Common.admin(bootstrap)) {
+            String failed = Common.thrown(() -> admin.updateFeatures(
+                Map.of(feature, new FeatureUpdate(Short.parseShort(args.get(1)), type)),
+                new UpdateFeaturesOptions()).all().get());
+            FeatureMetadata described = admin.describeFeatures().featureMetadata().get();
+            FinalizedVersionRange finalized = described.finalizedFeatures().get(feature);
+            SupportedVersionRange supported = described.supportedFeatures().get(feature);
+            return Common.obj("failed", failed,
+                "finalized", finalized == null ? null : List.of((int) finalized.minVersionLevel(),
+                                                                (int) finalized.maxVersionLevel()),
+                "supported", supported == null ? null : List.of((int) supported.minVersion(),
+                                                                (int) supported.maxVersion()),
+                "epochKnown", described.finalizedFeaturesEpoch().isPresent());
+        }
     }
 
     static Object describeTopics(String bootstrap, List<String> args) throws Exception {

@@ -1,7 +1,8 @@
-"""Raw transactional requests for the differential transaction tests, at the versions Kafka 4.3 and kemu both
-serve the transaction-version-1 way: InitProducerId v5, AddPartitionsToTxn v3 (the clients' form), Produce
-v11 (so partitions are verified against the transaction, not added implicitly as v12 would under TV2),
-EndTxn v4, AddOffsetsToTxn v4, TxnOffsetCommit v4; and what a test observes afterwards: Fetch's raw batches
+"""Raw transactional requests for the differential transaction tests, by default at the versions of the
+transaction-version-1 way: InitProducerId v5, AddPartitionsToTxn v3 (the clients' form), Produce v11 (so
+partitions are verified against the transaction, not added implicitly as v12 does under TV2), EndTxn v4,
+AddOffsetsToTxn v4, TxnOffsetCommit v4 (test_transactions_v2.py sends the TV2 ones: Produce v12,
+TxnOffsetCommit v5, EndTxn v5); and what a test observes afterwards: Fetch's raw batches
 (control attributes, marker key and value, offsets), the partition's watermarks and aborted list, and the
 admin views (DescribeProducers, DescribeTransactions, ListTransactions).
 
@@ -26,6 +27,9 @@ PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_FETCH, FIND_COORDINATOR, CREATE_T
 INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT = 22, 24, 25, 26, 28
 DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 61, 65, 66
 V_INIT, V_ADD, V_ADD_OFFSETS, V_END, V_PRODUCE, V_FETCH, V_TXN_OFFSET_COMMIT = 5, 3, 4, 4, 11, 12, 4
+# What a transactions-version-2 client sends instead (KIP-890 part 2): no AddPartitionsToTxn or
+# AddOffsetsToTxn; the broker adds what these name.
+V_END_TV2, V_PRODUCE_TV2, V_TXN_OFFSET_COMMIT_TV2 = 5, 12, 5
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 # Records carry fixed timestamps so that data batches are byte-comparable; only markers carry the brokers'.
 RECORD_TIME = 1_700_000_000_000
@@ -161,11 +165,19 @@ class RawProducer:
             self.sequences[tp] = sequence + len(items)
         return self.note(step, produce_answer(answer))
 
-    def end(self, step: str, commit: bool, *, epoch: int | None = None, version: int = V_END) -> str:
+    def end(self, step: str, commit: bool, *, epoch: int | None = None, version: int = V_END) -> Any:
+        """EndTxn: its error's name; from v5 (transactions version 2) with the producer id and epoch it
+        answers, which the producer then goes on with."""
         body = self.connection.request(END_TXN, version, {
             "transactional_id": self.transactional_id, "producer_id": self.producer_id,
             "producer_epoch": self.epoch if epoch is None else epoch, "committed": commit})
-        return self.note(step, error_name(body["error_code"]))
+        if version < V_END_TV2:
+            return self.note(step, error_name(body["error_code"]))
+        if body["error_code"] == 0 and body["producer_id"] >= 0:
+            self.producer_id, self.epoch = body["producer_id"], body["producer_epoch"]
+            self.sequences.clear()
+        return self.note(step, {"error_code": error_name(body["error_code"]), "producer_id": body["producer_id"],
+                                "producer_epoch": body["producer_epoch"]})
 
     def add_offsets(self, step: str, group_id: str, *, epoch: int | None = None,
                     producer_id: int | None = None) -> str:

@@ -81,7 +81,8 @@ def test_committed_and_aborted_transactions(java_pair: Pair, java_kemu: JavaKemu
         (t, p, v) for t, p, _, v in committed + aborted)
 
 
-def test_a_zombie_is_fenced_by_its_successor(java_pair: Pair, java_kemu: JavaKemu, java: JavaClient) -> None:
+def run_zombie(pair: Pair, java: JavaClient, scenario_name: str) -> tuple[str, str, str, dict[str, Any]]:
+    """The "zombie" scenario on both brokers, compared; its topic, transactional ids and kemu's outcome."""
     topic = unique("java-zombie")
     first, second = unique("java-zombie-a"), unique("java-zombie-b")
 
@@ -89,8 +90,13 @@ def test_a_zombie_is_fenced_by_its_successor(java_pair: Pair, java_kemu: JavaKem
         create_topics(target.bootstrap, [topic], partitions=1)
         return java.run(PROGRAM, target.bootstrap, "zombie", topic, first, second)
 
-    kafka, outcome = java_pair.both(scenario)
-    check(f"java.{java.line}.zombie", kafka, outcome)
+    kafka, outcome = pair.both(scenario)
+    check(f"java.{java.line}.{scenario_name}", kafka, outcome)
+    return topic, first, second, outcome
+
+
+def test_a_zombie_is_fenced_by_its_successor(java_pair: Pair, java_kemu: JavaKemu, java: JavaClient) -> None:
+    topic, first, second, outcome = run_zombie(java_pair, java, "zombie")
     # EndTxn with the old epoch is PRODUCER_FENCED, fatal; a Produce with it is INVALID_PRODUCER_EPOCH, which
     # the client keeps as the error every later transactional call then throws.
     assert outcome["commitFirst"] == {"commit": FENCED, "send": FENCED}

@@ -167,8 +167,9 @@ class ReferenceKafka:
     """A KRaft cluster of `nodes` Kafka processes (1 or 3); `with ReferenceKafka(...) as kafka:` or start/stop.
 
     `bootstrap` is `127.0.0.1:PORT` of the first node. `settings` override the generated server.properties on
-    every node, `node_settings` (by node id) on one (a rack each); `jvm_options` replace the quick-start ones
-    (a benchmark wants C2 and a bigger heap)."""
+    every node, `node_settings` (by node id) on one (a rack each); `features` are the feature levels the storage
+    is formatted with (kafka-storage format --feature, e.g. {"transaction.version": 1}), Kafka 4.3's defaults for
+    the rest; `jvm_options` replace the quick-start ones (a benchmark wants C2 and a bigger heap)."""
 
     classpath: str
     java: str = "java"
@@ -180,6 +181,7 @@ class ReferenceKafka:
     log_level: str = "INFO"
     cluster_id: str = field(default_factory=random_cluster_id)
     sasl: SaslListener | None = None
+    features: Mapping[str, int] = field(default_factory=dict)
     _nodes: list[Node] = field(default_factory=list, init=False)
     _owned_dir: bool = field(default=False, init=False)
 
@@ -267,6 +269,7 @@ class ReferenceKafka:
     def _format(self, node: Node) -> None:
         argv = self._java(node, "kafka.tools.StorageTool", "format", "--cluster-id", self.cluster_id,
                           "--config", str(node.properties), "--ignore-formatted",
+                          *(arg for name, level in self.features.items() for arg in ("--feature", f"{name}={level}")),
                           options=("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m"))
         completed = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                    timeout=FORMAT_TIMEOUT_S, check=False)

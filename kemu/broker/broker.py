@@ -23,6 +23,7 @@ from kemu.broker.cluster import Cluster, Node, eligible_leader, leave, rejoin
 from kemu.broker.config import BrokerConfig
 from kemu.broker.dir_lock import DirLock
 from kemu.broker.errors import ApiError
+from kemu.broker.features import Features
 from kemu.broker.housekeeping import Housekeeping
 from kemu.broker.ids import new_cluster_id
 from kemu.broker.partition import Partition
@@ -87,6 +88,9 @@ class Broker:
         self.scram_credentials = ScramCredentialStore(self.data_dir)
         for user, mechanism, credential in parse_add_scram(config.properties.get("kemu.scram.credentials", "")):
             self.scram_credentials.put(user, mechanism, credential)
+        # The feature levels ApiVersions reports: kept in the data directory, changed by UpdateFeatures, and
+        # transaction.version by `kemu.features` too.
+        self.features = Features.from_properties(config.properties, self.data_dir)
         # None unless `authorizer.class.name` names one: then every request is checked against the ACLs.
         self.authorizer: StandardAuthorizer | None = build_authorizer(config.properties, self.data_dir)
         self.apply_log_defaults()

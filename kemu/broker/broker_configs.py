@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from kemu.authorizer.config import AUTHORIZER_CLASSES
 from kemu.broker.config import PROPERTY_FIELDS, BrokerConfig
+from kemu.broker.features import FeatureSettingError, parse_levels
 from kemu.broker.kafka_broker_keys import KAFKA_BROKER_KEYS
 from kemu.log.config import (
     LONG_MAX,
@@ -176,6 +177,13 @@ def _known_authorizer(name: str, value: Any) -> None:
         raise invalid(name, value, f"Class {value} cannot be found")
 
 
+def _feature_levels(name: str, value: Any) -> None:
+    try:
+        parse_levels(value)
+    except FeatureSettingError as exc:
+        raise invalid(name, value, str(exc)) from None
+
+
 def _server_keys() -> Iterator[BrokerConfigKey]:
     yield BrokerConfigKey("advertised.listeners", "LIST", None, doc="The listeners clients are told to use.")
     yield BrokerConfigKey("allow.everyone.if.no.acl.found", "BOOLEAN", "false",
@@ -190,6 +198,13 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
                           doc="The replication factor of topics created without one.")
     yield BrokerConfigKey("delete.topic.enable", "BOOLEAN", "true", doc="Whether topics may be deleted.")
     yield BrokerConfigKey("listeners", "LIST", "PLAINTEXT://:9092", doc="The addresses the broker listens on.")
+    yield BrokerConfigKey(
+        "kemu.features", "STRING", "", _feature_levels,
+        doc="kemu's own: the cluster's finalized feature levels, in kafka-storage format's --feature syntax "
+            "(NAME=LEVEL, comma-separated); only transaction.version may be set, 0-2 (default 2, as a new "
+            "Kafka 4.x cluster; 1 or 0 make clients run transactions the version-1 way). The levels are kept in "
+            "the data directory and UpdateFeatures (kafka-features) changes them too; given, this sets them again "
+            "at every start.")
     yield BrokerConfigKey("group.consumer.assignment.interval.ms", "INT", "1000", at_least(0),
                           doc="The least time between two target assignments of a consumer-protocol group.")
     yield BrokerConfigKey("group.consumer.heartbeat.interval.ms", "INT", "5000", at_least(1),

@@ -28,8 +28,13 @@ TransactionStateManager and TransactionMarkerChannelManager are:
 - **Crash points.** `crash_hook`, off by default, is called where a test may stop the broker dead inside the
   two-phase commit (`CrashPoint`); a hook that stops it raises, so nothing after that point is written, and
   the recovery on the next start is what finishes the transaction.
-- **Verification.** `verify_produce(...)` is the KIP-890 check a transactional
-  Produce makes before it opens a transaction on a partition (`transaction.partition.verification.enable`).
+- **Verification.** `verify_produce(...)` is the KIP-890 check a transactional Produce makes before it
+  opens a transaction on a partition: up to v11 a check that the client added it
+  (`transaction.partition.verification.enable`), from v12 (transactions version 2) the adding itself, which
+  AddPartitionsToTxn v4+ with verify_only false does in Kafka, whatever the setting.
+- **Transaction version.** The cluster's finalized `transaction.version` (the broker's features) decides
+  the TransactionLogValue version journaled (v1, flexible, from level 1; v0 below it, without the previous
+  and next producer ids or the client's transaction version) and the way the coordinator's own aborts go.
 
 Settings come from `BrokerConfig` under Kafka's names in snake_case when it declares them, else Kafka's
 defaults.
@@ -40,11 +45,13 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
 from kemu.broker.broker import Broker
 from kemu.broker.errors import ApiError
+from kemu.broker.features import Features
 from kemu.broker.topic_names import TRANSACTION_STATE_TOPIC
 from kemu.coordinators.crash_points import CrashHook, CrashPoint
 from kemu.coordinators.journal import InternalTopicJournal, txn_write_error
@@ -52,7 +59,7 @@ from kemu.log import AppendOrigin, LogError
 from kemu.txn.coordinator import MarkerJob, TransactionCoordinator, TxnConfig
 from kemu.txn.producer_ids import ProducerIdAllocator
 from kemu.txn.producer_state import ProducerStateError
-from kemu.txn.state import TopicPartition
+from kemu.txn.state import TV_0, TV_1, TV_2, TopicPartition
 from kemu.wire.coordinator_records import (
     CoordinatorRecordError,
     UnknownRecordType,
@@ -75,6 +82,8 @@ TIMEOUTS_TASK = "txn-timeouts"
 _MARKER_RETRY_MS = 1000
 # Produce v11 is the first that may answer TRANSACTION_ABORTABLE (KIP-890); older clients get INVALID_TXN_STATE.
 _PRODUCE_TRANSACTION_ABORTABLE_VERSION = 11
+# Produce v12 is the first a transactions-version-2 client sends: the broker adds the partition itself.
+FIRST_TV2_PRODUCE_VERSION = 12
 # Errors that end marker writing for a partition: the producer or the coordinator was fenced there, so this
 # marker can never be written (Kafka's TransactionMarkerRequestCompletionHandler stops sending then).
 _FENCED = (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FENCED, ErrorCode.PRODUCER_FENCED)
@@ -93,7 +102,8 @@ class TxnService:
             ProducerIdAllocator(broker.data_dir / PRODUCER_ID_BLOCK_FILE),
             self._journal,
             TxnConfig(max_timeout_ms=self.settings.transaction_max_timeout_ms,
-                      id_expiration_ms=self.settings.transactional_id_expiration_ms),
+                      id_expiration_ms=self.settings.transactional_id_expiration_ms,
+                      transaction_version=broker.features.transaction_version),
             coordinator_epoch=self._next_coordinator_epoch(),
         )
         self._hold_markers = os.environ.get(HOLD_MARKERS_ENV, "").strip().lower() in {"1", "true", "yes"}
@@ -106,11 +116,16 @@ class TxnService:
         self.coordinator.on_markers_queued = self._markers_queued
         self.coordinator.complete_pending = self._complete_now
         self.coordinator.on_change = self.changed
+        broker.features.listeners.append(self._features_changed)
         self._load()
         housekeeping = broker.housekeeping
         # Timeouts first: an abort they start has its markers written in the same round.
         housekeeping.add(TIMEOUTS_TASK, self._run_timeouts)
         housekeeping.add(MARKERS_TASK, self._write_queued_markers)
+
+    def _features_changed(self, features: Features) -> None:
+        """UpdateFeatures moved transaction.version: the coordinator's own aborts and journal follow."""
+        self.coordinator.config = replace(self.coordinator.config, transaction_version=features.transaction_version)
 
     # ---- test powers ----------------------------------------------------------------------------------
     @property
@@ -152,7 +167,7 @@ class TxnService:
     def _journal(self, transactional_id: str, value: dict[str, Any] | None) -> None:
         index = self.partition_of(transactional_id)
         key = _journal_key(transactional_id)
-        encoded = None if value is None else encode_value(RECORD_TYPE, _value_version(value), value)
+        encoded = None if value is None else encode_value(RECORD_TYPE, self._value_version, value)
         batch = build_one_record_batch(key, encoded, self.broker.clock.now_ms())
         try:
             self.journal.append(index, batch)
@@ -160,6 +175,11 @@ class TxnService:
             log.error("could not journal transactional id %r to %s-%d: %s", transactional_id,
                       TRANSACTION_STATE_TOPIC, index, error)
             raise
+
+    @property
+    def _value_version(self) -> int:
+        # TransactionVersion.transactionLogValueVersion: v1 (flexible) from transaction.version 1 on.
+        return 1 if self.coordinator.config.transaction_version >= TV_1 else 0
 
     # ---- start-up ---------------------------------------------------------------------------------------
     def _next_coordinator_epoch(self) -> int:
@@ -240,7 +260,7 @@ class TxnService:
         remaining = self._unwritten.setdefault(job.transactional_id, set(job.partitions))
         if self.crash_hook is None:
             results = self.write_markers(job.producer_id, job.producer_epoch, job.commit, job.coordinator_epoch,
-                                         sorted(remaining))
+                                         sorted(remaining), job.transaction_version)
         else:
             results = self._write_markers_with_crash_points(job, self.crash_hook, sorted(remaining))
         for tp, error in results.items():
@@ -271,17 +291,19 @@ class TxnService:
             self._reach(hook, CrashPoint.AFTER_PREPARE, job.transactional_id)
         # One marker first, so that a crash between the two writes leaves the others unwritten.
         results = self.write_markers(job.producer_id, job.producer_epoch, job.commit, job.coordinator_epoch,
-                                     partitions[:1])
+                                     partitions[:1], job.transaction_version)
         if len(partitions) > 1:
             self._reach(hook, CrashPoint.PARTIAL_MARKERS, job.transactional_id)
             results.update(self.write_markers(job.producer_id, job.producer_epoch, job.commit,
-                                              job.coordinator_epoch, partitions[1:]))
+                                              job.coordinator_epoch, partitions[1:], job.transaction_version))
         return results
 
     def write_markers(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
-                      partitions: Iterable[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
+                      partitions: Iterable[TopicPartition],
+                      transaction_version: int = TV_0) -> dict[TopicPartition, ErrorCode]:
         """Append one COMMIT/ABORT marker to each partition, as a WriteTxnMarkers request does; the error per
-        partition (UNKNOWN_TOPIC_OR_PARTITION where there is no such partition)."""
+        partition (UNKNOWN_TOPIC_OR_PARTITION where there is no such partition). `transaction_version` is
+        the transaction's, which the partition checks the marker's epoch by."""
         results: dict[TopicPartition, ErrorCode] = {}
         for topic, index in partitions:
             plog = self.broker.partition(topic, index)
@@ -291,7 +313,8 @@ class TxnService:
             marker = build_end_txn_marker(commit=commit, producer_id=producer_id, producer_epoch=producer_epoch,
                                           coordinator_epoch=coordinator_epoch, timestamp=self.broker.clock.now_ms())
             try:
-                plog.append(marker, origin=AppendOrigin.COORDINATOR, built=True)
+                plog.append(marker, origin=AppendOrigin.COORDINATOR, built=True,
+                            transaction_version=transaction_version)
             except (LogError, ProducerStateError) as error:
                 results[(topic, index)] = error.code
             else:
@@ -307,28 +330,49 @@ class TxnService:
     # ---- KIP-890 verification of transactional produce --------------------------------------------------
     def verify_produce(self, transactional_id: str, produce_version: int, topic: str, partition: int,
                        producer_id: int, producer_epoch: int) -> tuple[ErrorCode, str | None]:
-        """The check a transactional Produce makes before it opens a transaction on a partition
-        (`transaction.partition.verification.enable`): NONE, or the error and message the partition answers."""
-        if not self.settings.transaction_partition_verification_enable:
+        """The check a transactional Produce makes before it opens a transaction on a partition: NONE, or the
+        error and message the partition answers. Up to v11 (Kafka's DEFAULT_ERROR / GENERIC_ERROR_SUPPORTED)
+        the coordinator is asked whether the client added the partition, when
+        `transaction.partition.verification.enable`; from v12 (ADD_PARTITION, transactions version 2) it is
+        asked to add it, always."""
+        tp = (topic, partition)
+        if produce_version >= FIRST_TV2_PRODUCE_VERSION:
+            error = self.add_implicitly(transactional_id, producer_id, producer_epoch, tp)
+        elif not self.settings.transaction_partition_verification_enable:
             return ErrorCode.NONE, None
-        error = self.coordinator.verify_partitions(transactional_id, producer_id, producer_epoch,
-                                                   [(topic, partition)])[(topic, partition)]
+        else:
+            error = self.coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, [tp])[tp]
         if error is ErrorCode.NONE:
             return error, None
-        code, message = produce_verification_error(error, produce_version >= _PRODUCE_TRANSACTION_ABORTABLE_VERSION)
+        code, message = produce_verification_error(error, produce_version >= _PRODUCE_TRANSACTION_ABORTABLE_VERSION,
+                                                   adds=produce_version >= FIRST_TV2_PRODUCE_VERSION)
         # ReplicaManager sends its own message only for the errors it translates.
         return code, (message if message != code.message else None)
 
+    def add_implicitly(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                       partition: TopicPartition) -> ErrorCode:
+        """A TV2 client's partition added to its transaction by the broker (AddPartitionsToTxn v5 from the
+        partition's leader, verify_only false: the coordinator takes it as transaction version 2). A failed
+        journal write is its coordinator error."""
+        try:
+            return self.coordinator.add_partitions(transactional_id, producer_id, producer_epoch, [partition],
+                                                   client_version=TV_2)
+        except ApiError as failed:
+            return failed.code
 
-def produce_verification_error(error: ErrorCode, abortable_ok: bool) -> tuple[ErrorCode, str]:
-    """What a Produce answers when the coordinator did not verify the partition: Kafka's
-    AddPartitionsToTxnManager and ReplicaManager translations, in that order."""
+
+def produce_verification_error(error: ErrorCode, abortable_ok: bool, adds: bool = False) -> tuple[ErrorCode, str]:
+    """What a Produce answers when the coordinator did not verify (or, `adds`, did not add) the partition:
+    Kafka's AddPartitionsToTxnManager and ReplicaManager translations, in that order."""
     if error is ErrorCode.PRODUCER_FENCED:
         error = ErrorCode.INVALID_PRODUCER_EPOCH
     elif error is ErrorCode.TRANSACTION_ABORTABLE and not abortable_ok:
         error = ErrorCode.INVALID_TXN_STATE
     if error is ErrorCode.INVALID_TXN_STATE:
         return error, "Partition was not added to the transaction"
+    if error is ErrorCode.CONCURRENT_TRANSACTIONS and adds:
+        # TV2 keeps it: while the previous transaction completes it is common, and clearer as it is.
+        return error, error.message
     if error in (ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NETWORK_EXCEPTION,
                  ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
                  ErrorCode.NOT_COORDINATOR):
@@ -345,9 +389,3 @@ def _journal_key(transactional_id: str) -> bytes:
     return encode_key(RECORD_TYPE, 0, {"transactional_id": transactional_id})
 
 
-def _value_version(value: dict[str, Any]) -> int:
-    # TransactionLogValue v0 is what a transaction-version-1 Kafka writes; the previous/next producer ids
-    # exist only as v1 tagged fields, so a rotated producer id needs v1 to be remembered.
-    if value.get("previous_producer_id", -1) != -1 or value.get("next_producer_id", -1) != -1:
-        return 1
-    return 0

@@ -4,10 +4,11 @@ connection on them, yet advertises v0 in ApiVersions: `versions.ADVERTISED_MIN`,
 v3 transactional_id and record batches (magic 2 only, one batch per partition); v5 log_start_offset in the
 response; v7 zstd allowed (before it UNSUPPORTED_COMPRESSION_TYPE); v8 record_errors and error_message
 (KIP-467); v9 flexible; v10 current_leader / node_endpoints, sent with NOT_LEADER_OR_FOLLOWER (KIP-951): a
-partition sent to a node of the cluster that does not lead it; v11 may answer TRANSACTION_ABORTABLE; v12 the
-same on the wire (KIP-890 part 2 gives it its transactional meaning); v13 names topics by id both ways
-(KIP-516): an id no topic has is UNKNOWN_TOPIC_ID for its partitions, before any other check (authorization
-included), and each partition of a known id is then handled as by its name.
+partition sent to a node of the cluster that does not lead it; v11 may answer TRANSACTION_ABORTABLE; v12 is
+v11 on the wire, sent by a transactions-version-2 client (KIP-890 part 2): the broker adds its partitions to
+the transaction; v13 names topics by id both ways (KIP-516): an id no topic has is UNKNOWN_TOPIC_ID for its
+partitions, before any other check (authorization included), and each partition of a known id is then handled
+as by its name.
 
 As KafkaApis.handleProduceRequest and ReplicaManager.appendRecords do it: transactional batches without a
 transactional_id, or without WRITE on it, fail the whole request (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); per
@@ -20,7 +21,12 @@ INVALID_RECORD / INVALID_TIMESTAMP with record errors...) and producer state (re
 their first offsets, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE...). A
 transactional batch that would open a transaction on a partition is first verified with the transaction
 coordinator (KIP-890, `transaction.partition.verification.enable`): a partition not added to the transaction
-is INVALID_TXN_STATE ("Partition was not added to the transaction"), or TRANSACTION_ABORTABLE from v11;
+is INVALID_TXN_STATE ("Partition was not added to the transaction"), or TRANSACTION_ABORTABLE from v11. From
+v12 the coordinator adds the partition to the transaction instead, whatever the verification setting (a
+stale epoch is INVALID_PRODUCER_EPOCH; CONCURRENT_TRANSACTIONS while the previous transaction completes stays
+as it is — Kafka retries it for up to add.partitions.to.txn.retry.backoff.max.ms, 100 ms, before it answers;
+kemu writes due markers at once instead, so only held markers make it answer that), and a producer new to
+the partition must start at sequence 0;
 transactional batches of more than one producer in one request fail it with INVALID_PRODUCER_ID_MAPPING. The
 followers are caught up the moment the leader appends (one log), so acks=-1 completes at once. acks=0 gets no
 response — and, as in Kafka, any error closes the connection instead. `timeout_ms` is moot. Appends wake
@@ -39,6 +45,7 @@ from kemu.handlers.context import RequestContext
 from kemu.handlers.versions import NARROWED
 from kemu.log import LogError
 from kemu.txn.producer_state import ProducerStateError
+from kemu.txn.state import TV_2
 from kemu.wire.codec import Request
 from kemu.wire.compression import CompressionType
 from kemu.wire.errors import ErrorCode
@@ -59,6 +66,7 @@ VERSIONS = NARROWED[KEY]
 VALID_ACKS = frozenset({-1, 0, 1})
 ZSTD_PRODUCE_VERSION = 7
 TOPIC_ID_VERSION = 13  # topic ids instead of names, both ways (KIP-516)
+FIRST_TV2_PRODUCE_VERSION = 12  # the coordinator's shell says so too (kemu.coordinators.txn), for verify_produce
 _CODEC_IDS = frozenset(int(codec) for codec in CompressionType)
 ADMIN_CLIENT_ID = "__admin_client"  # Kafka's AdminUtils.ADMIN_CLIENT_ID: may write internal topics
 # Errors ReplicaManager answers without a log start offset (LogAppendInfo.UNKNOWN_LOG_APPEND_INFO); the
@@ -195,14 +203,18 @@ def _produce_partition(ctx: RequestContext, version: int, name: str, index: int,
     log = partition.log
     if acks == -1 and len(partition.isr) < partition.effective_min_isr:
         return _failed(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=log.log_start_offset)
+    transaction_version = 0
     if transactional_id and first is not None and partition.needs_verification(first):
-        # KIP-890: a batch that would open a transaction here is first checked with the coordinator, once.
+        # KIP-890: a batch that would open a transaction here is first checked with the coordinator (from
+        # v12, added by it), once.
         code, message = ctx.txn.verify_produce(transactional_id, version, name, index, first.producer_id,
                                                first.producer_epoch)
         if code is not ErrorCode.NONE:
             return _failed(index, code, message=message)
+        if version >= FIRST_TV2_PRODUCE_VERSION:
+            transaction_version = TV_2
     try:
-        result = partition.append(records, whole=whole)
+        result = partition.append(records, whole=whole, transaction_version=transaction_version)
     except LogError as exc:
         log_start = -1 if exc.code in _WITHOUT_LOG_START else log.log_start_offset
         return _failed(index, exc.code, log_start_offset=log_start, message=exc.response_message,

@@ -1,9 +1,10 @@
 """ApiVersions (key 18), versions 0-4.
 
 v1 adds throttle time; v3 is flexible and the client names its software (recorded on the connection;
-a name or version outside Kafka's pattern is INVALID_REQUEST); v3+ responses can carry features, which
-kemu leaves empty: it implements no feature-gated protocol (no finalized metadata.version, and
-transaction.version 0, i.e. transactions as before KIP-890 part 2); v4 changes nothing on the wire.
+a name or version outside Kafka's pattern is INVALID_REQUEST); v3+ responses carry the supported and
+finalized features (kemu.broker.features: as a new Kafka 4.3 cluster, transaction.version 2 among them, so
+the Java producer runs transactions version 2; UpdateFeatures changes them) and zk_migration_ready false;
+v4 lists the supported features whose minimum level is 0, which v3 leaves out (KAFKA-17492).
 
 A request of a version kemu does not support is answered by the server as version 0 with
 UNSUPPORTED_VERSION and ApiVersions' own range (KIP-511), before reaching this module.
@@ -37,6 +38,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         if not (_SOFTWARE.fullmatch(name) and _SOFTWARE.fullmatch(version)):
             return error_response(request, ErrorCode.INVALID_REQUEST, None)
         ctx.client.software_name, ctx.client.software_version = name, version
+        features = ctx.broker.features
+        return {"error_code": 0, "api_keys": supported_api_keys(),
+                "supported_features": features.supported_keys(request.version),
+                "finalized_features_epoch": features.epoch, "finalized_features": features.finalized_keys()}
     return {"error_code": 0, "api_keys": supported_api_keys()}
 
 

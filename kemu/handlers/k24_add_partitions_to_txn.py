@@ -11,10 +11,10 @@ v4+ is the broker's batched form (KIP-890 part 1): several transactions, each an
 per partition, or one error for all of them (PRODUCER_FENCED, INVALID_PRODUCER_ID_MAPPING,
 CONCURRENT_TRANSACTIONS while completing) — the coordinator's answer, passed on as KafkaApis passes it.
 v5 only adds TRANSACTION_ABORTABLE to what may be answered. Without an authorizer the CLUSTER_ACTION check of
-v4+ always passes, so the top-level error is NONE.
-
-Transaction version 2 (partitions added implicitly by Produce) is not implemented, so clients keep sending
-this request; see k26_end_txn.
+v4+ always passes, so the top-level error is NONE. A v4+ add (verify_only false) is how Kafka's brokers add a
+transactions-version-2 client's partitions for its Produce v12+ and TxnOffsetCommit v5+: the coordinator
+takes it as transaction version 2 (TransactionVersion.transactionVersionForAddPartitionsToTxn), as kemu's
+own broker does for those requests without the round trip.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
-from kemu.txn.state import TopicPartition
+from kemu.txn.state import TV_0, TV_2, TopicPartition
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -65,7 +65,8 @@ def _one(ctx: RequestContext, version: int, transactional_id: str, producer_id: 
     elif verify_only:
         errors = coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
     else:
-        error = coordinator.add_partitions(transactional_id, producer_id, producer_epoch, partitions)
+        error = coordinator.add_partitions(transactional_id, producer_id, producer_epoch, partitions,
+                                           client_version=TV_2 if version >= FIRST_BATCHED_VERSION else TV_0)
         error = fenced_for_version(error, version, FIRST_FENCED_VERSION)
         errors = {tp: error for tp in partitions}
     return topic_results(errors)

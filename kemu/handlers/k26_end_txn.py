@@ -1,16 +1,21 @@
-"""EndTxn (key 26), versions 0-4 (v5 is not advertised).
+"""EndTxn (key 26), versions 0-5.
 
 Commits or aborts the open transaction: the coordinator journals PrepareCommit/PrepareAbort and answers;
 the markers are written right after (see kemu.coordinators.txn), and until they are, the transactional
-id answers CONCURRENT_TRANSACTIONS — Kafka's two-phase window. Retrying the same outcome once complete is
-NONE, the other outcome INVALID_TXN_STATE, as is ending a transaction never begun; a retry while completing
-is CONCURRENT_TRANSACTIONS; a stale epoch PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2); an unknown
-id or producer id INVALID_PRODUCER_ID_MAPPING. v1 is v0; v3 is flexible; v4 may answer
-TRANSACTION_ABORTABLE (never needed here).
+id answers CONCURRENT_TRANSACTIONS — Kafka's two-phase window. v1 is v0; v2 may answer PRODUCER_FENCED
+(INVALID_PRODUCER_EPOCH before); v3 is flexible; v4 may answer TRANSACTION_ABORTABLE (never needed here).
 
-Not implemented, hence not advertised: v5, KIP-890 part 2's transaction version 2 (an epoch bump on every
-EndTxn, returned in the response, and partitions added implicitly by Produce v12). kemu runs transactions
-with version 1 semantics, as a Kafka cluster whose `transaction.version` feature is 1.
+v0-4 run transactions version 1: retrying the same outcome once complete is NONE, the other outcome
+INVALID_TXN_STATE, as is ending a transaction never begun; a retry while completing is
+CONCURRENT_TRANSACTIONS; a stale epoch PRODUCER_FENCED; an unknown id or producer id
+INVALID_PRODUCER_ID_MAPPING.
+
+v5 is transactions version 2 (KIP-890 part 2, TransactionVersion.transactionVersionForEndTxn): every EndTxn
+bumps the producer epoch — the markers carry the bumped one — and the response carries the producer id and
+epoch the producer goes on with: the next producer id at epoch 0 when the epoch would be exhausted. An
+abort is taken with no transaction begun; a retry (the epoch before the bump) of an EndTxn whose answer was
+lost is answered as it was. See TransactionCoordinator._end_v2 for the whole table. An error answers
+producer id and epoch -1.
 """
 
 from __future__ import annotations
@@ -21,13 +26,13 @@ from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.handlers.versions import NARROWED
+from kemu.txn.state import TV_0, TV_2
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 26
-VERSIONS = NARROWED[KEY]
 FIRST_FENCED_VERSION = 2
+FIRST_TV2_VERSION = 5
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
@@ -36,9 +41,11 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     not_here = ctx.txn.coordinator_error(body["transactional_id"], ctx.node_id)
     if not_here is not ErrorCode.NONE:
         return {"error_code": not_here}
-    error = ctx.txn.coordinator.end_txn(body["transactional_id"], body["producer_id"], body["producer_epoch"],
-                                               commit=body["committed"])
-    return {"error_code": fenced_for_version(error, request.version, FIRST_FENCED_VERSION)}
+    result = ctx.txn.coordinator.end_transaction(
+        body["transactional_id"], body["producer_id"], body["producer_epoch"], commit=body["committed"],
+        client_version=TV_2 if request.version >= FIRST_TV2_VERSION else TV_0)
+    return {"error_code": fenced_for_version(result.error, request.version, FIRST_FENCED_VERSION),
+            "producer_id": result.producer_id, "producer_epoch": result.producer_epoch}
 
 
 error_response = error_responder(KEY)

@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (key 28), versions 0-4.
+"""TxnOffsetCommit (key 28), versions 0-5.
 
 Stages a transaction's consumer offsets in the group coordinator: they are written to the group's
 `__consumer_offsets` partition as transactional records of the producer, invisible (and OffsetFetch with
@@ -14,6 +14,10 @@ coordinator's own checks (NOT_COORDINATOR, INVALID_PRODUCER_EPOCH against the pa
 and from v3 KIP-447's generation and member checks: ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
 FENCED_INSTANCE_ID), and OFFSET_METADATA_TOO_LARGE per partition. v1 is v0; v2 adds the committed leader
 epoch; v3 is flexible.
+
+v5 is v4 from a transactions-version-2 client (KIP-890 part 2), which sends no AddOffsetsToTxn: the coordinator
+adds the group's partition to the transaction itself (ADD_PARTITION, whatever the verification setting),
+answering as the verification does, and CONCURRENT_TRANSACTIONS while the previous transaction completes.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from kemu.wire.errors import ErrorCode
 
 KEY = 28
 FIRST_ABORTABLE_VERSION = 4
+FIRST_TV2_VERSION = 5
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
@@ -43,7 +48,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     error = ErrorCode.NONE
     if not body["group_id"]:
         error = ErrorCode.INVALID_GROUP_ID
-    elif ctx.txn.settings.transaction_partition_verification_enable:
+    elif version >= FIRST_TV2_VERSION or ctx.txn.settings.transaction_partition_verification_enable:
         error = _verify(ctx, body, version)
     if error is not ErrorCode.NONE:
         return {"topics": merge_topics(unknown, partition_errors(known, error))}
@@ -53,9 +58,13 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
 
 
 def _verify(ctx: RequestContext, body: dict[str, Any], version: int) -> ErrorCode:
-    """Is the group's offsets partition in the producer's open transaction? Kafka's answer, translated as
-    AddPartitionsToTxnManager translates it for the group coordinator."""
+    """Is the group's offsets partition in the producer's open transaction (from v5: add it)? Kafka's answer,
+    translated as AddPartitionsToTxnManager translates it for the group coordinator."""
     partition = (GROUP_METADATA_TOPIC, ctx.groups.partition_of(body["group_id"]))
+    if version >= FIRST_TV2_VERSION:
+        error = ctx.txn.add_implicitly(body["transactional_id"], body["producer_id"], body["producer_epoch"],
+                                       partition)
+        return ErrorCode.INVALID_PRODUCER_EPOCH if error is ErrorCode.PRODUCER_FENCED else error
     error = ctx.txn.coordinator.verify_partitions(body["transactional_id"], body["producer_id"],
                                                          body["producer_epoch"], [partition])[partition]
     if error is ErrorCode.PRODUCER_FENCED:

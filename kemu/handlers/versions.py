@@ -18,7 +18,6 @@ NARROWED: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     1: (4, 18),  # Fetch: likewise
     2: (1, 10),  # ListOffsets: Kafka 4 dropped v0
     23: (2, 4),  # OffsetForLeaderEpoch: Kafka 4 dropped v0-1
-    26: (0, 4),  # EndTxn: v5 needs transaction version 2
     29: (1, 3),  # DescribeAcls: Kafka 4 dropped v0 (KIP-896)
     30: (1, 3),  # CreateAcls: likewise
     31: (1, 3),  # DeleteAcls: likewise

@@ -7,6 +7,14 @@ partition and calls `markers_written`, which completes the transaction. Between 
 id answers CONCURRENT_TRANSACTIONS — the same two-phase window Kafka has, which tests can observe; a request
 that finds the markers queued first asks the shell to write them (`complete_pending`), which it does when
 nothing holds them.
+
+Transaction version 2 (KIP-890 part 2) is chosen per request, as Kafka chooses it: EndTxn v5+, and the
+partitions Produce v12+ / TxnOffsetCommit v5+ add, come from a TV2 client (`client_version` TV_2), the
+rest from a TV0 one. A TV2 EndTxn bumps the epoch (and moves to the next producer id when the epoch would
+be exhausted), answering the producer id and epoch the producer goes on with, and may abort a transaction
+that never began. The coordinator's own aborts (a timeout, InitProducerId fencing an open transaction) take
+the way of the cluster's finalized `transaction.version` (`TxnConfig.transaction_version`), as Kafka's use
+`transactionVersionLevel()`.
 """
 
 from __future__ import annotations
@@ -21,10 +29,14 @@ from kemu.txn.state import (
     MAX_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
+    TV_0,
+    TV_2,
+    IllegalStateError,
     TopicPartition,
     TxnMetadata,
     TxnState,
     epoch_exhausted,
+    supports_epoch_bump,
 )
 from kemu.wire.errors import ErrorCode
 
@@ -39,10 +51,22 @@ _IDLE = (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
 class TxnConfig:
     max_timeout_ms: int = 900000  # transaction.max.timeout.ms
     id_expiration_ms: int = 604800000  # transactional.id.expiration.ms
+    # The cluster's finalized transaction.version: the way the coordinator's own aborts take, and the
+    # TransactionLogValue version it journals (v1, flexible, from TV_1 on).
+    transaction_version: int = TV_2
 
 
 @dataclass(frozen=True, slots=True)
 class InitResult:
+    error: ErrorCode
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+
+
+@dataclass(frozen=True, slots=True)
+class EndTxnResult:
+    """EndTxn's answer: with TV2 (v5+) the producer id and epoch the producer continues with, else none."""
+
     error: ErrorCode
     producer_id: int = NO_PRODUCER_ID
     producer_epoch: int = NO_PRODUCER_EPOCH
@@ -56,6 +80,9 @@ class MarkerJob:
     commit: bool
     coordinator_epoch: int
     partitions: frozenset[TopicPartition]
+    # The transaction's client transaction version, which WriteTxnMarkers carries and the partitions check
+    # the marker's epoch by (a TV2 marker's epoch is above the transaction's).
+    transaction_version: int = TV_0
 
 
 class TransactionCoordinator:
@@ -146,8 +173,12 @@ class TransactionCoordinator:
 
     # ---- AddPartitionsToTxn / AddOffsetsToTxn --------------------------------------------------------
     def add_partitions(
-        self, transactional_id: str, producer_id: int, epoch: int, partitions: Iterable[TopicPartition]
+        self, transactional_id: str, producer_id: int, epoch: int, partitions: Iterable[TopicPartition],
+        client_version: int = TV_0,
     ) -> ErrorCode:
+        """AddPartitionsToTxn (AddOffsetsToTxn adds the group's offsets partition): `client_version` TV_2
+        for the partitions a Produce v12+ or TxnOffsetCommit v5+ adds (AddPartitionsToTxn v4+ from the
+        broker, verify_only false), TV_0 for a client's own AddPartitionsToTxn (v0-3) and AddOffsetsToTxn."""
         self._settle(transactional_id)
         txn, error = self._check_producer(transactional_id, producer_id, epoch)
         if txn is None:
@@ -166,6 +197,7 @@ class TransactionCoordinator:
             nxt.partitions = set()
         nxt.partitions |= wanted
         nxt.update_ms = now
+        nxt.client_version = client_version
         self._commit(nxt)
         return ErrorCode.NONE
 
@@ -188,25 +220,87 @@ class TransactionCoordinator:
 
     # ---- EndTxn ---------------------------------------------------------------------------------------
     def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool) -> ErrorCode:
+        """EndTxn v0-4: the transaction-version-1 way (Kafka's endTransactionWithTV1)."""
+        return self.end_transaction(transactional_id, producer_id, epoch, commit).error
+
+    def end_transaction(self, transactional_id: str, producer_id: int, epoch: int, commit: bool,
+                        client_version: int = TV_0) -> EndTxnResult:
+        """EndTxn; `client_version` TV_2 for v5+ (TransactionVersion.transactionVersionForEndTxn)."""
         self._settle(transactional_id)
+        if supports_epoch_bump(client_version):
+            return self._end_v2(transactional_id, producer_id, epoch, commit)
         txn, error = self._check_producer(transactional_id, producer_id, epoch)
         if txn is None:
-            return error
+            return EndTxnResult(error)
         state = txn.state
         if state == TxnState.ONGOING:
             self._prepare(txn, commit, txn.producer_epoch)
-            return ErrorCode.NONE
+            return EndTxnResult(ErrorCode.NONE)
         if state == TxnState.COMPLETE_COMMIT:
-            return ErrorCode.NONE if commit else ErrorCode.INVALID_TXN_STATE
+            return EndTxnResult(ErrorCode.NONE if commit else ErrorCode.INVALID_TXN_STATE)
         if state == TxnState.COMPLETE_ABORT:
-            return ErrorCode.NONE if not commit else ErrorCode.INVALID_TXN_STATE
+            return EndTxnResult(ErrorCode.NONE if not commit else ErrorCode.INVALID_TXN_STATE)
         if state == TxnState.PREPARE_COMMIT:
-            return ErrorCode.CONCURRENT_TRANSACTIONS if commit else ErrorCode.INVALID_TXN_STATE
+            return EndTxnResult(ErrorCode.CONCURRENT_TRANSACTIONS if commit else ErrorCode.INVALID_TXN_STATE)
         if state == TxnState.PREPARE_ABORT:
-            return ErrorCode.CONCURRENT_TRANSACTIONS if not commit else ErrorCode.INVALID_TXN_STATE
+            return EndTxnResult(ErrorCode.CONCURRENT_TRANSACTIONS if not commit else ErrorCode.INVALID_TXN_STATE)
         if state == TxnState.PREPARE_EPOCH_FENCE:
-            return ErrorCode.CONCURRENT_TRANSACTIONS
-        return ErrorCode.INVALID_TXN_STATE
+            return EndTxnResult(ErrorCode.CONCURRENT_TRANSACTIONS)
+        return EndTxnResult(ErrorCode.INVALID_TXN_STATE)
+
+    def _end_v2(self, transactional_id: str, producer_id: int, epoch: int, commit: bool) -> EndTxnResult:
+        """Kafka's endTransaction for TV2 clients, from a client. The epoch a request must carry depends on
+        the state: the current one while the transaction is open (or none began), the one before the bump
+        (a retry whose answer was lost) while it completes, either once it completed; and a retry of the
+        EndTxn that rotated the producer id names the old id with its last epoch. Then, as Kafka's table:
+
+            state            abort: retry / current     commit: retry / current
+            Empty            PRODUCER_FENCED / bump     PRODUCER_FENCED / INVALID_TXN_STATE
+            CompleteAbort    NONE / bump                INVALID_TXN_STATE / INVALID_TXN_STATE
+            CompleteCommit   INVALID_TXN_STATE / bump   NONE / INVALID_TXN_STATE
+
+        where "bump" aborts afresh, with no partitions to mark. A NONE without a new transition answers the
+        producer id and epoch as they are; an error answers none.
+        """
+        if not transactional_id:
+            return EndTxnResult(ErrorCode.INVALID_REQUEST)
+        txn = self.txns.get(transactional_id)
+        if txn is None:
+            return EndTxnResult(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+        state = txn.state
+        retry_on_overflow = (txn.last_producer_id == producer_id and epoch == MAX_EPOCH - 1
+                             and txn.producer_epoch == 0)
+        retry_on_bump = txn.producer_epoch == epoch + 1
+        if state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            valid_epoch = retry_on_bump
+        elif state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            valid_epoch = retry_on_bump or retry_on_overflow or epoch == txn.producer_epoch
+        else:
+            valid_epoch = epoch == txn.producer_epoch
+        is_retry = retry_on_bump or retry_on_overflow
+        if txn.producer_id != producer_id and not retry_on_overflow:
+            return EndTxnResult(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+        if not valid_epoch:
+            return EndTxnResult(ErrorCode.PRODUCER_FENCED)
+        as_it_is = EndTxnResult(ErrorCode.NONE, txn.producer_id, txn.producer_epoch)
+        if state == TxnState.ONGOING:
+            return self._prepare_v2(txn, commit, no_partition_added=False)
+        if state == TxnState.COMPLETE_COMMIT:
+            if commit:
+                return as_it_is if is_retry else EndTxnResult(ErrorCode.INVALID_TXN_STATE)
+            return EndTxnResult(ErrorCode.INVALID_TXN_STATE) if is_retry else self._prepare_v2(txn, False, True)
+        if state == TxnState.COMPLETE_ABORT:
+            if commit:
+                return EndTxnResult(ErrorCode.INVALID_TXN_STATE)
+            return as_it_is if is_retry else self._prepare_v2(txn, False, True)
+        if state == TxnState.PREPARE_COMMIT:
+            return EndTxnResult(ErrorCode.CONCURRENT_TRANSACTIONS if commit else ErrorCode.INVALID_TXN_STATE)
+        if state == TxnState.PREPARE_ABORT:
+            return EndTxnResult(ErrorCode.CONCURRENT_TRANSACTIONS if not commit else ErrorCode.INVALID_TXN_STATE)
+        if state == TxnState.EMPTY:
+            return EndTxnResult(ErrorCode.INVALID_TXN_STATE) if commit else self._prepare_v2(txn, False, True)
+        # Dead is never kept and PrepareEpochFence never outlives the call that entered it.
+        raise IllegalStateError(f"transactional id {transactional_id!r} found in state {state.kafka_name}")
 
     def _settle(self, transactional_id: str) -> None:
         if transactional_id in self.pending_markers:
@@ -229,35 +323,68 @@ class TransactionCoordinator:
         nxt = txn.prepare_transition(TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT)
         nxt.producer_epoch = epoch
         nxt.update_ms = self.clock.now_ms()
+        nxt.client_version = TV_0  # the TV1 path completes as TV_0, whoever began the transaction
         self._commit(nxt)
         self._queue_markers(nxt)
 
+    def _prepare_v2(self, txn: TxnMetadata, commit: bool, no_partition_added: bool,
+                    client_version: int = TV_2) -> EndTxnResult:
+        """PrepareCommit/PrepareAbort with TV2's bump (prepareAbortOrCommit): the epoch goes up by one — an
+        abort at Short.MaxValue, reachable only by a bug, keeps it — and the one before is remembered as the
+        last; at an exhausted epoch the next producer id is drawn now and taken when the transaction
+        completes. An abort with no transaction begun starts and ends now. Answers what the producer goes on
+        with: the completed transaction's producer id and epoch (prepareComplete)."""
+        now = self.clock.now_ms()
+        next_producer_id = self.producer_ids.next_id() if epoch_exhausted(txn.producer_epoch) else NO_PRODUCER_ID
+        nxt = txn.prepare_transition(TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT)
+        if not (txn.producer_epoch == MAX_EPOCH and not commit):
+            nxt.producer_epoch = txn.producer_epoch + 1
+        nxt.last_producer_epoch = txn.producer_epoch
+        if no_partition_added:
+            nxt.start_ms = now
+        nxt.next_producer_id = next_producer_id
+        nxt.update_ms = now
+        nxt.client_version = client_version
+        self._commit(nxt)
+        self._queue_markers(nxt)
+        if next_producer_id != NO_PRODUCER_ID:
+            return EndTxnResult(ErrorCode.NONE, next_producer_id, 0)
+        return EndTxnResult(ErrorCode.NONE, nxt.producer_id, nxt.producer_epoch)
+
     def _queue_markers(self, txn: TxnMetadata) -> None:
         job = MarkerJob(txn.transactional_id, txn.producer_id, txn.producer_epoch,
-                        txn.state == TxnState.PREPARE_COMMIT, self.coordinator_epoch, frozenset(txn.partitions))
+                        txn.state == TxnState.PREPARE_COMMIT, self.coordinator_epoch, frozenset(txn.partitions),
+                        txn.client_version)
         self.pending_markers[txn.transactional_id] = job
         self.on_markers_queued(job)
 
     def _fence_and_abort(self, txn: TxnMetadata) -> None:
-        """The abort the coordinator starts itself (InitProducerId finding a transaction open, or a timeout).
+        """The abort the coordinator starts itself (InitProducerId finding a transaction open, or a timeout),
+        the way of the cluster's finalized transaction.version (Kafka passes `transactionVersionLevel()`).
 
-        Kafka 4.3 takes it the transaction-version-2 way whatever the client speaks, its own finalized
-        `transaction.version` being 2 (TransactionCoordinator passes `transactionVersionLevel()` for it):
-        PrepareEpochFence is only a pending state, cleared again, and the abort bumps the epoch and
-        remembers the one it fenced as the last epoch. So the fenced producer's KIP-360 InitProducerId with
-        that epoch is taken for a retry and gets the bumped epoch back, unbumped, as long as no other
-        producer initialised in between; an exhausted epoch gets the next producer id once the abort is
-        complete. Nothing is applied before the abort is journaled: a failed write leaves the id as it was.
+        TV2 (Kafka 4.x's default): PrepareEpochFence is only a pending state, cleared again, and the abort
+        bumps the epoch as a TV2 EndTxn does, remembering the one it fenced as the last epoch. So the fenced
+        producer's KIP-360 InitProducerId with that epoch is taken for a retry and gets the bumped epoch
+        back, unbumped, as long as no other producer initialised in between; an exhausted epoch gets the
+        next producer id once the abort is complete. A TV2 producer's EndTxn(abort) with the fenced epoch is
+        a retry of this abort, answered NONE with the bumped epoch.
+
+        TV0/TV1: the fence sets the bumped epoch and forgets the last one, and the abort goes out with it;
+        the fenced producer can only start again with a plain InitProducerId.
+
+        Nothing is applied before the abort is journaled: a failed write leaves the id as it was.
         """
         txn.check_transition(TxnState.PREPARE_EPOCH_FENCE)
+        if supports_epoch_bump(self.config.transaction_version):
+            # Only at Short.MaxValue is there nothing left to bump to: the abort goes out with the current epoch.
+            self._prepare_v2(txn, False, no_partition_added=False, client_version=self.config.transaction_version)
+            return
         nxt = txn.prepare_transition(TxnState.PREPARE_ABORT)
-        # Only at Short.MaxValue is there nothing left to bump to: the abort goes out with the current epoch.
         if txn.producer_epoch < MAX_EPOCH:
             nxt.producer_epoch = txn.producer_epoch + 1
-        nxt.last_producer_epoch = txn.producer_epoch
-        if epoch_exhausted(txn.producer_epoch):
-            nxt.next_producer_id = self.producer_ids.next_id()
+        nxt.last_producer_epoch = NO_PRODUCER_EPOCH
         nxt.update_ms = self.clock.now_ms()
+        nxt.client_version = TV_0
         self._commit(nxt)
         self._queue_markers(nxt)
 
@@ -269,8 +396,8 @@ class TransactionCoordinator:
         if self.pending_markers.get(job.transactional_id) != job or txn is None:
             return
         nxt = txn.prepare_transition(TxnState.COMPLETE_COMMIT if job.commit else TxnState.COMPLETE_ABORT)
-        if nxt.next_producer_id != NO_PRODUCER_ID:
-            # The coordinator's own abort of an exhausted epoch: the id goes on under the next producer id.
+        if supports_epoch_bump(txn.client_version) and nxt.next_producer_id != NO_PRODUCER_ID:
+            # A TV2 end of an exhausted epoch: the id goes on under the next producer id, at epoch 0.
             nxt.last_producer_id, nxt.producer_id = txn.producer_id, txn.next_producer_id
             nxt.producer_epoch, nxt.next_producer_id = 0, NO_PRODUCER_ID
         nxt.partitions = set()

@@ -61,21 +61,24 @@ class TransactionalPartition:
 
     # ---- appending -------------------------------------------------------------------------------------
     def append(self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT,
-               built: bool = False, whole: BatchHeader | None = None) -> AppendResult:
+               built: bool = False, whole: BatchHeader | None = None,
+               transaction_version: int = 0) -> AppendResult:
         """Validate, check producer state, append. Raises LogError or ProducerStateError (both with .code).
 
         KIP-890's partition verification happens before, at the partition's caller: the coordinator is
-        asked once, and only then is the batch appended here."""
+        asked once, and only then is the batch appended here. `transaction_version` is a marker's (the
+        transaction's, as WriteTxnMarkers carries it), or 2 for a batch whose partition a TV2 Produce just
+        added to its transaction."""
         prepared = self.log.prepare_append(data, origin=origin, built=built, whole=whole)
         source = prepared.source
         if source.is_control:
-            return self._append_marker(prepared, source)
+            return self._append_marker(prepared, source, transaction_version)
         if not source.has_producer_id:
             return self.log.commit_append(prepared)
         duplicate = self.producers.check_batch(
             producer_id=source.producer_id, epoch=source.producer_epoch, first_seq=source.base_sequence,
             last_seq=source.last_sequence, transactional=source.is_transactional,
-            from_client=origin == AppendOrigin.CLIENT)
+            from_client=origin == AppendOrigin.CLIENT, transaction_version=transaction_version)
         if duplicate is not None:
             # A retry of a batch already in the log: acknowledged with where it went the first time (and,
             # as UnifiedLog does, with the batch's timestamp as its log append time).
@@ -88,13 +91,13 @@ class TransactionalPartition:
         self._record_batch(result.batch)
         return result
 
-    def _append_marker(self, prepared: ValidatedBatch, source: BatchHeader) -> AppendResult:
+    def _append_marker(self, prepared: ValidatedBatch, source: BatchHeader, transaction_version: int) -> AppendResult:
         # The records straight from the validated payload: no copy of the batch to wrap it first.
         records = (decode_records(source, bytes(prepared.payload)) if source.compression == CompressionType.NONE
                    else RecordBatch(bytes(prepared.header) + bytes(prepared.payload)).records())
         commit, coordinator_epoch = self._marker_of(records)
         self.producers.check_marker(producer_id=source.producer_id, epoch=source.producer_epoch,
-                                    coordinator_epoch=coordinator_epoch)
+                                    coordinator_epoch=coordinator_epoch, transaction_version=transaction_version)
         result = self.log.commit_append(prepared)
         self._record_marker(result.batch, commit, coordinator_epoch, persist=True)
         return result

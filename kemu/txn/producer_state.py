@@ -92,14 +92,24 @@ class ProducerStateManager:
     # ---- before offsets are assigned -------------------------------------------------------------
     def check_batch(
         self, *, producer_id: int, epoch: int, first_seq: int, last_seq: int, transactional: bool,
-        from_client: bool = True,
+        from_client: bool = True, transaction_version: int = 0,
     ) -> BatchRange | None:
         """Validate a data batch. Returns the cached range if it is a retried duplicate, else None.
 
         Raises ProducerStateError with Kafka's error for a stale epoch, a sequence gap, or a
-        non-transactional write while the producer has a transaction open.
+        non-transactional write while the producer has a transaction open. `transaction_version` 2: the
+        batch's partition was just added to its transaction by a TV2 Produce (Kafka's verification entry
+        that supports the epoch bump), so a producer this partition knows no batches of must start at
+        sequence 0.
         """
         entry = self.producers.get(producer_id)
+        if (transaction_version >= 2 and from_client and first_seq != 0
+                and (entry is None or not entry.batches)):
+            raise ProducerStateError(
+                ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                f"Invalid sequence number for producer {producer_id} at offset in partition {self.partition}: "
+                f"{first_seq} (incoming seq. number). Expected sequence 0 for transactions v2 idempotent "
+                f"producer with no existing state.")
         if entry is None:
             return None
         if from_client:
@@ -143,10 +153,22 @@ class ProducerStateManager:
                 f"{self.partition}: {first_seq} (incoming seq. number), {entry.last_seq} (current end "
                 f"sequence number)")
 
-    def check_marker(self, *, producer_id: int, epoch: int, coordinator_epoch: int) -> None:
+    def check_marker(self, *, producer_id: int, epoch: int, coordinator_epoch: int,
+                     transaction_version: int = 0) -> None:
+        """A COMMIT/ABORT marker's epoch against the producer's, by its transaction's version: a TV2
+        coordinator bumps the epoch before it writes the markers, so a TV2 marker must be above the
+        producer's epoch here — one at it is a retry of a marker already written (KAFKA-19999: allowed while
+        no transaction is open, or at Short.MaxValue), one below is late. A TV0/TV1 marker may carry the
+        producer's own epoch."""
         entry = self.producers.get(producer_id)
         if entry is None:
             return
+        if transaction_version >= 2 and epoch <= entry.epoch and not (
+                epoch == entry.epoch and (entry.txn_first_offset is None or epoch == 0x7FFF)):
+            raise ProducerStateError(
+                ErrorCode.INVALID_PRODUCER_EPOCH,
+                f"Epoch of producer {producer_id} at offset in {self.partition} is {epoch}, which is <= the "
+                f"last seen epoch {entry.epoch} (TV{transaction_version})")
         self._check_epoch(entry, epoch)
         if coordinator_epoch < entry.coordinator_epoch:
             raise ProducerStateError(
@@ -186,7 +208,10 @@ class ProducerStateManager:
             entry = self.producers[producer_id] = ProducerEntry(producer_id)
         first = entry.txn_first_offset
         if epoch != entry.epoch:
+            # A new epoch (a TV2 marker's, or a fencing abort's) starts without batches: the producer's next
+            # batch at it begins at sequence 0.
             entry.batches.clear()
+            entry.last_seq = NO_SEQUENCE
         entry.epoch = epoch
         entry.coordinator_epoch = coordinator_epoch
         entry.last_timestamp = timestamp

@@ -43,15 +43,15 @@ class IllegalStateError(RuntimeError):
 
 
 _S = TxnState
-# Kafka's TransactionState.validPreviousStates as of transaction version 1, the only one kemu speaks
-# (EndTxn v5 is not advertised). Kafka 4's transaction version 2 also lets Empty, CompleteCommit and
-# CompleteAbort go to PrepareAbort, for an EndTxn(abort) sent when the client is unsure; widen the
-# table with that feature, not before, so a stray abort from those states stays a detected bug.
+# Kafka 4.3's TransactionState.VALID_PREVIOUS_STATES. Transaction version 2 lets Empty, CompleteCommit and
+# CompleteAbort go to PrepareAbort, for an EndTxn(abort) a client sends when it is unsure whether its
+# transaction began; only the TV2 path of the coordinator makes those transitions.
 VALID_PREVIOUS: Mapping[TxnState, frozenset[TxnState]] = MappingProxyType({
     _S.EMPTY: frozenset({_S.EMPTY, _S.COMPLETE_COMMIT, _S.COMPLETE_ABORT}),
     _S.ONGOING: frozenset({_S.ONGOING, _S.EMPTY, _S.COMPLETE_COMMIT, _S.COMPLETE_ABORT}),
     _S.PREPARE_COMMIT: frozenset({_S.ONGOING}),
-    _S.PREPARE_ABORT: frozenset({_S.ONGOING, _S.PREPARE_EPOCH_FENCE}),
+    _S.PREPARE_ABORT: frozenset({_S.ONGOING, _S.PREPARE_EPOCH_FENCE, _S.EMPTY, _S.COMPLETE_COMMIT,
+                                 _S.COMPLETE_ABORT}),
     _S.COMPLETE_COMMIT: frozenset({_S.PREPARE_COMMIT}),
     _S.COMPLETE_ABORT: frozenset({_S.PREPARE_ABORT}),
     _S.DEAD: frozenset({_S.EMPTY, _S.COMPLETE_ABORT, _S.COMPLETE_COMMIT}),
@@ -61,8 +61,16 @@ VALID_PREVIOUS: Mapping[TxnState, frozenset[TxnState]] = MappingProxyType({
 MAX_EPOCH = 0x7FFF
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
+# Kafka's TransactionVersion feature levels: 0 the original coordinator, 1 flexible transaction-log records
+# (TransactionLogValue v1), 2 an epoch bump at every EndTxn and partitions added by Produce (KIP-890 part 2).
+TV_0, TV_1, TV_2 = 0, 1, 2
 
 TopicPartition = tuple[str, int]
+
+
+def supports_epoch_bump(transaction_version: int) -> bool:
+    """TransactionVersion.supportsEpochBump: transactions version 2 and up."""
+    return transaction_version >= TV_2
 
 
 def epoch_exhausted(epoch: int) -> bool:
@@ -83,6 +91,10 @@ class TxnMetadata:
     partitions: set[TopicPartition] = field(default_factory=set)
     start_ms: int = -1
     update_ms: int = -1
+    # The transaction version the client used at the last transition (Kafka's clientTransactionVersion):
+    # TV_2 when its partitions came by Produce v12+ / TxnOffsetCommit v5+ or it ended with EndTxn v5+, else
+    # TV_0. It decides the markers' transaction version and whether completing rotates to the next id.
+    client_version: int = TV_0
 
     def check_transition(self, state: TxnState) -> None:
         """The one gate for every state change (Kafka's prepareTransitionTo): raises IllegalStateError."""
@@ -95,21 +107,24 @@ class TxnMetadata:
         """A checked copy in `state` for the caller to finish, journal and install; `self` is untouched.
 
         A copy, so that a failed journal write leaves the in-memory state as it was (Kafka's transit
-        metadata is applied only once the log append succeeds).
+        metadata is applied only once the log append succeeds). As Kafka's prepareTransitionTo, the copy's
+        previous producer id is this one's producer id: the id before the transition, which differs from
+        the new one only when the transition rotates it.
         """
         self.check_transition(state)
         nxt = self.copy()
         nxt.state = state
+        nxt.last_producer_id = self.producer_id
         return nxt
 
     def copy(self) -> TxnMetadata:
         # Spelled out: dataclasses.replace re-inspects the fields on every call, and every state change copies.
         return TxnMetadata(self.transactional_id, self.producer_id, self.last_producer_id, self.next_producer_id,
                            self.producer_epoch, self.last_producer_epoch, self.timeout_ms, self.state,
-                           set(self.partitions), self.start_ms, self.update_ms)
+                           set(self.partitions), self.start_ms, self.update_ms, self.client_version)
 
     def log_value(self) -> dict[str, Any]:
-        """TransactionLogValue v1, field names in snake_case."""
+        """TransactionLogValue v1, field names in snake_case (v0 drops the tagged fields)."""
         by_topic: dict[str, list[int]] = {}
         for topic, partition in sorted(self.partitions):
             by_topic.setdefault(topic, []).append(partition)
@@ -125,6 +140,7 @@ class TxnMetadata:
                 {"topic": t, "partition_ids": p} for t, p in by_topic.items()],
             "transaction_last_update_timestamp_ms": self.update_ms,
             "transaction_start_timestamp_ms": self.start_ms,
+            "client_transaction_version": self.client_version,
         }
 
     @classmethod
@@ -142,4 +158,5 @@ class TxnMetadata:
             partitions=partitions,
             start_ms=value["transaction_start_timestamp_ms"],
             update_ms=value["transaction_last_update_timestamp_ms"],
+            client_version=value.get("client_transaction_version", TV_0),
         )

@@ -98,7 +98,7 @@ def test_journal_goes_to_the_ids_partition_of_a_created_transaction_state_topic(
     (record,) = batch.records()
     assert decode_key(record.key, TRANSACTION_STATE_TOPIC).fields == {"transactional_id": "my-txn"}
     value = decode_value("TransactionLog", record.value)
-    assert value.version == 0
+    assert value.version == 1  # transaction.version 2, as Kafka 4.x: flexible records, with the tagged fields
     assert (value.fields["producer_epoch"], value.fields["transaction_status"]) == (0, int(TxnState.EMPTY))
 
 

@@ -223,11 +223,11 @@ def test_end_txn_two_phases(broker: Broker, conn: Connection, topics: None, vers
     assert end_txn(conn, "t", pid, 1, commit=True, version=version) == fenced
 
 
-def test_end_txn_v5_is_not_advertised(conn: Connection) -> None:
+def test_transactions_version_2_versions_are_advertised(conn: Connection) -> None:
     body = conn.request(API_VERSIONS, 3, {"client_software_name": "t", "client_software_version": "1"})
     versions = {k["api_key"]: (k["min_version"], k["max_version"]) for k in body["api_keys"]}
-    assert versions[END_TXN] == (0, 4)
-    assert versions[INIT] == (0, 5) and versions[ADD_PARTITIONS] == (0, 5) and versions[TXN_OFFSET_COMMIT] == (0, 4)
+    assert versions[END_TXN] == (0, 5) and versions[TXN_OFFSET_COMMIT] == (0, 5) and versions[0][1] >= 12
+    assert versions[INIT] == (0, 5) and versions[ADD_PARTITIONS] == (0, 5)
 
 
 # ---- WriteTxnMarkers -------------------------------------------------------------------------------------

@@ -9,33 +9,14 @@ from kemu.txn.coordinator import TransactionCoordinator, TxnConfig
 from kemu.txn.producer_ids import ProducerIdAllocator
 from kemu.txn.state import TxnState
 from kemu.wire.errors import ErrorCode
+from tests.txn.support import Journal, complete
 
 E = ErrorCode
-
-
-class Journal(list[tuple[str, "dict[str, Any] | None"]]):
-    def __call__(self, tid: str, value: dict[str, Any] | None) -> None:
-        self.append((tid, value))
-
-
-@pytest.fixture
-def clock() -> VirtualClock:
-    return VirtualClock(1_000_000)
-
-
-@pytest.fixture
-def journal() -> Journal:
-    return Journal()
 
 
 @pytest.fixture
 def coord(clock: VirtualClock, journal: Journal) -> TransactionCoordinator:
     return TransactionCoordinator(clock, ProducerIdAllocator(None), journal)
-
-
-def complete(coord: TransactionCoordinator) -> None:
-    for job in coord.take_marker_jobs():
-        coord.markers_written(job)
 
 
 def test_idempotent_producers_get_fresh_ids_at_epoch_zero(coord: TransactionCoordinator) -> None:

@@ -114,3 +114,50 @@ def test_idle_producers_expire_but_not_with_an_open_transaction() -> None:
     append(m, 7, 0, 0, 1, 0)
     append(m, 9, 0, 0, 1, 1, txn=True)
     assert m.expire(now_ms=10**9, expiration_ms=1000) == [7]
+
+
+# ---- transactions version 2 (KIP-890 part 2) -----------------------------------------------------------
+
+def marker(m: ProducerStateManager, pid: int, epoch: int, offset: int, *, version: int = 2) -> None:
+    m.check_marker(producer_id=pid, epoch=epoch, coordinator_epoch=0, transaction_version=version)
+    m.record_marker(producer_id=pid, epoch=epoch, coordinator_epoch=0, offset=offset, timestamp=5, commit=True)
+
+
+def test_a_tv2_marker_moves_the_producer_to_its_epoch_and_sequence_zero() -> None:
+    m = ProducerStateManager("t-0")
+    append(m, 7, 0, 0, 3, 0, txn=True)
+    marker(m, 7, 1, 3)
+    # The next transaction, at the bumped epoch, starts at 0; its last sequence is forgotten with the epoch.
+    (entry,) = m.active_producers()
+    assert (entry.epoch, entry.last_seq, list(entry.batches)) == (1, -1, [])
+    append(m, 7, 1, 0, 1, 4, txn=True)
+    with pytest.raises(ProducerStateError) as err:
+        m.check_batch(producer_id=7, epoch=1, first_seq=5, last_seq=5, transactional=True)
+    assert err.value.code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+def test_a_tv2_marker_must_be_above_the_producers_epoch() -> None:
+    m = ProducerStateManager("t-0")
+    append(m, 7, 3, 0, 1, 0, txn=True)
+    # One at the epoch of an open transaction is late: it would end the wrong transaction.
+    with pytest.raises(ProducerStateError) as err:
+        m.check_marker(producer_id=7, epoch=3, coordinator_epoch=0, transaction_version=2)
+    assert err.value.code == ErrorCode.INVALID_PRODUCER_EPOCH
+    # A TV1 marker carries the transaction's own epoch.
+    m.check_marker(producer_id=7, epoch=3, coordinator_epoch=0, transaction_version=1)
+    marker(m, 7, 4, 1)
+    # The same marker again (a retry after a restart) with no transaction open is taken (KAFKA-19999).
+    marker(m, 7, 4, 2)
+    with pytest.raises(ProducerStateError):
+        m.check_marker(producer_id=7, epoch=3, coordinator_epoch=0, transaction_version=2)
+
+
+def test_a_partition_a_tv2_produce_added_wants_sequence_zero_from_a_new_producer() -> None:
+    m = ProducerStateManager("t-0")
+    with pytest.raises(ProducerStateError) as err:
+        m.check_batch(producer_id=7, epoch=0, first_seq=3, last_seq=3, transactional=True, transaction_version=2)
+    assert err.value.code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    # Without TV2's verification a producer unknown here may start anywhere (its records may have gone).
+    assert m.check_batch(producer_id=7, epoch=0, first_seq=3, last_seq=3, transactional=True) is None
+    assert m.check_batch(producer_id=7, epoch=0, first_seq=0, last_seq=0, transactional=True,
+                         transaction_version=2) is None

@@ -18,13 +18,14 @@ from kemu.txn.producer_ids import ProducerIdAllocator
 from kemu.txn.state import VALID_PREVIOUS, IllegalStateError, TxnMetadata, TxnState
 from kemu.wire.errors import ErrorCode
 
-# Written out by Kafka's names, as TransactionMetadata.scala (3.x) lists them, rather than derived
-# from the table under test.
+# Written out by Kafka's names, as Kafka 4.3's TransactionState.VALID_PREVIOUS_STATES lists them, rather than
+# derived from the table under test (transactions version 2 added Empty, CompleteCommit and CompleteAbort to
+# PrepareAbort's).
 KAFKA_VALID_PREVIOUS: dict[str, set[str]] = {
     "Empty": {"Empty", "CompleteCommit", "CompleteAbort"},
     "Ongoing": {"Ongoing", "Empty", "CompleteCommit", "CompleteAbort"},
     "PrepareCommit": {"Ongoing"},
-    "PrepareAbort": {"Ongoing", "PrepareEpochFence"},
+    "PrepareAbort": {"Ongoing", "PrepareEpochFence", "Empty", "CompleteCommit", "CompleteAbort"},
     "CompleteCommit": {"PrepareCommit"},
     "CompleteAbort": {"PrepareAbort"},
     "Dead": {"Empty", "CompleteAbort", "CompleteCommit"},

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from compat_tests.conformance.scripts import barrier, create_topic, produce, step, versions
-from compat_tests.conformance.steps import Script
+from compat_tests.conformance.scripts.unsupported import API_VERSIONS_KEYS, EPOCH, SOFTWARE
+from compat_tests.conformance.steps import Script, Step
 
 TOPIC = "conf-admin-{run}"
 TOPIC_CONFIGS = ["cleanup.policy", "retention.ms", "segment.bytes", "max.message.bytes", "min.insync.replicas",
@@ -254,5 +255,52 @@ def log_dirs_and_cluster() -> list[Script]:
             Script("reassignments.cases", reassign), Script("describe_cluster.versions", cluster)]
 
 
+def update_features() -> list[Script]:
+    """UpdateFeatures as kafka-features runs it: transaction.version down to 1 and up to 2 again at each
+    version, every refusal of FeatureControlManager, validate-only and no-change updates, the finalized levels
+    ApiVersions then reports. It leaves transaction.version at 2, as it found it (kraft.version, whose upgrade
+    is for good, stays untouched)."""
+    def update(name: str, version: int, *updates: tuple[str, int, int], validate_only: bool = False,
+               allow_downgrade: bool = False) -> Step:
+        return step(name, 57, version, {"timeout_ms": 30000, "validate_only": validate_only, "feature_updates": [
+            {"feature": feature, "max_version_level": level, "allow_downgrade": allow_downgrade,
+             "upgrade_type": kind} for feature, level, kind in updates]})
+
+    def features(name: str) -> Step:
+        # Named so: the known differences of kemu's ApiVersions are those of scenarios "*api*versions*".
+        return step(f"api versions {name}", 18, 4, SOFTWARE, key_by=API_VERSIONS_KEYS, **EPOCH)
+
+    tv, upgrade, safe, unsafe = "transaction.version", 1, 2, 3
+    steps: list[Step] = []
+    for version in versions(57):
+        steps += [
+            update(f"v{version} downgrade as an upgrade", version, (tv, 1, upgrade)),
+            update(f"v{version} downgrade", version, (tv, 1, safe), allow_downgrade=True),
+            features(f"after the v{version} downgrade"),
+            update(f"v{version} upgrade", version, (tv, 2, upgrade)),
+        ]
+    steps += [
+        update("validate only", 1, (tv, 1, safe), validate_only=True),
+        features("after validating"),
+        update("unsafe downgrade to 0", 2, (tv, 0, unsafe)),
+        features("without transaction.version"),
+        update("safe downgrade to a newer level", 2, (tv, 1, safe)),
+        update("upgrade from 0", 2, (tv, 2, upgrade)),
+        update("beyond the supported", 2, (tv, 3, upgrade)),
+        update("below 0", 2, (tv, -1, unsafe)),
+        update("unknown feature", 2, ("conf.unknown.version", 1, upgrade)),
+        update("unknown upgrade type", 2, (tv, 2, 7)),
+        update("one bad update of two", 1, (tv, 1, safe), ("conf.unknown.version", 1, upgrade)),
+        update("metadata.version as it is", 2, ("metadata.version", 30, upgrade)),
+        update("metadata.version safe downgrade", 2, ("metadata.version", 29, safe)),
+        update("metadata.version unsafe downgrade", 2, ("metadata.version", 29, unsafe)),
+        update("kraft.version as it is", 2, ("kraft.version", 0, safe)),
+        update("nothing", 2),
+        features("at the end"),
+    ]
+    return [Script("update_features.cases", steps)]
+
+
 def scripts() -> list[Script]:
-    return [*create_topics(), *delete_topics(), *create_partitions(), *configs(), *log_dirs_and_cluster()]
+    return [*create_topics(), *delete_topics(), *create_partitions(), *configs(), *log_dirs_and_cluster(),
+            *update_features()]

@@ -10,13 +10,13 @@ from compat_tests.conformance.scripts.admin import _create, _describe
 from compat_tests.conformance.scripts.data import _fetch
 from compat_tests.conformance.scripts.groups import SUBSCRIPTION, commit, fetch_offsets
 from compat_tests.conformance.scripts.security import ACL, DESCRIBE, FILTER
-from compat_tests.conformance.scripts.unsupported import EPOCH
+from compat_tests.conformance.scripts.unsupported import API_VERSIONS_KEYS, EPOCH
 from compat_tests.conformance.steps import Script
 
 # Kafka's message for a denied controller call quotes its request object: connection id, ports, the session
 # object's identity hash, the buffer's positions.
 QUOTING = {"elect leaders", "alter partition reassignments", "list partition reassignments", "describe acls",
-           "create acls", "delete acls", "alter scram credentials"}
+           "create acls", "delete acls", "alter scram credentials", "update features"}
 QUOTING_WHY = ("Kafka's message quotes its Request object (connection id with ports, session identity hash, "
                "buffer positions), different on every run")
 TOPIC = "conf-authz-{run}"
@@ -106,6 +106,8 @@ def scripts() -> list[Script]:
             {"name": TOPIC, "partitions": [{"partition_index": 0, "replicas": [1]}]}]}),
         step("list partition reassignments", 46, 0, {"timeout_ms": 30000, "topics": None}),
         step("describe cluster", 60, 1, {"include_cluster_authorized_operations": True, "endpoint_type": 1}),
+        step("update features", 57, 2, {"timeout_ms": 30000, "validate_only": True, "feature_updates": [
+            {"feature": "transaction.version", "max_version_level": 1, "upgrade_type": 2}]}),
         step("describe acls", 29, 3, DESCRIBE),
         step("create acls", 30, 3, {"creations": [ACL]}),
         step("delete acls", 31, 3, {"filters": [FILTER]}),
@@ -120,7 +122,7 @@ def scripts() -> list[Script]:
                                                                      "partition_data": [{"index": 0, "records": [
                                                                          batch(["x"])]}]}]}),
         step("api versions", 18, 4, {"client_software_name": "kemu-conformance", "client_software_version": "1"},
-             key_by={"api_keys": "api_key"}, **EPOCH),
+             key_by=API_VERSIONS_KEYS, **EPOCH),
     ]
     for denied in steps:
         if denied.name in QUOTING:

@@ -4,7 +4,7 @@ PLAINTEXT listener, and SCRAM credentials."""
 from __future__ import annotations
 
 from compat_tests.conformance.scripts import barrier, step, versions
-from compat_tests.conformance.scripts.unsupported import EPOCH
+from compat_tests.conformance.scripts.unsupported import API_VERSIONS_KEYS, EPOCH
 from compat_tests.conformance.steps import Script
 
 ACL = {"resource_type": 2, "resource_name": "conf-acl-{run}", "resource_pattern_type": 3,
@@ -36,7 +36,7 @@ def sasl() -> list[Script]:
             step(f"handshake PLAIN v{version}", 17, version, {"mechanism": "PLAIN"}),
             step("api versions after", 18, 3, {"client_software_name": "kemu-conformance",
                                                "client_software_version": "1.0"},
-                 key_by={"api_keys": "api_key"}, **EPOCH),
+                 key_by=API_VERSIONS_KEYS, **EPOCH),
         ]))
     scripts.append(Script("sasl.handshake_unknown_mechanism", [
         step("handshake FANCY", 17, 1, {"mechanism": "FANCY"}),

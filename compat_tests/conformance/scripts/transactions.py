@@ -79,6 +79,65 @@ def transaction(index: int) -> Script:
     return Script(f"transactions.v{index}", steps)
 
 
+def version_2() -> Script:
+    """Transactions version 2 (KIP-890 part 2), as the Java 4.x producer runs them on a 4.x cluster: no
+    AddPartitionsToTxn or AddOffsetsToTxn (Produce v12 and TxnOffsetCommit v5 add the partition and the group),
+    an epoch bump at every EndTxn v5, which answers the epoch to go on with; retries of a lost answer, an abort
+    with nothing begun, and the old epoch refused."""
+    # The group id is fixed, as transaction()'s: the partition of __consumer_offsets the transaction adds is its hash.
+    tid, group, topic, other = "conf-tv2-{run}", "conf-txg-6", "conf-tv2-{run}", "conf-tv2-b-{run}"
+    txn_offsets = {"transactional_id": tid, "group_id": group, "producer_id": "{$pid}", "generation_id": -1,
+                   "member_id": "", "group_instance_id": None,
+                   "topics": [{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 2,
+                                                              "committed_leader_epoch": -1,
+                                                              "committed_metadata": ""}]}]}
+
+    def end_v5(name: str, commit: bool, epoch: str, capture: str | None = None) -> Step:
+        return step(name, 26, 5, {"transactional_id": tid, "producer_id": "{$pid}", "producer_epoch": epoch,
+                                  "committed": commit}, retry_on=CONCURRENT_TRANSACTIONS, why=WHY,
+                    **({"capture": {capture: "producer_epoch"}} if capture else {}))
+
+    return Script("transactions.tv2", [
+        # Two topics of one partition each: DescribeTransactions lists a topic's partitions in a hash set's order.
+        *create_topic(topic),
+        *create_topic(other),
+        find_coordinator(4, tid, key_type=1),
+        init(5, tid),
+        produce(topic, ["a0", "a1"], version=12, producer_id="{$pid}", producer_epoch="{$epoch}", base_sequence=0,
+                transactional=True, transactional_id=tid, name="produce v12 adds the partition"),
+        produce(topic, ["a2"], version=12, producer_id="{$pid}", producer_epoch="{$epoch}", base_sequence=2,
+                transactional=True, transactional_id=tid, name="produce v12 again"),
+        produce(other, ["b0"], version=12, producer_id="{$pid}", producer_epoch="{$epoch}",
+                base_sequence=3, transactional=True, transactional_id=tid,
+                name="produce v12 to a new partition from sequence 3"),
+        find_coordinator(4, group, name="find the group coordinator"),
+        step("txn offset commit v5 adds the group", 28, 5, {**txn_offsets, "producer_epoch": "{$epoch}"},
+             retry_on=COORDINATOR_SETTLING, why=WHY),
+        step("describe ongoing", 65, 0, {"transactional_ids": [tid]}, key_by={"topics": "topic"}),
+        end_v5("commit v5", True, "{$epoch}", capture="epoch2"),
+        end_v5("commit v5 retried", True, "{$epoch}"),
+        end_v5("abort v5 with the epoch before", False, "{$epoch}"),
+        end_v5("commit v5 with the bumped epoch and nothing begun", True, "{$epoch2}"),
+        produce(topic, ["old"], version=12, producer_id="{$pid}", producer_epoch="{$epoch}", base_sequence=3,
+                transactional=True, transactional_id=tid, name="produce v12 with the epoch before"),
+        produce(topic, ["c0"], version=12, producer_id="{$pid}", producer_epoch="{$epoch2}", base_sequence=0,
+                transactional=True, transactional_id=tid, name="produce v12 at the bumped epoch"),
+        step("txn offset commit v5 with the epoch before", 28, 5, {**txn_offsets, "producer_epoch": "{$epoch}"}),
+        end_v5("abort v5", False, "{$epoch2}", capture="epoch3"),
+        end_v5("abort v5 retried", False, "{$epoch2}"),
+        end_v5("abort v5 with nothing begun", False, "{$epoch3}", capture="epoch4"),
+        end_v5("abort v5 with nothing begun, retried", False, "{$epoch3}"),
+        end_v5("commit v5 after the abort", True, "{$epoch4}"),
+        step("abort v4 with an epoch before", 26, 4, {"transactional_id": tid, "producer_id": "{$pid}",
+                                                      "producer_epoch": "{$epoch3}", "committed": False}),
+        step("describe complete", 65, 0, {"transactional_ids": [tid]}, key_by={"topics": "topic"}),
+        step("read committed", 1, 12, _fetch(12, isolation=1, topic=topic)),
+        step("read uncommitted", 1, 12, _fetch(12, isolation=0, topic=topic)),
+        step("committed offsets", 9, 8, {"groups": [{"group_id": group, "topics": [
+            {"name": topic, "partition_indexes": [0]}]}], "require_stable": True}),
+    ])
+
+
 def idempotent() -> Script:
     return Script("init_producer_id.idempotent", [init(version, None, name=f"v{version}")
                                                   for version in versions(22)])
@@ -154,4 +213,4 @@ def listing() -> tuple[Script, Script]:
 
 
 def scripts() -> list[Script]:
-    return [*(transaction(index) for index in range(6)), idempotent(), errors(), *listing()]
+    return [*(transaction(index) for index in range(6)), version_2(), idempotent(), errors(), *listing()]

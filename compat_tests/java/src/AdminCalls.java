@@ -20,6 +20,9 @@
 //       listConfigResources of those ConfigResource.Type names (ListConfigResources v1; kafka-clients 4.1+,
 //       called by reflection so the program still compiles against 3.9): each [type, name], topics only
 //       those whose name starts with <prefix>, sorted.
+//   AdminCalls <bootstrap> update-feature <feature> <level> <upgrade|safe-downgrade|unsafe-downgrade>
+//       updateFeatures as kafka-features upgrade/downgrade does it, then describeFeatures: reports the
+//       exception the update failed with (or null) and the feature's finalized and supported ranges after.
 //
 // Prints one JSON line: {"ok": <result>} or {"error": {"class", "message", "cause"}}.
 
@@ -36,6 +39,11 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.clients.admin.FinalizedVersionRange;
+import org.apache.kafka.clients.admin.SupportedVersionRange;
+import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -67,7 +75,33 @@ public final class AdminCalls {
         operations.put("delete-records", AdminCalls::deleteRecords);
         operations.put("quorum", AdminCalls::quorum);
         operations.put("config-resources", AdminCalls::configResources);
+        operations.put("update-feature", AdminCalls::updateFeature);
         return operations;
+    }
+
+    static Object updateFeature(String bootstrap, List<String> args) throws Exception {
+        Common.need(args, 3, "<feature> <level> <upgrade|safe-downgrade|unsafe-downgrade>");
+        String feature = args.get(0);
+        FeatureUpdate.UpgradeType type = switch (args.get(2)) {
+            case "upgrade" -> FeatureUpdate.UpgradeType.UPGRADE;
+            case "safe-downgrade" -> FeatureUpdate.UpgradeType.SAFE_DOWNGRADE;
+            case "unsafe-downgrade" -> FeatureUpdate.UpgradeType.UNSAFE_DOWNGRADE;
+            default -> throw new Common.UsageError("unknown upgrade type " + args.get(2));
+        };
+        try (Admin admin = Common.admin(bootstrap)) {
+            String failed = Common.thrown(() -> admin.updateFeatures(
+                Map.of(feature, new FeatureUpdate(Short.parseShort(args.get(1)), type)),
+                new UpdateFeaturesOptions()).all().get());
+            FeatureMetadata described = admin.describeFeatures().featureMetadata().get();
+            FinalizedVersionRange finalized = described.finalizedFeatures().get(feature);
+            SupportedVersionRange supported = described.supportedFeatures().get(feature);
+            return Common.obj("failed", failed,
+                "finalized", finalized == null ? null : List.of((int) finalized.minVersionLevel(),
+                                                                (int) finalized.maxVersionLevel()),
+                "supported", supported == null ? null : List.of((int) supported.minVersion(),
+                                                                (int) supported.maxVersion()),
+                "epochKnown", described.finalizedFeaturesEpoch().isPresent());
+        }
     }
 
     static Object describeTopics(String bootstrap, List<String> args) throws Exception {

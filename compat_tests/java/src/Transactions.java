@@ -23,6 +23,13 @@
 //       (by B), 2 plain records, a committed transaction of 1 (by A). A read_committed consumer reads up to
 //       the LSO and stops there; then B commits and the consumer reads on to the end. Reports both reads,
 //       the end offsets each isolation level's consumer is told, and the consumer's position at each stop.
+//   Transactions <bootstrap> epochs <topic> <partitions> <transactionalId> <group>
+//       one producer runs four transactions, committed, committed, aborted, committed, each writing
+//       "<n>-<p>" to every partition, the second and the fourth also committing offsets of <group>
+//       (sendOffsetsToTransaction with the group's metadata, no member); after initTransactions and after
+//       each end the admin's describeTransactions gives the producer id, epoch and state. Reports those,
+//       what read_committed reads up to the end records and the group's committed offsets: under
+//       transactions version 2 the epoch goes up by one at every end, under version 1 it stays.
 //
 // Prints one JSON line: {"ok": <result>} or {"error": {"class", "message", "cause"}}.
 
@@ -35,7 +42,9 @@ import java.util.Set;
 import java.util.concurrent.Future;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.DescribeProducersResult.PartitionProducerState;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -62,6 +71,7 @@ public final class Transactions {
         operations.put("zombie", Transactions::zombie);
         operations.put("consume-transform-produce", Transactions::consumeTransformProduce);
         operations.put("lso", Transactions::lso);
+        operations.put("epochs", Transactions::epochs);
         return operations;
     }
 
@@ -283,6 +293,59 @@ public final class Transactions {
             result.put("positionAtEnd", committed.position(p0));
         }
         return result;
+    }
+
+    static Object epochs(String bootstrap, List<String> args) throws Exception {
+        Common.need(args, 4, "<topic> <partitions> <transactionalId> <group>");
+        String topic = args.get(0);
+        int partitions = Integer.parseInt(args.get(1));
+        String transactionalId = args.get(2);
+        String group = args.get(3);
+        List<Object> seen = new ArrayList<>();
+        try (KafkaProducer<String, String> producer = Common.transactional(bootstrap, transactionalId);
+             Admin admin = Common.admin(bootstrap)) {
+            seen.add(described(admin, transactionalId, "init"));
+            List<String> outcomes = List.of("commit", "commit", "abort", "commit");
+            for (int n = 0; n < outcomes.size(); n++) {
+                producer.beginTransaction();
+                for (int p = 0; p < partitions; p++) producer.send(new ProducerRecord<>(topic, p, null, n + "-" + p));
+                if (n % 2 == 1) {
+                    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+                    for (int p = 0; p < partitions; p++) offsets.put(new TopicPartition(topic, p), new OffsetAndMetadata(n));
+                    producer.sendOffsetsToTransaction(offsets, new ConsumerGroupMetadata(group));
+                }
+                producer.flush();
+                if (outcomes.get(n).equals("commit")) producer.commitTransaction();
+                else producer.abortTransaction();
+                seen.add(described(admin, transactionalId, outcomes.get(n)));
+            }
+        }
+        writeEnds(bootstrap, topic, partitions);
+        Map<String, Object> offsets = new LinkedHashMap<>();
+        try (Admin admin = Common.admin(bootstrap);
+             KafkaConsumer<String, String> consumer = Common.consumer(bootstrap, READ_COMMITTED)) {
+            List<List<Object>> read = Common.readUntilEnd(consumer, Common.partitions(topic, partitions));
+            admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get()
+                .forEach((tp, offset) -> offsets.put(String.valueOf(tp.partition()), offset.offset()));
+            return Common.obj("transactions", seen, "readCommitted", read, "offsets", offsets);
+        }
+    }
+
+    /** The transactional id as the admin describes it once its last transaction is complete (the markers are
+     *  written after EndTxn is answered). */
+    private static Map<String, Object> described(Admin admin, String transactionalId, String after)
+            throws Exception {
+        long deadline = System.currentTimeMillis() + Common.READ_TIMEOUT_MS;
+        while (true) {
+            TransactionDescription description = admin.describeTransactions(List.of(transactionalId))
+                .description(transactionalId).get();
+            String state = description.state().toString();
+            if (!state.startsWith("Prepare") || System.currentTimeMillis() > deadline) {
+                return Common.obj("after", after, "producerId", description.producerId(),
+                    "epoch", (int) description.producerEpoch(), "state", state);
+            }
+            Thread.sleep(Common.POLL.toMillis() / 4);
+        }
     }
 
     /** The partition's end offset for the (read_committed) consumer once it has moved past `before`: Kafka

@@ -44,7 +44,7 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     25: (0, 4),  # AddOffsetsToTxn
     26: (0, 5),  # EndTxn
     27: (0, 1),  # WriteTxnMarkers
-    28: (0, 4),  # TxnOffsetCommit
+    28: (0, 5),  # TxnOffsetCommit
     29: (0, 3),  # DescribeAcls
     30: (0, 3),  # CreateAcls
     31: (0, 3),  # DeleteAcls
@@ -62,6 +62,7 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     50: (0, 0),  # DescribeUserScramCredentials
     51: (0, 0),  # AlterUserScramCredentials
     55: (0, 2),  # DescribeQuorum
+    57: (0, 2),  # UpdateFeatures
     60: (0, 1),  # DescribeCluster
     61: (0, 0),  # DescribeProducers
     65: (0, 0),  # DescribeTransactions

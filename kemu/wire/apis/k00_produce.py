@@ -7,8 +7,9 @@
 - v8: per-record errors (record_errors) and error_message in the response (KIP-467).
 - v9: flexible. v10: tagged current_leader per partition and node_endpoints for NOT_LEADER_OR_FOLLOWER
   answers (KIP-951). v11: TRANSACTION_ABORTABLE may be returned (KIP-890).
-- v12: same as v11 on the wire; under transactions V2 (KIP-890 part 2) a transactional Produce also adds its
-  partitions to the transaction. v13: topic ids replace topic names both ways (KIP-516); UNKNOWN_TOPIC_ID.
+- v12: v11 on the wire; a transactional Produce of v12+ comes from a transactions-version-2 client, whose
+  partitions the broker adds to the transaction itself (KIP-890 part 2). v13: topic ids replace topic names
+  both ways (KIP-516); UNKNOWN_TOPIC_ID.
 """
 
 from kemu.wire.schema import F, api

@@ -1,8 +1,7 @@
 """EndTxn (key 26), versions 0-5; flexible from v3.
 
 v1 is v0 on the wire; v2 allows PRODUCER_FENCED; v3 is flexible; v4 allows TRANSACTION_ABORTABLE; v5 bumps
-the epoch on every transaction (KIP-890 part 2), so the response carries the producer id and epoch. Kafka
-marks v5 as unstable.
+the epoch on every transaction (KIP-890 part 2), so the response carries the producer id and epoch.
 """
 
 from kemu.wire.schema import F, api

@@ -1,14 +1,15 @@
-"""TxnOffsetCommit (key 28), versions 0-4; flexible from v3.
+"""TxnOffsetCommit (key 28), versions 0-5; flexible from v3.
 
 v1 is v0 on the wire; v2 adds the committed leader epoch; v3 adds the member id, group instance id and
 generation id (and is flexible), with ILLEGAL_GENERATION / FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID errors;
-v4 allows TRANSACTION_ABORTABLE (KIP-890).
+v4 allows TRANSACTION_ABORTABLE (KIP-890); v5 is v4 on the wire, from a transactions-version-2 client, whose
+group the broker adds to the transaction itself (no AddOffsetsToTxn; KIP-890 part 2).
 """
 
 from kemu.wire.schema import F, api
 
 API = api(
-    28, "TxnOffsetCommit", "0-4", "3+",
+    28, "TxnOffsetCommit", "0-5", "3+",
     request=[
         F("transactional_id", "string"),
         F("group_id", "string"),

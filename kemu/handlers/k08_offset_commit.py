@@ -1,4 +1,4 @@
-"""OffsetCommit (key 8), versions 0-9.
+"""OffsetCommit (key 8), versions 2-9 (Kafka 4 dropped v0-1, KIP-896: a request for them closes the connection).
 
 v1 adds the generation and member id (and, in v1 only, a per-partition commit timestamp); v2-4 carry
 `retention_time_ms` (an explicit expiry for the offsets; -1 = offsets.retention.minutes); v3 throttle time;
@@ -9,8 +9,7 @@ GROUP_ID_NOT_FOUND).
 As in Kafka's KafkaApis, partitions of topics this broker does not have answer UNKNOWN_TOPIC_OR_PARTITION
 before the coordinator sees the request, and a request left with none is answered without it. A commit
 with generation -1 from outside group management creates a "simple" group. NOT_COORDINATOR for every other
-partition when this broker does not coordinate the group. v0 is handled as v1 without a generation (Kafka
-once stored v0 commits in ZooKeeper; a KRaft broker has none).
+partition when this broker does not coordinate the group.
 """
 
 from __future__ import annotations
@@ -22,10 +21,12 @@ from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context, merge_topics, split_hosted
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
+from kemu.handlers.versions import NARROWED
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 8
+VERSIONS = NARROWED[KEY]
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:

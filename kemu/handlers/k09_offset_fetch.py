@@ -1,14 +1,14 @@
-"""OffsetFetch (key 9), versions 0-9.
+"""OffsetFetch (key 9), versions 1-9 (Kafka 4 dropped v0, KIP-896: a request for it closes the connection).
 
-v0 read ZooKeeper offsets on old brokers; a KRaft broker answers it from the coordinator like v1. v2 lets
-`topics` be null (every committed offset of the group) and adds a top-level error; v3 throttle time; v5 the
-committed leader epoch; v6 flexible; v7 `require_stable` (UNSTABLE_OFFSET_COMMIT for partitions with
-offsets of a transaction still open); v8 many groups per request (`groups[]`, KIP-709); v9 a KIP-848
-member's id and epoch (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID).
+v1 reads the offsets of __consumer_offsets (v0, gone, read ZooKeeper's). v2 lets `topics` be null (every
+committed offset of the group) and adds a top-level error; v3 throttle time; v5 the committed leader epoch;
+v6 flexible; v7 `require_stable` (UNSTABLE_OFFSET_COMMIT for partitions with offsets of a transaction still
+open); v8 many groups per request (`groups[]`, KIP-709); v9 a KIP-848 member's id and epoch
+(STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID).
 
 Offsets of unknown topics are answered like any other (-1), as Kafka does. A group this broker does not
 coordinate gets NOT_COORDINATOR: per group from v8, at the top in v2-7, on every requested partition in
-v0-1 (which have no top-level error), as Kafka's OffsetFetchResponse places it; so does
+v1 (which has no top-level error), as Kafka's OffsetFetchResponse places it; so does
 GROUP_AUTHORIZATION_FAILED for a group the client may not DESCRIBE. Topics it may not DESCRIBE are left out
 of a whole-group answer and answered TOPIC_AUTHORIZATION_FAILED when named.
 """
@@ -21,10 +21,12 @@ from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, Fixed, each, error_responder
+from kemu.handlers.versions import NARROWED
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 9
+VERSIONS = NARROWED[KEY]
 FIRST_MULTI_GROUP_VERSION = 8
 FIRST_TOP_LEVEL_ERROR_VERSION = 2
 

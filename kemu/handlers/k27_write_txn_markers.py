@@ -1,4 +1,4 @@
-"""WriteTxnMarkers (key 27), versions 0-1.
+"""WriteTxnMarkers (key 27), version 1 (Kafka 4 dropped v0, KIP-896: a request for it closes the connection).
 
 Kafka's coordinator sends this to partition leaders; admin tools send it too (kafka-transactions.sh abort,
 to end a hanging transaction). Each marker is appended to each of its partitions through the same path as
@@ -16,11 +16,13 @@ from typing import Any
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
+from kemu.handlers.versions import NARROWED
 from kemu.txn.state import TopicPartition
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 27
+VERSIONS = NARROWED[KEY]
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""DescribeLogDirs (key 35), versions 0-4.
+"""DescribeLogDirs (key 35), versions 1-4 (Kafka 4 dropped v0, KIP-896: a request for it closes the connection).
 
 v1 is v0 on the wire (the response may come before throttling); v2 is flexible; v3 adds the top-level
 error code; v4 each log directory's total and usable bytes (from the filesystem, as Kafka's FileStore).
@@ -17,9 +17,11 @@ import shutil
 from typing import Any
 
 from kemu.handlers.context import RequestContext
+from kemu.handlers.versions import NARROWED
 from kemu.wire.codec import Request
 
 KEY = 35
+VERSIONS = NARROWED[KEY]
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:

@@ -17,9 +17,16 @@ NARROWED: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     0: (3, 11),  # Produce: Kafka 4 dropped the pre-record-batch versions
     1: (4, 17),  # Fetch: likewise
     2: (1, 10),  # ListOffsets: Kafka 4 dropped v0
+    8: (2, 9),  # OffsetCommit: Kafka 4 dropped v0-1 (KIP-896)
+    9: (1, 9),  # OffsetFetch: Kafka 4 dropped v0 (KIP-896)
+    19: (2, 7),  # CreateTopics: Kafka 4 dropped v0-1 (KIP-896)
+    20: (1, 6),  # DeleteTopics: Kafka 4 dropped v0 (KIP-896)
     23: (2, 4),  # OffsetForLeaderEpoch: Kafka 4 dropped v0-1
     26: (0, 4),  # EndTxn: v5 needs transaction version 2
+    27: (1, 1),  # WriteTxnMarkers: Kafka 4 dropped v0 (KIP-896)
     29: (1, 3),  # DescribeAcls: Kafka 4 dropped v0 (KIP-896)
     30: (1, 3),  # CreateAcls: likewise
     31: (1, 3),  # DeleteAcls: likewise
+    32: (1, 4),  # DescribeConfigs: Kafka 4 dropped v0 (KIP-896)
+    35: (1, 4),  # DescribeLogDirs: Kafka 4 dropped v0 (KIP-896)
 })

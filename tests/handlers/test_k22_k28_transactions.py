@@ -232,7 +232,7 @@ def test_end_txn_v5_is_not_advertised(conn: Connection) -> None:
 
 # ---- WriteTxnMarkers -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("version", [0, 1])
+@pytest.mark.parametrize("version", [1])
 def test_write_txn_markers_from_an_admin_tool(broker: Broker, conn: Connection, topics: None,
                                               version: int) -> None:
     produce_direct(broker, "a", 0, 77, 3, 0)

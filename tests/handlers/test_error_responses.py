@@ -38,6 +38,13 @@ def test_top_level_error_only() -> None:
     assert error_of(12, 4, heartbeat, E.NOT_COORDINATOR) == {"throttle_time_ms": 0, "error_code": 16}
 
 
+def test_metadata_v13_carries_the_error_at_the_top_too() -> None:
+    # MetadataRequest.getErrorResponse: the error on every requested topic, and in v13's top-level error code.
+    built = error_of(3, 13, {"topics": [{"name": "t"}], "allow_auto_topic_creation": False}, E.CORRUPT_MESSAGE)
+    assert built["error_code"] == E.CORRUPT_MESSAGE
+    assert [(t["name"], t["error_code"]) for t in built["topics"]] == [("t", E.CORRUPT_MESSAGE)]
+
+
 def test_every_field_gets_its_schema_default() -> None:
     body = {"group_id": "g", "member_id": "m", "member_epoch": 0, "rebalance_timeout_ms": 1000,
             "subscribed_topic_names": ["t"]}

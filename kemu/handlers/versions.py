@@ -16,7 +16,7 @@ from typing import Final
 NARROWED: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     0: (3, 11),  # Produce: Kafka 4 dropped the pre-record-batch versions
     1: (4, 17),  # Fetch: likewise
-    2: (1, 10),  # ListOffsets: Kafka 4 dropped v0
+    2: (1, 11),  # ListOffsets: Kafka 4 dropped v0
     8: (2, 9),  # OffsetCommit: Kafka 4 dropped v0-1 (KIP-896)
     9: (1, 9),  # OffsetFetch: Kafka 4 dropped v0 (KIP-896)
     19: (2, 7),  # CreateTopics: Kafka 4 dropped v0-1 (KIP-896)

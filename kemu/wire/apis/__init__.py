@@ -22,7 +22,7 @@ from kemu.wire.schema import Api
 VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     0: (0, 11),  # Produce
     1: (0, 17),  # Fetch
-    2: (0, 10),  # ListOffsets
+    2: (0, 11),  # ListOffsets
     3: (0, 13),  # Metadata
     8: (0, 9),  # OffsetCommit
     9: (0, 9),  # OffsetFetch

@@ -67,8 +67,9 @@ def test_fixed_value_where_kafka_sets_one_that_is_not_the_default() -> None:
 def test_one_entry_per_bare_value_of_the_request() -> None:
     assert error_of(15, 5, {"groups": ["a", "b"], "include_authorized_operations": True}, E.NOT_COORDINATOR) == {
         "throttle_time_ms": 0,
-        "groups": [{"error_code": 16, "group_id": group, "group_state": "", "protocol_type": "", "protocol_data": "",
-                    "members": [], "authorized_operations": NOT_REQUESTED} for group in ("a", "b")]}
+        "groups": [{"error_code": 16, "error_message": None, "group_id": group, "group_state": "", "protocol_type": "",
+                    "protocol_data": "", "members": [], "authorized_operations": NOT_REQUESTED}
+                   for group in ("a", "b")]}
 
 
 def test_the_error_on_every_partition_named() -> None:

@@ -115,6 +115,7 @@ def join_errors() -> Script:
         step("static join", 11, 9, join(9, "conf-static-{run}").request | {"group_instance_id": "instance-1"}),
         step("describe unknown v0", 15, 0, {"groups": ["conf-nogroup-{run}"]}),
         step("describe unknown v6", 15, 6, {"groups": ["conf-nogroup-{run}"], "include_authorized_operations": True}),
+        step("describe an empty id v6", 15, 6, {"groups": [""], "include_authorized_operations": False}),
     ])
 
 
@@ -215,6 +216,7 @@ def consumer_protocol() -> list[Script]:
             step("describe v1", 69, 1, {"group_ids": [group, "conf-848-missing-{run}"],
                                         "include_authorized_operations": True}, key_by=GROUPS),
             step("describe as classic", 15, 5, {"groups": [group], "include_authorized_operations": False}),
+            step("describe as classic v6", 15, 6, {"groups": [group], "include_authorized_operations": True}),
             step("list", 16, 5, {"states_filter": [], "types_filter": ["consumer"]}, only_run=("groups",),
                  key_by=GROUPS),
             step("leave", 68, version, heartbeat | {"member_id": "{$member}", "member_epoch": -1,

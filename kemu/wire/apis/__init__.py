@@ -31,7 +31,7 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     12: (0, 4),  # Heartbeat
     13: (0, 5),  # LeaveGroup
     14: (0, 5),  # SyncGroup
-    15: (0, 5),  # DescribeGroups
+    15: (0, 6),  # DescribeGroups
     16: (0, 5),  # ListGroups
     17: (0, 1),  # SaslHandshake
     18: (0, 4),  # ApiVersions
@@ -66,7 +66,7 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     65: (0, 0),  # DescribeTransactions
     66: (0, 1),  # ListTransactions
     68: (0, 1),  # ConsumerGroupHeartbeat
-    69: (0, 0),  # ConsumerGroupDescribe
+    69: (0, 1),  # ConsumerGroupDescribe
     75: (0, 0),  # DescribeTopicPartitions
 })
 

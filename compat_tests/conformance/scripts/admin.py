@@ -249,6 +249,8 @@ def log_dirs_and_cluster() -> list[Script]:
         step("authorized operations", 60, 1, {"include_cluster_authorized_operations": True, "endpoint_type": 1}),
         step("controllers endpoint", 60, 1, {"include_cluster_authorized_operations": False, "endpoint_type": 2}),
         step("bad endpoint type", 60, 1, {"include_cluster_authorized_operations": False, "endpoint_type": 9}),
+        step("v2 with fenced brokers", 60, 2, {"include_cluster_authorized_operations": True, "endpoint_type": 1,
+                                               "include_fenced_brokers": True}, key_by={"brokers": "broker_id"}),
     ]
     return [Script("describe_log_dirs.cases", dirs), Script("elect_leaders.cases", elect),
             Script("reassignments.cases", reassign), Script("describe_cluster.versions", cluster)]

@@ -61,7 +61,7 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     47: (0, 0),  # OffsetDelete
     50: (0, 0),  # DescribeUserScramCredentials
     51: (0, 0),  # AlterUserScramCredentials
-    60: (0, 1),  # DescribeCluster
+    60: (0, 2),  # DescribeCluster
     61: (0, 0),  # DescribeProducers
     65: (0, 0),  # DescribeTransactions
     66: (0, 1),  # ListTransactions

@@ -137,6 +137,15 @@ def listing() -> tuple[Script, Script]:
                                               "duration_filter": 3_600_000}, only_run=("transaction_states",)),
         step("list by bad pattern", 66, 2, {"state_filters": [], "producer_id_filters": [], "duration_filter": -1,
                                             "transactional_id_pattern": "(("}, only_run=("transaction_states",)),
+        # KIP-1152: the pattern must match the whole id, and combines with the other filters.
+        step("list by exact id", 66, 2, {"state_filters": [], "producer_id_filters": [], "duration_filter": -1,
+                                         "transactional_id_pattern": tid}, only_run=("transaction_states",)),
+        step("list by a prefix only", 66, 2, {"state_filters": [], "producer_id_filters": [], "duration_filter": -1,
+                                              "transactional_id_pattern": "conf-txlist"},
+             only_run=("transaction_states",)),
+        step("list by pattern and state", 66, 2, {"state_filters": ["Empty"], "producer_id_filters": [],
+                                                  "duration_filter": -1, "transactional_id_pattern": "conf-txlist-.*"},
+             only_run=("transaction_states",)),
         step("describe", 65, 0, {"transactional_ids": [tid, "conf-txlist-missing-{run}"]}),
         end(4, tid, False, name="abort"),
     ]

@@ -205,6 +205,32 @@ def test_a_reassignment_completes_at_once_and_none_is_left_in_progress(cluster: 
         "The manual partition assignment includes broker 9, but no such broker is registered.")
 
 
+def test_a_reassignment_may_refuse_a_change_of_replication_factor(cluster: InProcessBroker) -> None:
+    # AlterPartitionReassignments v1 (KIP-860): with allow_replication_factor_change false, only as many replicas.
+    [outcome] = cluster.call(lambda: create_topics(cluster.broker, [NewTopic("rf", 1, 2)]))
+    assert outcome.error is ErrorCode.NONE
+
+    def reassign(version: int, allow: bool, replicas: list[int]) -> tuple[bool, int, str | None]:
+        with cluster.connect() as conn:
+            answer = conn.request(ALTER_REASSIGNMENTS, version, {
+                "timeout_ms": 1000, "allow_replication_factor_change": allow,
+                "topics": [{"name": "rf", "partitions": [{"partition_index": 0, "replicas": replicas}]}]})
+        [[partition]] = [t["partitions"] for t in answer["responses"]]
+        return answer["allow_replication_factor_change"], partition["error_code"], partition["error_message"]
+
+    assert reassign(1, False, [1, 2, 3]) == (
+        False, ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed from 2 to 3")
+    assert reassign(1, False, [3]) == (
+        False, ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed from 2 to 1")
+    # The replica list is checked first.
+    assert reassign(1, False, [3, 9, 2])[1] == ErrorCode.INVALID_REPLICA_ASSIGNMENT
+    assert reassign(1, False, [3, 1]) == (False, 0, None)
+    assert reassign(1, True, [1, 2, 3]) == (True, 0, None)
+    assert reassign(0, False, [2]) == (True, 0, None)  # v0 always allows it (and carries no echo: the default)
+    topic = cluster.broker.topics.get("rf")
+    assert topic is not None and topic.partitions[0].replicas == [2]
+
+
 def test_a_stopped_broker_is_described_fenced_when_asked(cluster: InProcessBroker) -> None:
     # DescribeCluster v2 (KIP-1073): a broker that shut down stays registered, fenced; listed only when asked.
     with cluster.connect(node=1) as first:

@@ -236,6 +236,15 @@ def log_dirs_and_cluster() -> list[Script]:
             {"name": TOPIC, "partitions": [{"partition_index": 0, "replicas": [7]}]}]}),
         step("unknown topic", 45, 0, {"timeout_ms": 30000, "topics": [
             {"name": "conf-ra-missing-{run}", "partitions": [{"partition_index": 0, "replicas": [1]}]}]}),
+        # v1 (KIP-860): the replication factor may be kept; the replica list is checked before the factor.
+        step("same factor v1", 45, 1, {"timeout_ms": 30000, "allow_replication_factor_change": False, "topics": [
+            {"name": TOPIC, "partitions": [{"partition_index": 0, "replicas": [1]}]}]}),
+        step("to a missing broker v1", 45, 1, {"timeout_ms": 30000, "allow_replication_factor_change": False,
+                                               "topics": [{"name": TOPIC, "partitions": [
+                                                   {"partition_index": 0, "replicas": [1, 7]}]}]}),
+        step("unknown partition v1", 45, 1, {"timeout_ms": 30000, "allow_replication_factor_change": False,
+                                             "topics": [{"name": TOPIC, "partitions": [
+                                                 {"partition_index": 3, "replicas": [1]}]}]}),
         step("list for topic", 46, 0, {"timeout_ms": 30000, "topics": [{"name": TOPIC, "partition_indexes": [0]}]}),
         step("list unknown topic", 46, 0, {"timeout_ms": 30000,
                                            "topics": [{"name": "conf-ra-missing-{run}", "partition_indexes": [0]}]}),

@@ -56,7 +56,7 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     42: (0, 2),  # DeleteGroups
     43: (0, 2),  # ElectLeaders
     44: (0, 1),  # IncrementalAlterConfigs
-    45: (0, 0),  # AlterPartitionReassignments
+    45: (0, 1),  # AlterPartitionReassignments
     46: (0, 0),  # ListPartitionReassignments
     47: (0, 0),  # OffsetDelete
     50: (0, 0),  # DescribeUserScramCredentials

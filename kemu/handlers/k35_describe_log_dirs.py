@@ -1,7 +1,9 @@
-"""DescribeLogDirs (key 35), versions 1-4 (Kafka 4 dropped v0, KIP-896: a request for it closes the connection).
+"""DescribeLogDirs (key 35), versions 1-5 (Kafka 4 dropped v0, KIP-896: a request for it closes the connection).
 
 v1 is v0 on the wire (the response may come before throttling); v2 is flexible; v3 adds the top-level
-error code; v4 each log directory's total and usable bytes (from the filesystem, as Kafka's FileStore).
+error code; v4 each log directory's total and usable bytes (from the filesystem, as Kafka's FileStore); v5
+whether the directory is cordoned (KIP-1066): never, as kemu does not cordon its directory
+(`cordoned.log.dirs` is accepted only).
 
 kemu has one log directory, its data directory, reported by its absolute path (as Kafka's
 toAbsolutePath: symbolic links are not resolved), as `log.dirs` names it.
@@ -48,5 +50,6 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                        for name, partitions in sorted(by_topic.items())],
             "total_bytes": usage.total,
             "usable_bytes": usage.free,
+            "is_cordoned": False,
         }],
     }

@@ -28,5 +28,5 @@ NARROWED: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     30: (1, 3),  # CreateAcls: likewise
     31: (1, 3),  # DeleteAcls: likewise
     32: (1, 4),  # DescribeConfigs: Kafka 4 dropped v0 (KIP-896)
-    35: (1, 4),  # DescribeLogDirs: Kafka 4 dropped v0 (KIP-896)
+    35: (1, 5),  # DescribeLogDirs: Kafka 4 dropped v0 (KIP-896)
 })

@@ -50,7 +50,7 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     31: (0, 3),  # DeleteAcls
     32: (0, 4),  # DescribeConfigs
     33: (0, 2),  # AlterConfigs
-    35: (0, 4),  # DescribeLogDirs
+    35: (0, 5),  # DescribeLogDirs
     36: (0, 2),  # SaslAuthenticate
     37: (0, 3),  # CreatePartitions
     42: (0, 2),  # DeleteGroups

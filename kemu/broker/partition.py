@@ -165,13 +165,15 @@ class Partition:
                 and not self.producers.has_ongoing_txn(header.producer_id, header.producer_epoch))
 
     def append(self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT,
-               built: bool = False, whole: BatchHeader | None = None) -> AppendResult:
+               built: bool = False, whole: BatchHeader | None = None, transaction_version: int = 0) -> AppendResult:
         """Validate, check producer state, append. Raises LogError or ProducerStateError (both with .code).
         `built`: the broker built the batch itself, a coordinator's record or marker; `whole`: `data`'s
-        header, when the caller read it with `whole_batch_header` already (kemu.log.validator)."""
+        header, when the caller read it with `whole_batch_header` already (kemu.log.validator);
+        `transaction_version`: a marker's (WriteTxnMarkers v2), which decides how its epoch is checked."""
         self._check_storage()
         try:
-            return self._opened().append(data, origin=origin, built=built, whole=whole)
+            return self._opened().append(data, origin=origin, built=built, whole=whole,
+                                         transaction_version=transaction_version)
         except OSError as exc:
             self.storage_failure = f"Error while appending records to {self.topic}-{self.index}: {exc}"
             log.error("%s; the partition is offline until the broker restarts", self.storage_failure)

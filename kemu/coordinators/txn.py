@@ -279,9 +279,11 @@ class TxnService:
         return results
 
     def write_markers(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
-                      partitions: Iterable[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
+                      partitions: Iterable[TopicPartition], transaction_version: int = 0,
+                      ) -> dict[TopicPartition, ErrorCode]:
         """Append one COMMIT/ABORT marker to each partition, as a WriteTxnMarkers request does; the error per
-        partition (UNKNOWN_TOPIC_OR_PARTITION where there is no such partition)."""
+        partition (UNKNOWN_TOPIC_OR_PARTITION where there is no such partition). `transaction_version` is the
+        marker's (WriteTxnMarkers v2): from 2 its epoch must be newer than the producer's."""
         results: dict[TopicPartition, ErrorCode] = {}
         for topic, index in partitions:
             plog = self.broker.partition(topic, index)
@@ -291,7 +293,8 @@ class TxnService:
             marker = build_end_txn_marker(commit=commit, producer_id=producer_id, producer_epoch=producer_epoch,
                                           coordinator_epoch=coordinator_epoch, timestamp=self.broker.clock.now_ms())
             try:
-                plog.append(marker, origin=AppendOrigin.COORDINATOR, built=True)
+                plog.append(marker, origin=AppendOrigin.COORDINATOR, built=True,
+                            transaction_version=transaction_version)
             except (LogError, ProducerStateError) as error:
                 results[(topic, index)] = error.code
             else:

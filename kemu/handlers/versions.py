@@ -23,7 +23,7 @@ NARROWED: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     20: (1, 6),  # DeleteTopics: Kafka 4 dropped v0 (KIP-896)
     23: (2, 4),  # OffsetForLeaderEpoch: Kafka 4 dropped v0-1
     26: (0, 4),  # EndTxn: v5 needs transaction version 2
-    27: (1, 1),  # WriteTxnMarkers: Kafka 4 dropped v0 (KIP-896)
+    27: (1, 2),  # WriteTxnMarkers: Kafka 4 dropped v0 (KIP-896)
     29: (1, 3),  # DescribeAcls: Kafka 4 dropped v0 (KIP-896)
     30: (1, 3),  # CreateAcls: likewise
     31: (1, 3),  # DeleteAcls: likewise

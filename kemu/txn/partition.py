@@ -61,15 +61,16 @@ class TransactionalPartition:
 
     # ---- appending -------------------------------------------------------------------------------------
     def append(self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT,
-               built: bool = False, whole: BatchHeader | None = None) -> AppendResult:
+               built: bool = False, whole: BatchHeader | None = None, transaction_version: int = 0) -> AppendResult:
         """Validate, check producer state, append. Raises LogError or ProducerStateError (both with .code).
+        `transaction_version`: a marker's, which decides how its epoch is checked (WriteTxnMarkers v2).
 
         KIP-890's partition verification happens before, at the partition's caller: the coordinator is
         asked once, and only then is the batch appended here."""
         prepared = self.log.prepare_append(data, origin=origin, built=built, whole=whole)
         source = prepared.source
         if source.is_control:
-            return self._append_marker(prepared, source)
+            return self._append_marker(prepared, source, transaction_version)
         if not source.has_producer_id:
             return self.log.commit_append(prepared)
         duplicate = self.producers.check_batch(
@@ -88,13 +89,13 @@ class TransactionalPartition:
         self._record_batch(result.batch)
         return result
 
-    def _append_marker(self, prepared: ValidatedBatch, source: BatchHeader) -> AppendResult:
+    def _append_marker(self, prepared: ValidatedBatch, source: BatchHeader, transaction_version: int) -> AppendResult:
         # The records straight from the validated payload: no copy of the batch to wrap it first.
         records = (decode_records(source, bytes(prepared.payload)) if source.compression == CompressionType.NONE
                    else RecordBatch(bytes(prepared.header) + bytes(prepared.payload)).records())
         commit, coordinator_epoch = self._marker_of(records)
         self.producers.check_marker(producer_id=source.producer_id, epoch=source.producer_epoch,
-                                    coordinator_epoch=coordinator_epoch)
+                                    coordinator_epoch=coordinator_epoch, transaction_version=transaction_version)
         result = self.log.commit_append(prepared)
         self._record_marker(result.batch, commit, coordinator_epoch, persist=True)
         return result

@@ -16,6 +16,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kemu.txn.state import MAX_EPOCH
 from kemu.wire.checksum import crc32c
 from kemu.wire.errors import ErrorCode
 
@@ -24,6 +25,7 @@ NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 INT32_MAX = 0x7FFFFFFF
 BATCHES_KEPT = 5  # Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN
+TRANSACTIONS_V2 = 2  # the transaction.version from which markers carry a bumped epoch (KIP-890)
 
 
 class ProducerStateError(Exception):
@@ -143,11 +145,24 @@ class ProducerStateManager:
                 f"{self.partition}: {first_seq} (incoming seq. number), {entry.last_seq} (current end "
                 f"sequence number)")
 
-    def check_marker(self, *, producer_id: int, epoch: int, coordinator_epoch: int) -> None:
+    def check_marker(self, *, producer_id: int, epoch: int, coordinator_epoch: int,
+                     transaction_version: int = 0) -> None:
+        """A transaction marker's epochs (ProducerAppendInfo.appendEndTxnMarker). From transaction version 2 the
+        coordinator bumps the epoch before it writes the markers, so a marker must be newer than the producer's
+        epoch: one at that epoch is a late or duplicate marker, refused unless the transaction is already over
+        (a retry of a marker written before, KAFKA-19999). Before, one as old as the producer's is fine."""
         entry = self.producers.get(producer_id)
         if entry is None:
             return
-        self._check_epoch(entry, epoch)
+        if transaction_version >= TRANSACTIONS_V2:
+            if epoch < entry.epoch or (epoch == entry.epoch and entry.txn_first_offset is not None
+                                       and epoch != MAX_EPOCH):
+                raise ProducerStateError(
+                    ErrorCode.INVALID_PRODUCER_EPOCH,
+                    f"Epoch of producer {producer_id} at offset in {self.partition} is {epoch}, which is <= the "
+                    f"last seen epoch {entry.epoch} (TV{transaction_version})")
+        else:
+            self._check_epoch(entry, epoch)
         if coordinator_epoch < entry.coordinator_epoch:
             raise ProducerStateError(
                 ErrorCode.TRANSACTION_COORDINATOR_FENCED,

@@ -43,7 +43,7 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     24: (0, 5),  # AddPartitionsToTxn
     25: (0, 4),  # AddOffsetsToTxn
     26: (0, 5),  # EndTxn
-    27: (0, 1),  # WriteTxnMarkers
+    27: (0, 2),  # WriteTxnMarkers
     28: (0, 4),  # TxnOffsetCommit
     29: (0, 3),  # DescribeAcls
     30: (0, 3),  # CreateAcls

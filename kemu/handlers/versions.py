@@ -17,8 +17,8 @@ NARROWED: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     0: (3, 11),  # Produce: Kafka 4 dropped the pre-record-batch versions
     1: (4, 17),  # Fetch: likewise
     2: (1, 11),  # ListOffsets: Kafka 4 dropped v0
-    8: (2, 9),  # OffsetCommit: Kafka 4 dropped v0-1 (KIP-896)
-    9: (1, 9),  # OffsetFetch: Kafka 4 dropped v0 (KIP-896)
+    8: (2, 10),  # OffsetCommit: Kafka 4 dropped v0-1 (KIP-896)
+    9: (1, 10),  # OffsetFetch: Kafka 4 dropped v0 (KIP-896)
     19: (2, 7),  # CreateTopics: Kafka 4 dropped v0-1 (KIP-896)
     20: (1, 6),  # DeleteTopics: Kafka 4 dropped v0 (KIP-896)
     23: (2, 4),  # OffsetForLeaderEpoch: Kafka 4 dropped v0-1

@@ -4,6 +4,7 @@ getErrorResponse takes, then a few through a broker: a handler refusing a reques
 from __future__ import annotations
 
 import importlib
+import uuid
 from typing import Any
 
 import pytest
@@ -77,9 +78,10 @@ def test_the_error_on_every_partition_named() -> None:
         {"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 5},
                                      {"partition_index": 2, "committed_offset": 7}]},
         {"name": "u", "partitions": [{"partition_index": 1, "committed_offset": 9}]}]}
+    zero = uuid.UUID(int=0)  # the topic id, which v10 names topics by (absent before: the default)
     assert error_of(8, 9, body, E.NOT_COORDINATOR) == {"throttle_time_ms": 0, "topics": [
-        {"name": "t", "partitions": [{"partition_index": p, "error_code": 16} for p in (0, 2)]},
-        {"name": "u", "partitions": [{"partition_index": 1, "error_code": 16}]}]}
+        {"name": "t", "topic_id": zero, "partitions": [{"partition_index": p, "error_code": 16} for p in (0, 2)]},
+        {"name": "u", "topic_id": zero, "partitions": [{"partition_index": 1, "error_code": 16}]}]}
 
 
 def test_entries_echoed_only_in_the_versions_kafka_echoes_them() -> None:

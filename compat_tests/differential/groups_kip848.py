@@ -80,7 +80,8 @@ class ConsumerMember:
 
 def describe(target: Target, group_ids: list[str], names: dict[uuid.UUID, str],
              roles: dict[str, str] | None = None) -> Body:
-    answer = target.request(CONSUMER_GROUP_DESCRIBE, 0, {"group_ids": group_ids,
+    # v1: each member's type too (KIP-1099).
+    answer = target.request(CONSUMER_GROUP_DESCRIBE, 1, {"group_ids": group_ids,
                                                          "include_authorized_operations": False})
     roles = roles or {}
     groups = {}

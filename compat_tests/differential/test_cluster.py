@@ -135,6 +135,9 @@ def test_brokers_and_controller(clusters: Pair[Cluster]) -> None:
         answers = {node: metadata(cluster.at(node), []) for node in sorted(cluster.brokers)}
         described = cluster.request(DESCRIBE_CLUSTER, 1, {"include_cluster_authorized_operations": False,
                                                            "endpoint_type": 1})
+        # v2 (KIP-1073): fenced brokers too when asked; none is fenced here.
+        with_fenced = cluster.request(DESCRIBE_CLUSTER, 2, {"include_cluster_authorized_operations": False,
+                                                            "endpoint_type": 1, "include_fenced_brokers": True})
         first = answers[min(answers)]
         return {
             "brokers": [{"node_id": b["node_id"], "rack": b["rack"],
@@ -147,6 +150,7 @@ def test_brokers_and_controller(clusters: Pair[Cluster]) -> None:
                 "brokers": sorted(b["broker_id"] for b in described["brokers"]),
                 "controller_is_a_broker": described["controller_id"] in cluster.brokers,
             },
+            "describe_cluster_v2": sorted((b["broker_id"], b["is_fenced"]) for b in with_fenced["brokers"]),
         }
 
     kafka, kemu = clusters.both(run)

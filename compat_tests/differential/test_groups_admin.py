@@ -91,7 +91,7 @@ def test_list_groups(pair: Pair) -> None:
     check("groups.admin.list_groups", *pair.both(observe))
 
 
-@pytest.mark.parametrize("version", [0, 1, 2, 3, 4, 5])
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4, 5, 6])
 def test_describe_groups(pair: Pair, version: int) -> None:
     landscape, missing = Landscape(), unique("admin-missing")
 

@@ -1,6 +1,7 @@
-"""ListOffsets, Kafka against kemu: by timestamp, latest, earliest, max timestamp, earliest local, in both
-isolation levels with a transaction left open, at old and new versions; unknown topics and partitions;
-and Fetch read_committed against the same open transaction."""
+"""ListOffsets, Kafka against kemu: by timestamp, latest, earliest, max timestamp, earliest local, latest tiered,
+earliest pending upload (each refused below the version that brought it), in both isolation levels with a
+transaction left open, at old and new versions; unknown topics and partitions; and Fetch read_committed
+against the same open transaction."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ TIMESTAMPS = [[10, 30, 20], [25], [40, 5, 40]]
 QUERIES = {"latest": LATEST, "earliest": EARLIEST, "max_timestamp": MAX_TIMESTAMP, "earliest_local": EARLIEST_LOCAL,
            "before_all": BASE_TIME, "at_5": BASE_TIME + 5, "at_21": BASE_TIME + 21, "at_30": BASE_TIME + 30,
            "at_40": BASE_TIME + 40, "after_all": BASE_TIME + 41, "ancient": 0, "minus_9": -9}
+# KIP-1005's latest tiered offset (v9) and KIP-1023's earliest offset pending upload (v11): -1 without remote storage.
+QUERIES |= {"latest_tiered": -5, "earliest_pending_upload": -6}
 OPEN_TRANSACTION_PARTITION = 1
 EMPTY_PARTITION = 2
 
@@ -54,7 +57,7 @@ def queries(name: str, timestamp: int) -> dict[tuple[str, int], int]:
     return {(name, partition): timestamp for partition in range(3)}
 
 
-@pytest.mark.parametrize("version", [1, 2, 4, 6, 7, 8, 9, LIST_OFFSETS_VERSION])
+@pytest.mark.parametrize("version", [1, 2, 4, 6, 7, 8, 9, 10, 11])
 def test_list_offsets(pair: Pair, version: int) -> None:
     name = unique_topic(f"lo-v{version}")
 

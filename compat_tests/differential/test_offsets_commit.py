@@ -2,13 +2,15 @@
 commit with generation -1, from a classic member, an unknown member, a wrong generation, a fenced static
 instance, unknown topics and partitions, metadata too large), from a KIP-848 group's member (its epoch, stale
 and future ones), and OffsetFetch (one group v1-7, several groups v8+, all partitions with null topics, a
-KIP-848 member's id and epoch).
+KIP-848 member's id and epoch). v10 names topics by id (each broker's own ids, turned back into names here;
+a topic that does not exist is asked for by the zero id).
 
 Topic and partition lists are keyed by name and index: Kafka answers them in the order of its maps.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ import pytest
 from compat_tests.differential.compare import check
 from compat_tests.differential.groups_kip848 import ConsumerMember, topics_setup
 from compat_tests.differential.groups_wire import (
+    METADATA,
     OFFSET_COMMIT,
     OFFSET_FETCH,
     ClassicMember,
@@ -24,6 +27,7 @@ from compat_tests.differential.groups_wire import (
     consumer_protocols,
     create_topics,
     ready_coordinator,
+    topic_ids,
     unique,
 )
 from compat_tests.differential.targets import Pair, Target
@@ -31,6 +35,9 @@ from compat_tests.differential.targets import Pair, Target
 Body = dict[str, Any]
 # offset.metadata.max.bytes, Kafka's default.
 METADATA_MAX_BYTES = 4096
+FIRST_TOPIC_ID_VERSION = 10
+ZERO_ID = uuid.UUID(int=0)
+NO_SUCH_TOPIC = "<no such topic>"  # the name an answer's zero or unknown topic id is compared by
 
 
 def keyed_topics(topics: list[Body]) -> dict[str, dict[int, Body]]:
@@ -38,9 +45,36 @@ def keyed_topics(topics: list[Body]) -> dict[str, dict[int, Body]]:
                         for p in t["partitions"]} for t in topics}
 
 
+def names_by_id(target: Target, ids: set[uuid.UUID]) -> dict[uuid.UUID, str]:
+    """What each topic id names on `target` (Metadata v12 by id); ids no topic has are left out."""
+    known = [i for i in ids if i != ZERO_ID]
+    if not known:
+        return {}
+    metadata = target.request(METADATA, 12, {"topics": [{"topic_id": i, "name": None} for i in known],
+                                             "allow_auto_topic_creation": False,
+                                             "include_topic_authorized_operations": False})
+    return {t["topic_id"]: t["name"] for t in metadata["topics"] if t["error_code"] == 0}
+
+
+def by_id(target: Target, version: int, topics: list[Body] | None) -> list[Body] | None:
+    """A request's topics with the target's topic ids, from v10."""
+    if topics is None or version < FIRST_TOPIC_ID_VERSION:
+        return topics
+    ids = topic_ids(target, [t["name"] for t in topics])
+    return [{**t, "topic_id": ids[t["name"]]} for t in topics]
+
+
+def named(target: Target, version: int, topics: list[Body]) -> list[Body]:
+    """An answer's topics named again, from v10 (answered by id only)."""
+    if version < FIRST_TOPIC_ID_VERSION:
+        return topics
+    names = names_by_id(target, {t["topic_id"] for t in topics})
+    return [{**t, "name": names.get(t["topic_id"], NO_SUCH_TOPIC)} for t in topics]
+
+
 def commit(target: Target, version: int, body: Body) -> Body:
-    answer = target.request(OFFSET_COMMIT, version, body)
-    answer["topics"] = keyed_topics(answer["topics"])
+    answer = target.request(OFFSET_COMMIT, version, {**body, "topics": by_id(target, version, body["topics"])})
+    answer["topics"] = keyed_topics(named(target, version, answer["topics"]))
     return answer
 
 
@@ -57,14 +91,15 @@ def fetch_groups(target: Target, version: int, groups: dict[str, dict[str, list[
                  require_stable: bool = False, member: tuple[str | None, int] = (None, -1)) -> Body:
     answer = target.request(OFFSET_FETCH, version, {"require_stable": require_stable, "groups": [
         {"group_id": group, "member_id": member[0], "member_epoch": member[1],
-         "topics": None if topics is None else [{"name": n, "partition_indexes": p} for n, p in topics.items()]}
+         "topics": by_id(target, version, None if topics is None else [
+             {"name": n, "partition_indexes": p} for n, p in topics.items()])}
         for group, topics in groups.items()]})
     return {"throttle_time_ms": answer["throttle_time_ms"], "groups": {
-        g["group_id"]: {"error_code": g["error_code"], "topics": keyed_topics(g["topics"])}
+        g["group_id"]: {"error_code": g["error_code"], "topics": keyed_topics(named(target, version, g["topics"]))}
         for g in answer["groups"]}}
 
 
-@pytest.mark.parametrize("version", [2, 3, 4, 5, 6, 7, 8, 9])
+@pytest.mark.parametrize("version", [2, 3, 4, 5, 6, 7, 8, 9, 10])
 def test_simple_commit(pair: Pair, version: int) -> None:
     """A group that only commits (generation -1, no member): known and unknown partitions and topics, the
     metadata bound, then what OffsetFetch returns of them."""
@@ -94,7 +129,7 @@ def test_simple_commit(pair: Pair, version: int) -> None:
     check(f"offsets.commit.simple.v{version}", *pair.both(observe))
 
 
-@pytest.mark.parametrize("version", [2, 5, 6, 7, 8, 9])
+@pytest.mark.parametrize("version", [2, 5, 6, 7, 8, 9, 10])
 def test_member_commit(pair: Pair, version: int) -> None:
     """Commits from a classic group's member: its generation, a wrong one, an unknown member, while a rebalance
     is under way, and (v7+) a static instance fenced by its successor."""
@@ -135,7 +170,7 @@ def test_member_commit(pair: Pair, version: int) -> None:
     check(f"offsets.commit.member.v{version}", *pair.both(observe))
 
 
-@pytest.mark.parametrize("version", [8, 9])
+@pytest.mark.parametrize("version", [8, 9, 10])
 def test_fetch_several_groups(pair: Pair, version: int) -> None:
     """OffsetFetch v8+: several groups at once, one with all its partitions (null topics), one with named
     partitions (one never committed), one missing, and "" ."""
@@ -159,7 +194,7 @@ def test_fetch_several_groups(pair: Pair, version: int) -> None:
     check(f"offsets.fetch.groups.v{version}", *pair.both(observe))
 
 
-@pytest.mark.parametrize("version", [6, 8, 9])
+@pytest.mark.parametrize("version", [6, 8, 9, 10])
 def test_consumer_group_member_commit(pair: Pair, version: int) -> None:
     """Commits into a KIP-848 group: its member with its epoch (v9 names the member epoch; older versions
     commit as if from outside the group), a stale or future epoch, an unknown member; and OffsetFetch v9 with
@@ -185,6 +220,7 @@ def test_consumer_group_member_commit(pair: Pair, version: int) -> None:
         seen["fetch_stale_epoch"] = fetch_groups(target, 9, {group: None}, member=(member_id, member.epoch - 1))
         seen["fetch_unknown_member"] = fetch_groups(target, 9, {group: None}, member=("nobody", member.epoch))
         seen["fetch_v8"] = fetch_groups(target, 8, {group: None})
+        seen["fetch_v10"] = fetch_groups(target, 10, {group: {topic: [0, 1]}}, member=(member_id, member.epoch))
         member.heartbeat(epoch=-1, owned=None)
         return seen
 

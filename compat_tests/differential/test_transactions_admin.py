@@ -31,10 +31,17 @@ def listings(target: Target, prefix: str, producer_ids: list[int], version: int)
         seen["older-than-1ms"] = w.list_transactions(target, prefix, duration_ms=1, version=version)
         seen["state-and-duration"] = w.list_transactions(target, prefix, states=["Ongoing"], duration_ms=1,
                                                          version=version)
+    if version >= 2:
+        # KIP-1152: the whole id must match (RE2/J); a pattern it refuses fails the request.
+        for name, pattern in (("whole", f"{prefix}-(ongoing|committed)"), ("prefix-only", prefix),
+                              ("any", f"{prefix}.*"), ("empty", ""), ("bad", "(("), ("lookahead", "(?=x).*")):
+            seen[f"pattern-{name}"] = w.list_transactions(target, prefix, pattern=pattern, version=version)
+        seen["pattern-and-state"] = w.list_transactions(target, prefix, states=["Empty"], pattern=f"{prefix}.*",
+                                                        version=version)
     return seen
 
 
-@pytest.mark.parametrize("version", [0, 1])
+@pytest.mark.parametrize("version", [0, 1, 2])
 def test_list_and_describe_transactions(pair: Pair, version: int) -> None:
     prefix = w.unique("txn-admin")
     topic = prefix

@@ -238,11 +238,13 @@ def wait_complete(target: Target, *transactional_ids: str) -> None:
 
 
 def list_transactions(target: Target, prefix: str, *, states: Iterable[str] = (), producer_ids: Iterable[int] = (),
-                      duration_ms: int = -1, version: int = 1) -> dict[str, Any]:
+                      duration_ms: int = -1, pattern: str | None = None, version: int = 1) -> dict[str, Any]:
     """ListTransactions, the ids of this test only (others' ids are on the same brokers), keyed by id."""
     request: dict[str, Any] = {"state_filters": list(states), "producer_id_filters": list(producer_ids)}
     if version >= 1:
         request["duration_filter"] = duration_ms
+    if version >= 2:
+        request["transactional_id_pattern"] = pattern
     body = target.request(LIST_TRANSACTIONS, version, request)
     return {"error_code": error_name(body["error_code"]), "unknown_state_filters": body["unknown_state_filters"],
             "transactions": {t["transactional_id"]: {"producer_id": t["producer_id"],

@@ -7,6 +7,7 @@ the reference Kafka too, the outcomes compared."""
 from __future__ import annotations
 
 import base64
+import json
 import uuid
 from typing import Any
 
@@ -14,12 +15,14 @@ import pytest
 
 from compat_tests.differential.compare import check
 from compat_tests.differential.targets import Pair, Target
+from compat_tests.java.conftest import JavaKemu
 from compat_tests.java.java_client import JavaClient
 from compat_tests.polling import wait_for
 from compat_tests.test_transactions_support import create_topics, feed, unique
 
 PARTITIONS = 4
 PER_PARTITION = 5
+FIND_COORDINATOR, CONSUMER_GROUP_HEARTBEAT, OFFSET_COMMIT, OFFSET_FETCH = 10, 68, 8, 9
 
 
 def observed(result: dict[str, Any]) -> dict[str, Any]:
@@ -32,7 +35,7 @@ def observed(result: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("protocol", "group_type"), [("classic", "Classic"), ("consumer", "Consumer")])
-def test_two_members_share_the_partitions(java_pair: Pair, java: JavaClient, protocol: str,
+def test_two_members_share_the_partitions(java_pair: Pair, java_kemu: JavaKemu, java: JavaClient, protocol: str,
                                           group_type: str) -> None:
     topic, group = unique(f"java-group-{protocol}"), unique(f"java-{protocol}")
 
@@ -56,9 +59,14 @@ def test_two_members_share_the_partitions(java_pair: Pair, java: JavaClient, pro
     assert sorted(m["partitions"] for m in described["members"]) == sorted([first, second])
     assert result["afterLeave"] == list(range(PARTITIONS))
     assert result["offsets"] == {str(p): PER_PARTITION for p in range(PARTITIONS)}
+    # The 4.3 consumer of the consumer protocol commits and fetches offsets by topic id (v10, KIP-848; the
+    # transcript names the topics the ids resolve to), the classic one by name (v9).
+    used = {(entry["api_key"], entry["version"]) for key in (OFFSET_COMMIT, OFFSET_FETCH)
+            for entry in java_kemu.exchanges(key) if topic in json.dumps(entry["request"])}
+    by = 10 if protocol == "consumer" else 9
+    assert used == {(OFFSET_COMMIT, by), (OFFSET_FETCH, by)}, used
 
 
-FIND_COORDINATOR, CONSUMER_GROUP_HEARTBEAT, OFFSET_COMMIT = 10, 68, 8
 GROUP_KEY = 0  # FindCoordinator's key type of a group
 
 

@@ -220,6 +220,11 @@ class Broker:
         answers each listener's clients with that listener's endpoints)."""
         return [self._broker_node(n, listener) for n in self.cluster if n.alive]
 
+    def fenced_brokers(self, listener: str | None = None) -> list[BrokerNode]:
+        """The stopped brokers: still registered, as a Kafka broker that shut down is, but fenced (DescribeCluster
+        v2 lists them when asked to)."""
+        return [self._broker_node(n, listener) for n in self.cluster if not n.alive]
+
     def broker_node(self, node_id: int, listener: str | None = None) -> BrokerNode | None:
         found = self.cluster.nodes.get(node_id)
         return None if found is None or not found.alive else self._broker_node(found, listener)

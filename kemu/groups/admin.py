@@ -11,6 +11,7 @@ from kemu.groups.offset_ops import OffsetOps
 from kemu.wire.errors import ErrorCode
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
+FIRST_VERSION_WITH_NOT_FOUND = 6  # DescribeGroups v6: an unknown group is GROUP_ID_NOT_FOUND (KIP-1043)
 
 
 class GroupAdmin:
@@ -33,17 +34,22 @@ class GroupAdmin:
         return {"error_code": ErrorCode.NONE, "groups": listed}
 
     def describe_groups(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-        return {"groups": [self._describe(group_id) for group_id in request["groups"]]}
+        return {"groups": [self._describe(group_id, ctx.api_version) for group_id in request["groups"]]}
 
-    def _describe(self, group_id: str) -> dict[str, Any]:
+    def _describe(self, group_id: str, version: int) -> dict[str, Any]:
         described: dict[str, Any] = {
             "error_code": ErrorCode.NONE, "group_id": group_id, "group_state": "", "protocol_type": "",
             "protocol_data": "", "members": [], "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
         }
         group = self.state.groups.get(group_id)
         if not isinstance(group, ClassicGroup):
-            # Unknown, or a KIP-848 group (which ConsumerGroupDescribe describes): Dead, as Kafka says.
+            # Unknown, or a KIP-848 group (which ConsumerGroupDescribe describes): Dead, as Kafka says; from v6
+            # (KIP-1043) also GROUP_ID_NOT_FOUND, with the message of Kafka's GroupIdNotFoundException.
             described["group_state"] = ClassicGroupState.DEAD.value
+            if version >= FIRST_VERSION_WITH_NOT_FOUND:
+                described["error_code"] = ErrorCode.GROUP_ID_NOT_FOUND
+                described["error_message"] = (f"Group {group_id} not found." if group is None
+                                              else f"Group {group_id} is not a classic group.")
             return described
         described["group_state"] = group.state_name()
         described["protocol_type"] = group.protocol_type or ""

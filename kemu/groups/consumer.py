@@ -44,6 +44,7 @@ from kemu.wire.errors import ErrorCode
 
 # KIP-1082: from ConsumerGroupHeartbeat v1 the client generates its member id.
 FIRST_VERSION_WITH_CLIENT_MEMBER_ID = 1
+CONSUMER_PROTOCOL_MEMBER = 1  # ConsumerGroupDescribe v1's member_type of a consumer-protocol member
 
 
 def session_key(group_id: str, member_id: str) -> tuple[str, str, str]:
@@ -483,6 +484,9 @@ class ConsumerGroupManager:
             # What the member holds: its assigned partitions and those it has yet to give up, as Kafka shows.
             "assignment": named(_union(member.assigned_partitions, member.partitions_pending_revocation)),
             "target_assignment": named(group.target_assignment.get(member.member_id, EMPTY_ASSIGNMENT)),
+            # ConsumerGroupDescribe v1 (KIP-1099): 0 for a member of the classic protocol, 1 for one of the
+            # consumer protocol, which every member of a kemu consumer group is (no classic member joins one).
+            "member_type": CONSUMER_PROTOCOL_MEMBER,
         }
 
 

@@ -1,9 +1,9 @@
 """CoordinatorRecords as the bytes of `__consumer_offsets` records, and back.
 
 The key's version names the record type (OffsetCommit 1, GroupMetadata 2, ConsumerGroup* 3-8). Values are
-written at the versions Kafka writes today, so that Kafka's own tools could read kemu's log: the highest
-non-flexible OffsetCommitValue (v3), or v1 when the commit carries an explicit expire timestamp (v1 is the
-only version with that field); GroupMetadataValue v3; the KIP-848 records at v0. A tombstone has a null
+written at the versions Kafka writes today, so that Kafka's own tools could read kemu's log: OffsetCommitValue
+v4 with the topic id as Kafka 4.3 writes it, or v1 when the commit carries an explicit expire timestamp (v1 is
+the only version with that field); GroupMetadataValue v3; the KIP-848 records at v0. A tombstone has a null
 value.
 """
 
@@ -32,7 +32,7 @@ _NO_EXPIRE_TIMESTAMP = -1
 def value_version(record: CoordinatorRecord) -> int:
     if record.type == RecordType.OFFSET_COMMIT:
         assert record.value is not None
-        return 1 if record.value.get("expire_timestamp", _NO_EXPIRE_TIMESTAMP) != _NO_EXPIRE_TIMESTAMP else 3
+        return 1 if record.value.get("expire_timestamp", _NO_EXPIRE_TIMESTAMP) != _NO_EXPIRE_TIMESTAMP else 4
     if record.type == RecordType.GROUP_METADATA:
         return 3
     return 0

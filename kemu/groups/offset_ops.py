@@ -8,6 +8,7 @@ their last offset is gone.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,7 @@ from kemu.groups.classic_group import ClassicGroup
 from kemu.groups.consumer_group import ConsumerGroup
 from kemu.groups.context import CoordinatorState, Group, RequestContext
 from kemu.groups.errors import GroupError
-from kemu.groups.offsets import NO_LEADER_EPOCH, NO_OFFSET, NO_TIMESTAMP, OffsetAndMetadata
+from kemu.groups.offsets import NO_LEADER_EPOCH, NO_OFFSET, NO_TIMESTAMP, NO_TOPIC_ID, OffsetAndMetadata
 from kemu.groups.records import CoordinatorRecord, RecordType, offset_commit_key
 from kemu.groups.topics import TopicsView
 from kemu.wire.errors import ErrorCode
@@ -46,8 +47,9 @@ def offset_tombstone(group_id: str, topic: str, partition: int) -> CoordinatorRe
 
 
 def partition_errors(topics: list[dict[str, Any]], error: ErrorCode) -> list[dict[str, Any]]:
-    """`error` for every partition of a request's topics, in the response's shape."""
-    return [{"name": topic["name"],
+    """`error` for every partition of a request's topics, in the response's shape (with the topic's id too,
+    which OffsetCommit v10 answers by)."""
+    return [{"name": topic["name"], "topic_id": topic.get("topic_id", NO_TOPIC_ID),
              "partitions": [{"partition_index": p["partition_index"], "error_code": error}
                             for p in topic["partitions"]]}
             for topic in topics]
@@ -104,9 +106,9 @@ class OffsetOps:
         return None
 
     def _accept_partitions(self, topics: list[dict[str, Any]],
-                           accept: Callable[[str, dict[str, Any]], None]) -> list[dict[str, Any]]:
+                           accept: Callable[[dict[str, Any], dict[str, Any]], None]) -> list[dict[str, Any]]:
         """The per-partition answer of a commit the group let through: metadata over the size limit is
-        refused for its partition alone; every other partition is handed to `accept`."""
+        refused for its partition alone; every other partition is handed to `accept` with its topic."""
         response = []
         for topic in topics:
             partitions = []
@@ -115,9 +117,10 @@ class OffsetOps:
                     code = ErrorCode.OFFSET_METADATA_TOO_LARGE
                 else:
                     code = ErrorCode.NONE
-                    accept(topic["name"], p)
+                    accept(topic, p)
                 partitions.append({"partition_index": p["partition_index"], "error_code": code})
-            response.append({"name": topic["name"], "partitions": partitions})
+            response.append({"name": topic["name"], "topic_id": topic.get("topic_id", NO_TOPIC_ID),
+                             "partitions": partitions})
         return response
 
     # ---- OffsetCommit -----------------------------------------------------------------------------
@@ -134,7 +137,7 @@ class OffsetOps:
         expire = NO_TIMESTAMP if retention is None or retention == -1 else now + retention
         records: list[CoordinatorRecord] = []
 
-        def accept(topic: str, p: dict[str, Any]) -> None:
+        def accept(topic: dict[str, Any], p: dict[str, Any]) -> None:
             commit_ts = p.get("commit_timestamp", -1)
             offset = OffsetAndMetadata(
                 offset=p["committed_offset"],
@@ -142,8 +145,10 @@ class OffsetOps:
                 metadata=p.get("committed_metadata") or "",
                 commit_timestamp=now if commit_ts is None or commit_ts == -1 else commit_ts,
                 expire_timestamp=expire,
+                # Kafka keeps the id of the topic committed to, whatever the version named it by.
+                topic_id=topic.get("topic_id", NO_TOPIC_ID),
             )
-            records.append(offset_record(group_id, topic, p["partition_index"], offset))
+            records.append(offset_record(group_id, topic["name"], p["partition_index"], offset))
 
         response = self._accept_partitions(topics, accept)
         self.state.append(records)
@@ -159,8 +164,8 @@ class OffsetOps:
 
         staged: list[CommitOffset] = []
 
-        def accept(topic: str, p: dict[str, Any]) -> None:
-            staged.append(CommitOffset(topic, p["partition_index"], p["committed_offset"],
+        def accept(topic: dict[str, Any], p: dict[str, Any]) -> None:
+            staged.append(CommitOffset(topic["name"], p["partition_index"], p["committed_offset"],
                                        p.get("committed_leader_epoch", NO_LEADER_EPOCH),
                                        p.get("committed_metadata")))
 
@@ -199,7 +204,9 @@ class OffsetOps:
         self, group_id: str, topics: list[dict[str, Any]] | None, require_stable: bool,
         member_id: str | None = None, member_epoch: int = -1,
     ) -> dict[str, Any]:
-        """One group's answer in OffsetFetch's v8+ shape; `topics` None means every committed offset."""
+        """One group's answer in OffsetFetch's v8+ shape; `topics` None means every committed offset. A topic
+        asked for by id (v10) gets no offset committed to another topic of its name (Kafka's
+        isMismatchedTopicId); a whole-group answer leaves the ids to the caller."""
         group = self.state.groups.get(group_id)
         known = group is not None
         if group is not None:
@@ -210,12 +217,13 @@ class OffsetOps:
                     return {"group_id": group_id, "topics": [], "error_code": error.code}
                 known = False
 
-        def answer(topic: str, partition: int, offset: OffsetAndMetadata | None) -> dict[str, Any]:
+        def answer(topic: str, partition: int, offset: OffsetAndMetadata | None,
+                   topic_id: uuid.UUID = NO_TOPIC_ID) -> dict[str, Any]:
             if require_stable and self.offsets.has_pending(group_id, topic, partition):
                 return {"partition_index": partition, "committed_offset": NO_OFFSET,
                         "committed_leader_epoch": NO_LEADER_EPOCH, "metadata": "",
                         "error_code": ErrorCode.UNSTABLE_OFFSET_COMMIT}
-            if offset is None:
+            if offset is None or not offset.is_for(topic_id):
                 return {"partition_index": partition, "committed_offset": NO_OFFSET,
                         "committed_leader_epoch": NO_LEADER_EPOCH, "metadata": "", "error_code": ErrorCode.NONE}
             return {"partition_index": partition, "committed_offset": offset.offset,
@@ -224,11 +232,13 @@ class OffsetOps:
 
         committed = self.offsets.group_offsets(group_id) if known else {}
         if topics is None:
-            result = [{"name": topic, "partitions": [answer(topic, p, o) for p, o in sorted(parts.items())]}
+            result = [{"name": topic, "topic_id": NO_TOPIC_ID,
+                       "partitions": [answer(topic, p, o) for p, o in sorted(parts.items())]}
                       for topic, parts in committed.items()]
         else:
-            result = [{"name": t["name"],
-                       "partitions": [answer(t["name"], p, committed.get(t["name"], {}).get(p))
+            result = [{"name": t["name"], "topic_id": t.get("topic_id", NO_TOPIC_ID),
+                       "partitions": [answer(t["name"], p, committed.get(t["name"], {}).get(p),
+                                             t.get("topic_id", NO_TOPIC_ID))
                                       for p in t["partition_indexes"]]}
                       for t in topics]
         return {"group_id": group_id, "topics": result, "error_code": ErrorCode.NONE}

@@ -7,6 +7,7 @@ by replaying OffsetCommit records, so the journal and the state can never disagr
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 NO_OFFSET = -1
 NO_LEADER_EPOCH = -1
 NO_TIMESTAMP = -1
+NO_TOPIC_ID = uuid.UUID(int=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +28,13 @@ class OffsetAndMetadata:
     # The position of the record that wrote this offset in the journal. When a transaction commits, its
     # offsets only win over ones committed after them outside the transaction if they were written later.
     record_seq: int = 0
+    # The id of the topic committed to (an OffsetCommit's; a transaction's offsets have none, as in Kafka).
+    topic_id: uuid.UUID = NO_TOPIC_ID
+
+    def is_for(self, topic_id: uuid.UUID) -> bool:
+        """Whether this offset may answer for the topic of id `topic_id`: unless both ids are known and differ
+        (the topic was deleted and made again), as Kafka's OffsetMetadataManager.isMismatchedTopicId."""
+        return NO_TOPIC_ID in (self.topic_id, topic_id) or self.topic_id == topic_id
 
     def to_value(self) -> dict[str, Any]:
         return {
@@ -34,11 +43,12 @@ class OffsetAndMetadata:
             "metadata": self.metadata,
             "commit_timestamp": self.commit_timestamp,
             "expire_timestamp": self.expire_timestamp,
+            "topic_id": self.topic_id,
         }
 
     @classmethod
     def from_value(cls, value: Mapping[str, Any], record_seq: int) -> OffsetAndMetadata:
-        # Older value versions lack leader_epoch (v0-2) or expire_timestamp (all but v1).
+        # Older value versions lack leader_epoch (v0-2), expire_timestamp (all but v1) or topic_id (before v4).
         return cls(
             offset=value["offset"],
             leader_epoch=value.get("leader_epoch", NO_LEADER_EPOCH),
@@ -46,6 +56,7 @@ class OffsetAndMetadata:
             commit_timestamp=value["commit_timestamp"],
             expire_timestamp=value.get("expire_timestamp", NO_TIMESTAMP),
             record_seq=record_seq,
+            topic_id=value.get("topic_id", NO_TOPIC_ID),
         )
 
 

@@ -89,19 +89,10 @@ def require_producer_id(ctx: RequestContext, transactional_id: str | None) -> No
         raise ApiError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
 
 
-def hide_topics(ctx: RequestContext, topics: list[dict[str, Any]], all_topics: bool) -> list[dict[str, Any]]:
-    """OffsetFetch's answer for topics the client may not DESCRIBE: left out when it asked for every topic,
-    else each partition TOPIC_AUTHORIZATION_FAILED with no offset."""
+def hide_topics(ctx: RequestContext, topics: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An OffsetFetch of every topic of a group, without the topics the client may not DESCRIBE."""
     describable = allowed_names(ctx, DESCRIBE, TOPIC, (topic["name"] for topic in topics))
-    shown = []
-    for topic in topics:
-        if topic["name"] in describable:
-            shown.append(topic)
-        elif not all_topics:
-            shown.append({**topic, "partitions": [
-                {**p, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "",
-                 "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED} for p in topic["partitions"]]})
-    return shown
+    return [topic for topic in topics if topic["name"] in describable]
 
 
 ZERO_UUID = uuid.UUID(int=0)

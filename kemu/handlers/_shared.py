@@ -5,6 +5,7 @@ unknown ones and merging per-topic results back, and PRODUCER_FENCED for version
 from __future__ import annotations
 
 import ipaddress
+import uuid
 from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
@@ -16,6 +17,7 @@ from kemu.wire.errors import ErrorCode
 
 T = TypeVar("T")
 Body = dict[str, Any]
+ZERO_UUID = uuid.UUID(int=0)
 
 
 def client_host(host: str) -> str:
@@ -51,40 +53,48 @@ async def wait_for_result(pending: Pending[T], detach: Callable[[], None]) -> T:
 def split_hosted(broker: Broker, topics: list[Body],
                  denied: Collection[str] = ()) -> tuple[list[Body], list[Body]]:
     """Split a request's topics (each with `name` and `partitions` of `partition_index`) into those this
-    broker hosts and, in response shape, UNKNOWN_TOPIC_OR_PARTITION for the rest — the check Kafka's
-    KafkaApis makes before offsets reach the coordinator — or TOPIC_AUTHORIZATION_FAILED for `denied` ones."""
+    broker hosts, with their topic ids, and, in response shape, UNKNOWN_TOPIC_OR_PARTITION for the rest — the
+    check Kafka's KafkaApis makes before offsets reach the coordinator — or TOPIC_AUTHORIZATION_FAILED for
+    `denied` ones. A topic whose `name` is None was named by an id no topic has (OffsetCommit v10):
+    UNKNOWN_TOPIC_ID. The answers keep the request's `topic_id`, which v10 answers by."""
     known: list[Body] = []
     unknown: list[Body] = []
+
+    def refused(topic: Body, partitions: list[Body], code: ErrorCode) -> Body:
+        return {"name": topic["name"], "topic_id": topic.get("topic_id", ZERO_UUID), "partitions": [
+            {"partition_index": p["partition_index"], "error_code": code} for p in partitions]}
+
     for topic in topics:
+        if topic["name"] is None:
+            unknown.append(refused({**topic, "name": ""}, topic["partitions"], ErrorCode.UNKNOWN_TOPIC_ID))
+            continue
         if topic["name"] in denied:
-            unknown.append({"name": topic["name"], "partitions": [
-                {"partition_index": p["partition_index"], "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
-                for p in topic["partitions"]]})
+            unknown.append(refused(topic, topic["partitions"], ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             continue
         found = broker.topics.get(topic["name"])
         hosted = [p for p in topic["partitions"]
                   if found is not None and 0 <= p["partition_index"] < len(found.partitions)]
         missing = [p for p in topic["partitions"] if p not in hosted]
         if hosted:
-            known.append({**topic, "partitions": hosted})
+            assert found is not None
+            known.append({**topic, "topic_id": found.topic_id, "partitions": hosted})
         if missing:
-            unknown.append({"name": topic["name"], "partitions": [
-                {"partition_index": p["partition_index"], "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
-                for p in missing]})
+            unknown.append(refused(topic, missing, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
     return known, unknown
 
 
-def merge_topics(first: list[Body], second: list[Body]) -> list[Body]:
-    """Per-topic partition results merged as Kafka's response builders do: a topic present in both gets
-    the second's partitions appended; the others keep their order, first's topics first."""
+def merge_topics(first: list[Body], second: list[Body], key: str = "name") -> list[Body]:
+    """Per-topic partition results merged as Kafka's response builders do: a topic present in both (the same
+    `key`: its name, or its id where the version answers by id) gets the second's partitions appended; the
+    others keep their order, first's topics first."""
     merged: list[Body] = [{**t, "partitions": list(t["partitions"])} for t in first]
-    by_name = {t["name"]: t for t in merged}
+    by_key = {t[key]: t for t in merged}
     for topic in second:
-        existing = by_name.get(topic["name"])
+        existing = by_key.get(topic[key])
         if existing is None:
             copy = {**topic, "partitions": list(topic["partitions"])}
             merged.append(copy)
-            by_name[topic["name"]] = copy
+            by_key[topic[key]] = copy
         else:
             existing["partitions"].extend(topic["partitions"])
     return merged

@@ -1,11 +1,13 @@
-"""ListOffsets (key 2), versions 1-10 (Kafka 4 dropped v0 and its old_style_offsets).
+"""ListOffsets (key 2), versions 1-11 (Kafka 4 dropped v0 and its old_style_offsets).
 
 v1 one offset per partition, with its timestamp; v2 isolation_level (read_committed: "latest" is the last
 stable offset, timestamp lookups stop below it); v4 current_leader_epoch (FENCED_LEADER_EPOCH /
 UNKNOWN_LEADER_EPOCH) and the leader epoch of the answer; v6 flexible; v7 -3 = the offset of the max
 timestamp; v8 -4 = earliest local offset (the log start without tiered storage); v9 -5 = latest tiered
-offset (-1: nothing is tiered); v10 timeout_ms, moot without remote storage. A negative timestamp older
-than its version, or none of these, is UNSUPPORTED_VERSION (after the duplicate and authorization checks).
+offset (-1: nothing is tiered); v10 timeout_ms, moot without remote storage; v11 -6 = the earliest offset
+pending upload to tiered storage (KIP-1023; -1 with leader epoch -1 without remote storage, as Kafka's
+UnifiedLog answers). A negative timestamp older than its version, or none of these, is UNSUPPORTED_VERSION
+(after the duplicate and authorization checks).
 
 As KafkaApis/ReplicaManager answer: -2 earliest (the log start offset), -1 latest (high watermark, or LSO
 for read_committed), else the first offset whose record timestamp is at least the one asked for; no such

@@ -1,10 +1,12 @@
-"""Metadata (key 3), versions 0-12.
+"""Metadata (key 3), versions 0-13.
 
 v0: an empty topic list means all topics (v1+: null means all, empty means none). v1 adds racks, the
 controller id and is_internal; v2 the cluster id; v3 throttle time; v4 `allow_auto_topic_creation`
 (earlier versions always allow it); v5 offline replicas; v7 leader epochs; v8 authorized operations (what
 the authorizer allows; every operation without one); v9 flexible; v10 topic ids in responses, but requests
-may not use them (nor null names) before v12, where topics can be looked up by id (UNKNOWN_TOPIC_ID if unknown).
+may not use them (nor null names) before v12, where topics can be looked up by id (UNKNOWN_TOPIC_ID if unknown);
+v13 a top-level error code, for the REBOOTSTRAP_REQUIRED of KIP-1102, which a broker never sends: it is 0
+but in an error response, which carries the error there too (MetadataRequest.getErrorResponse).
 
 A missing topic is auto-created when both `auto.create.topics.enable` and the request allow it; like Kafka
 4.3 (AutoTopicCreationManager), that first answer is UNKNOWN_TOPIC_OR_PARTITION, and the topic appears in a
@@ -141,8 +143,9 @@ def _missing(name: str | None, code: ErrorCode) -> dict[str, Any]:
 
 
 def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """Kafka's MetadataRequest.getErrorResponse: the error on every requested topic, nothing else."""
+    """Kafka's MetadataRequest.getErrorResponse: the error on every requested topic and, from v13, at the top."""
     return {
+        "error_code": int(code),
         "topics": [{"error_code": int(code), "name": entry["name"] if entry["name"] is not None else "",
                     "topic_id": entry["topic_id"], "is_internal": False, "partitions": []}
                    for entry in request.body["topics"] or []],

@@ -1,12 +1,13 @@
-"""DescribeGroups (key 15), versions 0-5.
+"""DescribeGroups (key 15), versions 0-6.
 
 v1 adds throttle time; v3 `include_authorized_operations` (what the authorizer allows on the group;
-every group operation without one);
-v4 each member's `group_instance_id`; v5 flexible.
+every group operation without one); v4 each member's `group_instance_id`; v5 flexible; v6 an error message
+per group (KIP-1043).
 
 Classic groups only: an unknown group, or a KIP-848 consumer group (ConsumerGroupDescribe describes those),
-is reported Dead with no error, as Kafka does before DescribeGroups v6; so is "", an id like any other (only a
-null id, which no version can carry, would be INVALID_GROUP_ID). Member metadata is shown once the group is
+is reported Dead, with no error before v6 and from v6 GROUP_ID_NOT_FOUND ("Group <id> not found.", or "Group
+<id> is not a classic group."), as Kafka's GroupMetadataManager answers; so is "", an id like any other (only
+a null id, which no version can carry, would be INVALID_GROUP_ID). Member metadata is shown once the group is
 Stable, assignments always. A group this broker does not coordinate gets NOT_COORDINATOR in its entry;
 one the client may not DESCRIBE, GROUP_AUTHORIZATION_FAILED.
 """
@@ -18,7 +19,7 @@ from typing import Any
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
-from kemu.handlers.error_responses import ITEM, each, error_responder
+from kemu.handlers.error_responses import ITEM, Fixed, each, error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -56,4 +57,5 @@ def _group_error(group_id: str, code: ErrorCode) -> dict[str, Any]:
             "members": [], "authorized_operations": authz.NOT_REQUESTED}
 
 
-error_response = error_responder(KEY, groups=each("groups", group_id=ITEM))
+# DescribeGroupsRequest.getErrorResponse: the error on every group, with no message (v6's stays null).
+error_response = error_responder(KEY, groups=each("groups", group_id=ITEM, error_message=Fixed(None)))

@@ -1,4 +1,4 @@
-"""CreateTopics (key 19), versions 0-7.
+"""CreateTopics (key 19), versions 2-7 (Kafka 4 dropped v0-1, KIP-896: a request for them closes the connection).
 
 v1 adds `validate_only` and per-topic error messages; v2 throttle time; v4 lets num_partitions and
 replication_factor be -1 (the broker defaults) without a manual assignment — kemu accepts -1 in every
@@ -23,11 +23,13 @@ from kemu.handlers import _authorize as authz
 from kemu.handlers._creating import create
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
+from kemu.handlers.versions import NARROWED
 from kemu.hashing import java_hash_map_order
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 19
+VERSIONS = NARROWED[KEY]
 # Creations queue one after another and make their logs in steps (kemu.handlers._creating).
 SUSPENDS = True
 

@@ -1,4 +1,4 @@
-"""DeleteTopics (key 20), versions 0-6.
+"""DeleteTopics (key 20), versions 1-6 (Kafka 4 dropped v0, KIP-896: a request for it closes the connection).
 
 v0-5 name topics in a plain list; v1 adds throttle time; v3 may answer TOPIC_DELETION_DISABLED (earlier
 versions get INVALID_REQUEST when `delete.topic.enable` is false); v4 flexible; v5 error messages;
@@ -17,10 +17,12 @@ from kemu.admin.topics import DeleteOutcome, delete_topics
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, each, error_responder
+from kemu.handlers.versions import NARROWED
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 20
+VERSIONS = NARROWED[KEY]
 
 
 

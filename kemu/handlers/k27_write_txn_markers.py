@@ -1,4 +1,4 @@
-"""WriteTxnMarkers (key 27), versions 0-1.
+"""WriteTxnMarkers (key 27), versions 1-2 (Kafka 4 dropped v0, KIP-896: a request for it closes the connection).
 
 Kafka's coordinator sends this to partition leaders; admin tools send it too (kafka-transactions.sh abort,
 to end a hanging transaction). Each marker is appended to each of its partitions through the same path as
@@ -7,7 +7,11 @@ checks: a marker of an epoch older than the producer's is INVALID_PRODUCER_EPOCH
 epoch TRANSACTION_COORDINATOR_FENCED; a partition that does not exist is UNKNOWN_TOPIC_OR_PARTITION. A
 marker on `__consumer_offsets` completes the group coordinator's staged offsets of that producer (the group
 service watches those logs). The answer groups the partitions by producer id, as Kafka's does. v1 is
-flexible. Without an authorizer the CLUSTER_ACTION check always passes.
+flexible. v2 gives each marker its transaction version (KIP-1228): from 2 the coordinator has bumped the
+epoch before writing markers, so a marker at the producer's own epoch is INVALID_PRODUCER_EPOCH too, unless
+that producer's transaction on the partition is already over (a retry, KAFKA-19999), as Kafka's
+ProducerAppendInfo checks it; v1 (transaction version 0) keeps the older check. Without an authorizer the
+CLUSTER_ACTION check always passes.
 """
 
 from __future__ import annotations
@@ -16,11 +20,13 @@ from typing import Any
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
+from kemu.handlers.versions import NARROWED
 from kemu.txn.state import TopicPartition
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 27
+VERSIONS = NARROWED[KEY]
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
@@ -28,8 +34,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     by_producer: dict[int, dict[TopicPartition, ErrorCode]] = {}
     for marker in request.body["markers"]:
         partitions = [(topic["name"], index) for topic in marker["topics"] for index in topic["partition_indexes"]]
-        errors = ctx.txn.write_markers(marker["producer_id"], marker["producer_epoch"],
-                                              marker["transaction_result"], marker["coordinator_epoch"], partitions)
+        errors = ctx.txn.write_markers(marker["producer_id"], marker["producer_epoch"], marker["transaction_result"],
+                                       marker["coordinator_epoch"], partitions, marker["transaction_version"])
         by_producer.setdefault(marker["producer_id"], {}).update(errors)
     return _response(by_producer)
 

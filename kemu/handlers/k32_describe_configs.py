@@ -1,8 +1,8 @@
-"""DescribeConfigs (key 32), versions 0-4.
+"""DescribeConfigs (key 32), versions 1-4 (Kafka 4 dropped v0, KIP-896: a request for it closes the connection).
 
-v0 reports `is_default` (kemu: the value comes from Kafka's default); v1 adds `include_synonyms` and each
-config's source and synonyms; v2 is v1; v3 adds `include_documentation` and each config's type and
-documentation (kemu's are one line); v4 is flexible.
+v1 adds `include_synonyms` and each config's source and synonyms (in place of v0's `is_default`); v2 is v1;
+v3 adds `include_documentation` and each config's type and documentation (kemu's are one line); v4 is
+flexible.
 
 Resources, as Kafka's ConfigHelper answers them:
 - TOPIC (2): every topic config with its value in force; the source is the first synonym's — the topic's
@@ -33,10 +33,12 @@ from kemu.broker.topic_names import invalid_name_reason
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
+from kemu.handlers.versions import NARROWED
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 32
+VERSIONS = NARROWED[KEY]
 
 RESOURCE_CLIENT_METRICS = 16
 RESOURCE_GROUP = 32
@@ -130,7 +132,6 @@ def _config(entry: ConfigEntry) -> dict[str, Any]:
         "name": entry.name,
         "value": entry.value,
         "read_only": entry.read_only,
-        "is_default": entry.source == ConfigSource.DEFAULT_CONFIG,
         "config_source": int(entry.source),
         "is_sensitive": entry.is_sensitive,
         "synonyms": [{"name": s.name, "value": s.value, "source": int(s.source)} for s in entry.synonyms],

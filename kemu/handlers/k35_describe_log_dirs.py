@@ -1,7 +1,9 @@
-"""DescribeLogDirs (key 35), versions 0-4.
+"""DescribeLogDirs (key 35), versions 1-5 (Kafka 4 dropped v0, KIP-896: a request for it closes the connection).
 
 v1 is v0 on the wire (the response may come before throttling); v2 is flexible; v3 adds the top-level
-error code; v4 each log directory's total and usable bytes (from the filesystem, as Kafka's FileStore).
+error code; v4 each log directory's total and usable bytes (from the filesystem, as Kafka's FileStore); v5
+whether the directory is cordoned (KIP-1066): never, as kemu does not cordon its directory
+(`cordoned.log.dirs` is accepted only).
 
 kemu has one log directory, its data directory, reported by its absolute path (as Kafka's
 toAbsolutePath: symbolic links are not resolved), as `log.dirs` names it.
@@ -21,10 +23,12 @@ from typing import Any
 from kemu.authorizer.acls import AclOperation, ResourceType
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
+from kemu.handlers.versions import NARROWED
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 35
+VERSIONS = NARROWED[KEY]
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
@@ -53,5 +57,6 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                        for name, partitions in sorted(by_topic.items())],
             "total_bytes": usage.total,
             "usable_bytes": usage.free,
+            "is_cordoned": False,
         }],
     }

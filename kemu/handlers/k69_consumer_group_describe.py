@@ -1,7 +1,9 @@
-"""ConsumerGroupDescribe (key 69), version 0 (KIP-848).
+"""ConsumerGroupDescribe (key 69), versions 0-1 (KIP-848).
 
 Describes consumer groups: state, group and assignment epochs, the assignor, and every member with its
-subscription, current assignment and target assignment (topic ids with names). A classic or unknown group
+subscription, current assignment and target assignment (topic ids with names); v1 each member's type
+(KIP-1099), 1 (the consumer protocol) for every member of kemu's, which joins no classic member to a
+consumer group. A classic or unknown group
 is GROUP_ID_NOT_FOUND; "" is INVALID_GROUP_ID; a group this broker does not coordinate NOT_COORDINATOR.
 `include_authorized_operations` reports what the authorizer allows on the group (every group operation
 without one); a group the client may not DESCRIBE is GROUP_AUTHORIZATION_FAILED.

@@ -16,11 +16,18 @@ from typing import Final
 NARROWED: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     0: (3, 13),  # Produce: Kafka 4 dropped the pre-record-batch versions (advertised from 0: ADVERTISED_MIN)
     1: (4, 18),  # Fetch: likewise
-    2: (1, 10),  # ListOffsets: Kafka 4 dropped v0
+    2: (1, 11),  # ListOffsets: Kafka 4 dropped v0
+    8: (2, 10),  # OffsetCommit: Kafka 4 dropped v0-1 (KIP-896)
+    9: (1, 10),  # OffsetFetch: Kafka 4 dropped v0 (KIP-896)
+    19: (2, 7),  # CreateTopics: Kafka 4 dropped v0-1 (KIP-896)
+    20: (1, 6),  # DeleteTopics: Kafka 4 dropped v0 (KIP-896)
     23: (2, 4),  # OffsetForLeaderEpoch: Kafka 4 dropped v0-1
+    27: (1, 2),  # WriteTxnMarkers: Kafka 4 dropped v0 (KIP-896)
     29: (1, 3),  # DescribeAcls: Kafka 4 dropped v0 (KIP-896)
     30: (1, 3),  # CreateAcls: likewise
     31: (1, 3),  # DeleteAcls: likewise
+    32: (1, 4),  # DescribeConfigs: Kafka 4 dropped v0 (KIP-896)
+    35: (1, 5),  # DescribeLogDirs: Kafka 4 dropped v0 (KIP-896)
 })
 
 ADVERTISED_MIN: Final[Mapping[int, int]] = MappingProxyType({

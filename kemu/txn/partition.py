@@ -64,6 +64,7 @@ class TransactionalPartition:
                built: bool = False, whole: BatchHeader | None = None,
                transaction_version: int = 0) -> AppendResult:
         """Validate, check producer state, append. Raises LogError or ProducerStateError (both with .code).
+        `transaction_version`: a marker's, which decides how its epoch is checked (WriteTxnMarkers v2).
 
         KIP-890's partition verification happens before, at the partition's caller: the coordinator is
         asked once, and only then is the batch appended here. `transaction_version` is a marker's (the

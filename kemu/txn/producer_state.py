@@ -24,6 +24,7 @@ NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 INT32_MAX = 0x7FFFFFFF
 BATCHES_KEPT = 5  # Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN
+TRANSACTIONS_V2 = 2  # the transaction.version from which markers carry a bumped epoch (KIP-890)
 
 
 class ProducerStateError(Exception):

@@ -11,9 +11,10 @@ and has no value to decode.
 Reading follows KIP-915, so a broker can read what a newer broker wrote: a key version this module does not
 know raises `UnknownRecordType` (Kafka skips those records), and a value version above the highest known is
 read with the highest known layout (new fields only ever come as tagged fields, which a reader skips).
-Kafka itself writes the highest non-flexible value version (OffsetCommitValue v3, or v1 when it carries an
-expire timestamp; GroupMetadataValue v3; TransactionLogValue v0) until it needs a tagged field, so that an
-older broker can still read the log.
+Kafka itself writes the highest non-flexible value version (GroupMetadataValue v3; TransactionLogValue v0)
+until it needs a tagged field, so that an older broker can still read the log; OffsetCommitValue it writes at
+v4, with the committed topic's id as a tagged field (Kafka 4.3), or at v1 when it carries an expire
+timestamp.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any, NamedTuple
 from construct import ConstructError
 
 from kemu.wire import compiled
-from kemu.wire.schema import F, Field, Versions
+from kemu.wire.schema import ZERO_UUID, F, Field, Versions
 from kemu.wire.structs import KStruct, struct_for
 
 CONSUMER_OFFSETS = "__consumer_offsets"
@@ -121,6 +122,9 @@ _SCHEMAS = [
             F("metadata", "string"),
             F("commit_timestamp", "int64"),
             F("expire_timestamp", "int64", "1", default=-1),
+            # The committed topic's id (Kafka 4.3's tagged field 0): a topic deleted and created again under
+            # the same name does not inherit the offsets of the old one.
+            F("topic_id", "uuid", "4+", tag=0, default=ZERO_UUID),
         ],
     ),
     _record(

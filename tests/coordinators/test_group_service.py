@@ -4,6 +4,7 @@ housekeeping run by hand."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -129,8 +130,9 @@ def test_offset_commit_is_one_batch_in_the_groups_partition_with_kafkas_record_s
     assert (key.record_type, key.version, key.fields) == ("OffsetCommit", 1,
                                                           {"group": "g", "topic": "t", "partition": 0})
     value = schemas.decode_value("OffsetCommit", first.value)
-    assert value.version == 3
+    assert value.version == 4  # as Kafka 4.3 writes it, the topic id a tagged field (none given here)
     assert (value.fields["offset"], value.fields["metadata"], value.fields["commit_timestamp"]) == (5, "m", START_MS)
+    assert value.fields["topic_id"] == uuid.UUID(int=0)
 
 
 def test_explicit_retention_is_written_as_value_v1_and_deletion_as_a_tombstone(broker: CoreNode) -> None:
@@ -342,10 +344,22 @@ def test_split_and_merge_follow_kafkas_response_builders(broker: CoreNode) -> No
     topics = [{"name": "t", "partitions": [{"partition_index": 0}, {"partition_index": 9}]},
               {"name": "nope", "partitions": [{"partition_index": 0}]}]
     known, unknown = split_hosted(broker, topics)
-    assert known == [{"name": "t", "partitions": [{"partition_index": 0}]}]
+    t = broker.topics.get("t")
+    assert t is not None
+    zero = uuid.UUID(int=0)  # the request named no id: its answers carry none
+    assert known == [{"name": "t", "topic_id": t.topic_id, "partitions": [{"partition_index": 0}]}]
     missing = E.UNKNOWN_TOPIC_OR_PARTITION
-    assert unknown == [{"name": "t", "partitions": [{"partition_index": 9, "error_code": missing}]},
-                       {"name": "nope", "partitions": [{"partition_index": 0, "error_code": missing}]}]
+    assert unknown == [{"name": "t", "topic_id": zero, "partitions": [{"partition_index": 9, "error_code": missing}]},
+                       {"name": "nope", "topic_id": zero,
+                        "partitions": [{"partition_index": 0, "error_code": missing}]}]
     merged = merge_topics(unknown, [{"name": "t", "partitions": [{"partition_index": 0, "error_code": 0}]}])
     assert [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in merged] == [
         ("t", [9, 0]), ("nope", [0])]
+    # OffsetCommit v10 names topics by id: one no topic has (name None) is UNKNOWN_TOPIC_ID, merged by id.
+    unknown_id = uuid.uuid4()
+    _, by_id = split_hosted(broker, [{"name": None, "topic_id": unknown_id, "partitions": [{"partition_index": 1}]}])
+    assert by_id == [{"name": "", "topic_id": unknown_id,
+                      "partitions": [{"partition_index": 1, "error_code": E.UNKNOWN_TOPIC_ID}]}]
+    merged = merge_topics(by_id, [{"name": "", "topic_id": unknown_id, "partitions": [{"partition_index": 2}]}],
+                          key="topic_id")
+    assert [p["partition_index"] for p in merged[0]["partitions"]] == [1, 2]

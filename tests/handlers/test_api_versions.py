@@ -39,3 +39,11 @@ def test_bad_software_name_or_version_is_invalid_request(conn: Connection, name:
 def test_real_client_names_are_accepted(conn: Connection, name: str, version: str) -> None:
     body = conn.request(KEY, 4, {"client_software_name": name, "client_software_version": version})
     assert body["error_code"] == 0
+
+
+# Kafka 4.0 removed these versions (KIP-896); a Kafka 4.3 broker closes the connection on them.
+@pytest.mark.parametrize(("key", "version"), [(8, 0), (8, 1), (9, 0), (19, 0), (19, 1), (20, 0), (27, 0), (32, 0),
+                                              (35, 0)])
+def test_versions_kafka_4_removed_close_the_connection(conn: Connection, key: int, version: int) -> None:
+    conn.send(key, version, {})
+    assert conn.closed_by_peer()

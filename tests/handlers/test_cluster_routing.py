@@ -17,7 +17,7 @@ from kemu.wire.errors import ErrorCode
 from tests.handlers.data_plane import FETCH, LIST_OFFSETS, batch, fetch_body, fetch_partitions, produce, values_of
 from tests.handlers.inprocess import InProcessBroker
 
-FIND_COORDINATOR, INIT_PRODUCER_ID, HEARTBEAT, METADATA, ELECT_LEADERS = 10, 22, 12, 3, 43
+FIND_COORDINATOR, INIT_PRODUCER_ID, HEARTBEAT, METADATA, ELECT_LEADERS, DESCRIBE_CLUSTER = 10, 22, 12, 3, 43, 60
 ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS = 45, 46
 
 
@@ -203,3 +203,50 @@ def test_a_reassignment_completes_at_once_and_none_is_left_in_progress(cluster: 
     assert (refused["error_code"], refused["error_message"]) == (
         ErrorCode.INVALID_REPLICA_ASSIGNMENT,
         "The manual partition assignment includes broker 9, but no such broker is registered.")
+
+
+def test_a_reassignment_may_refuse_a_change_of_replication_factor(cluster: InProcessBroker) -> None:
+    # AlterPartitionReassignments v1 (KIP-860): with allow_replication_factor_change false, only as many replicas.
+    [outcome] = cluster.call(lambda: create_topics(cluster.broker, [NewTopic("rf", 1, 2)]))
+    assert outcome.error is ErrorCode.NONE
+
+    def reassign(version: int, allow: bool, replicas: list[int]) -> tuple[bool, int, str | None]:
+        with cluster.connect() as conn:
+            answer = conn.request(ALTER_REASSIGNMENTS, version, {
+                "timeout_ms": 1000, "allow_replication_factor_change": allow,
+                "topics": [{"name": "rf", "partitions": [{"partition_index": 0, "replicas": replicas}]}]})
+        [[partition]] = [t["partitions"] for t in answer["responses"]]
+        return answer["allow_replication_factor_change"], partition["error_code"], partition["error_message"]
+
+    assert reassign(1, False, [1, 2, 3]) == (
+        False, ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed from 2 to 3")
+    assert reassign(1, False, [3]) == (
+        False, ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed from 2 to 1")
+    # The replica list is checked first.
+    assert reassign(1, False, [3, 9, 2])[1] == ErrorCode.INVALID_REPLICA_ASSIGNMENT
+    assert reassign(1, False, [3, 1]) == (False, 0, None)
+    assert reassign(1, True, [1, 2, 3]) == (True, 0, None)
+    assert reassign(0, False, [2]) == (True, 0, None)  # v0 always allows it (and carries no echo: the default)
+    topic = cluster.broker.topics.get("rf")
+    assert topic is not None and topic.partitions[0].replicas == [2]
+
+
+def test_a_stopped_broker_is_described_fenced_when_asked(cluster: InProcessBroker) -> None:
+    # DescribeCluster v2 (KIP-1073): a broker that shut down stays registered, fenced; listed only when asked.
+    with cluster.connect(node=1) as first:
+        [node_1] = [b for b in first.request(DESCRIBE_CLUSTER, 2, {})["brokers"] if b["broker_id"] == 1]
+    cluster.call(lambda: cluster.broker.stop_node(1))
+    with cluster.connect(node=2) as conn:
+        def described(version: int, include_fenced: bool) -> list[tuple[int, bool]]:
+            body = conn.request(DESCRIBE_CLUSTER, version, {"include_fenced_brokers": include_fenced})
+            return [(b["broker_id"], b["is_fenced"]) for b in body["brokers"]]
+
+        assert described(1, True) == described(2, False) == [(2, False), (3, False)]  # v1 has no such field
+        assert described(2, True) == [(1, True), (2, False), (3, False)]
+        [fenced] = [b for b in conn.request(DESCRIBE_CLUSTER, 2, {"include_fenced_brokers": True})["brokers"]
+                    if b["broker_id"] == 1]
+    assert fenced == {**node_1, "is_fenced": True}
+    cluster.call(lambda: cluster.broker.start_node(1))
+    with cluster.connect(node=2) as conn:
+        body = conn.request(DESCRIBE_CLUSTER, 2, {"include_fenced_brokers": True})
+    assert [(b["broker_id"], b["is_fenced"]) for b in body["brokers"]] == [(1, False), (2, False), (3, False)]

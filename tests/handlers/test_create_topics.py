@@ -17,12 +17,12 @@ def topic(name: str, partitions: int = 1, factor: int = 1, **extra: Any) -> dict
     return {"name": name, "num_partitions": partitions, "replication_factor": factor, **extra}
 
 
-@pytest.mark.parametrize("version", range(8))
+@pytest.mark.parametrize("version", range(2, 8))
 def test_create_every_version(broker: Broker, conn: Connection, version: int) -> None:
     body = conn.request(KEY, version, {"topics": [topic("t", 3)], "timeout_ms": 1000})
     [result] = body["topics"]
     assert (result["name"], result["error_code"]) == ("t", 0)
-    assert result["error_message"] == (None if version >= 1 else "")  # v0 has no message field
+    assert result["error_message"] is None
     created = broker.broker.topics.get("t")
     assert created is not None and len(created.partitions) == 3
     assert result["topic_id"] == (created.topic_id if version >= 7 else ZERO)
@@ -41,7 +41,7 @@ def test_defaults_with_minus_one(broker: Broker, conn: Connection, version: int)
     assert len(broker.broker.topics.get("t").partitions) == 1  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("version", range(1, 8))
+@pytest.mark.parametrize("version", range(2, 8))
 def test_validate_only(broker: Broker, conn: Connection, version: int) -> None:
     [result] = conn.request(KEY, version, {"topics": [topic("t", 2)], "validate_only": True})["topics"]
     assert result["error_code"] == 0
@@ -77,7 +77,7 @@ def test_configs_set_and_echoed(broker: Broker, conn: Connection) -> None:
     (topic("t", -1, -1, assignments=[{"partition_index": 0, "broker_ids": [2]}]), 39,
      "The manual partition assignment includes broker 2, but no such broker is registered."),
 ])
-@pytest.mark.parametrize("version", [1, 4, 5, 7])
+@pytest.mark.parametrize("version", [2, 4, 5, 7])
 def test_errors(broker: Broker, conn: Connection, wanted: dict[str, Any], code: int, message: str,
                 version: int) -> None:
     [result] = conn.request(KEY, version, {"topics": [wanted]})["topics"]
@@ -86,11 +86,6 @@ def test_errors(broker: Broker, conn: Connection, wanted: dict[str, Any], code: 
     if version >= 5:
         assert (result["num_partitions"], result["replication_factor"], result["configs"]) == (-1, -1, [])
     assert len(broker.broker.topics) == 0
-
-
-def test_errors_in_v0_carry_codes_only(conn: Connection) -> None:
-    [result] = conn.request(KEY, 0, {"topics": [topic("t", 1, 3)]})["topics"]
-    assert (result["error_code"], result["error_message"]) == (38, "")  # v0 has no message field
 
 
 def test_already_exists(conn: Connection) -> None:

@@ -15,7 +15,7 @@ def create(broker: Broker, *names: str) -> None:
     broker.call(create_topics, broker.broker, [NewTopic(name) for name in names])
 
 
-@pytest.mark.parametrize("version", range(6))
+@pytest.mark.parametrize("version", range(1, 6))
 def test_delete_by_name(broker: Broker, conn: Connection, version: int) -> None:
     create(broker, "a", "b")
     body = conn.request(KEY, version, {"topic_names": ["a", "missing"], "timeout_ms": 1000})
@@ -49,7 +49,7 @@ def test_v6_invalid_requests(broker: Broker, conn: Connection) -> None:
     assert "a" in broker.broker.topics
 
 
-@pytest.mark.parametrize(("version", "code"), [(0, 42), (2, 42), (3, 73), (6, 73)])
+@pytest.mark.parametrize(("version", "code"), [(1, 42), (2, 42), (3, 73), (6, 73)])
 def test_deletion_disabled(make_broker: MakeBroker, version: int, code: int) -> None:
     with make_broker(broker_config(delete_topic_enable=False)) as broker:
         create(broker, "a")

@@ -8,12 +8,13 @@ KEY = 60
 
 
 @pytest.mark.real_socket
-@pytest.mark.parametrize("version", [0, 1])
+@pytest.mark.parametrize("version", [0, 1, 2])
 def test_describe(broker: Broker, conn: Connection, version: int) -> None:
-    body = conn.request(KEY, version, {})
+    body = conn.request(KEY, version, {"include_fenced_brokers": True})
     assert (body["error_code"], body["error_message"]) == (0, None)
     assert body["cluster_id"] == broker.broker.cluster_id and body["controller_id"] == 1
-    assert body["brokers"] == [{"broker_id": 1, "host": "127.0.0.1", "port": broker.port, "rack": None}]
+    assert body["brokers"] == [{"broker_id": 1, "host": "127.0.0.1", "port": broker.port, "rack": None,
+                                "is_fenced": False}]
     assert body["cluster_authorized_operations"] == -2147483648
     assert body["endpoint_type"] == 1
 

@@ -4,6 +4,7 @@ getErrorResponse takes, then a few through a broker: a handler refusing a reques
 from __future__ import annotations
 
 import importlib
+import uuid
 from typing import Any
 
 import pytest
@@ -38,6 +39,13 @@ def test_top_level_error_only() -> None:
     assert error_of(12, 4, heartbeat, E.NOT_COORDINATOR) == {"throttle_time_ms": 0, "error_code": 16}
 
 
+def test_metadata_v13_carries_the_error_at_the_top_too() -> None:
+    # MetadataRequest.getErrorResponse: the error on every requested topic, and in v13's top-level error code.
+    built = error_of(3, 13, {"topics": [{"name": "t"}], "allow_auto_topic_creation": False}, E.CORRUPT_MESSAGE)
+    assert built["error_code"] == E.CORRUPT_MESSAGE
+    assert [(t["name"], t["error_code"]) for t in built["topics"]] == [("t", E.CORRUPT_MESSAGE)]
+
+
 def test_every_field_gets_its_schema_default() -> None:
     body = {"group_id": "g", "member_id": "m", "member_epoch": 0, "rebalance_timeout_ms": 1000,
             "subscribed_topic_names": ["t"]}
@@ -60,8 +68,9 @@ def test_fixed_value_where_kafka_sets_one_that_is_not_the_default() -> None:
 def test_one_entry_per_bare_value_of_the_request() -> None:
     assert error_of(15, 5, {"groups": ["a", "b"], "include_authorized_operations": True}, E.NOT_COORDINATOR) == {
         "throttle_time_ms": 0,
-        "groups": [{"error_code": 16, "group_id": group, "group_state": "", "protocol_type": "", "protocol_data": "",
-                    "members": [], "authorized_operations": NOT_REQUESTED} for group in ("a", "b")]}
+        "groups": [{"error_code": 16, "error_message": None, "group_id": group, "group_state": "", "protocol_type": "",
+                    "protocol_data": "", "members": [], "authorized_operations": NOT_REQUESTED}
+                   for group in ("a", "b")]}
 
 
 def test_the_error_on_every_partition_named() -> None:
@@ -69,9 +78,10 @@ def test_the_error_on_every_partition_named() -> None:
         {"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 5},
                                      {"partition_index": 2, "committed_offset": 7}]},
         {"name": "u", "partitions": [{"partition_index": 1, "committed_offset": 9}]}]}
+    zero = uuid.UUID(int=0)  # the topic id, which v10 names topics by (absent before: the default)
     assert error_of(8, 9, body, E.NOT_COORDINATOR) == {"throttle_time_ms": 0, "topics": [
-        {"name": "t", "partitions": [{"partition_index": p, "error_code": 16} for p in (0, 2)]},
-        {"name": "u", "partitions": [{"partition_index": 1, "error_code": 16}]}]}
+        {"name": "t", "topic_id": zero, "partitions": [{"partition_index": p, "error_code": 16} for p in (0, 2)]},
+        {"name": "u", "topic_id": zero, "partitions": [{"partition_index": 1, "error_code": 16}]}]}
 
 
 def test_entries_echoed_only_in_the_versions_kafka_echoes_them() -> None:

@@ -37,7 +37,7 @@ def filled(conn: Connection) -> Connection:
     return conn
 
 
-@pytest.mark.parametrize("version", range(1, 11))
+@pytest.mark.parametrize("version", range(1, 12))
 def test_each_kind_of_lookup(broker: Broker, filled: Connection, version: int) -> None:
     epoch = 0 if version >= 4 else -1
 
@@ -56,6 +56,8 @@ def test_each_kind_of_lookup(broker: Broker, filled: Connection, version: int) -
         assert one(-4) == (0, 0, -1, epoch)  # earliest local = earliest without tiered storage
     if version >= 9:
         assert one(-5) == (0, -1, -1, -1)  # nothing is tiered
+    if version >= 11:
+        assert one(-6) == (0, -1, -1, -1)  # nothing pending upload without tiered storage
     # A special timestamp older than the version, or no special timestamp at all: UNSUPPORTED_VERSION.
     for timestamp, since in ((-3, 7), (-4, 8), (-5, 9), (-6, 11), (-7, 99), (-100, 99)):
         if version < since:

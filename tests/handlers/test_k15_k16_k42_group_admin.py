@@ -42,7 +42,7 @@ def test_before_the_offsets_topic_exists(conn: Connection) -> None:
                                                                              "error_code": NOT_COORDINATOR}]
 
 
-@pytest.mark.parametrize("version", range(6))
+@pytest.mark.parametrize("version", range(7))
 def test_describe_every_version(conn: Connection, version: int) -> None:
     find_coordinator(conn, "g")
     joined = stable_single_member_group(conn, "g", assignment=b"assigned")
@@ -57,9 +57,17 @@ def test_describe_every_version(conn: Connection, version: int) -> None:
         joined["member_id"], "kemu-tests", "/127.0.0.1")
     assert (member["member_metadata"], member["member_assignment"]) == (b"meta", b"assigned")
     assert stable["authorized_operations"] == (all_operations(ResourceType.GROUP) if version >= 3 else NOT_REQUESTED)
-    assert (unknown["error_code"], unknown["group_state"], unknown["members"]) == (0, "Dead", [])
-    # "" is a group id like any other to Kafka (INVALID_GROUP_ID is for a null id, which no version carries).
-    assert (empty["error_code"], empty["group_state"]) == (0, "Dead")
+    assert stable["error_message"] is None
+    # Unknown: Dead, and from v6 GROUP_ID_NOT_FOUND with GroupIdNotFoundException's message (KIP-1043). "" is a
+    # group id like any other to Kafka (INVALID_GROUP_ID is for a null id, which no version carries).
+    not_found = GROUP_ID_NOT_FOUND if version >= 6 else 0
+    assert (unknown["error_code"], unknown["group_state"], unknown["members"]) == (not_found, "Dead", [])
+    assert (empty["error_code"], empty["group_state"]) == (not_found, "Dead")
+    assert (unknown["error_message"], empty["error_message"]) == (
+        ("Group unknown not found.", "Group  not found.") if version >= 6 else (None, None))
+    # Only a group described without an error gets its authorized operations.
+    assert unknown["authorized_operations"] == (all_operations(ResourceType.GROUP) if 3 <= version < 6
+                                                else NOT_REQUESTED)
 
 
 @pytest.mark.parametrize("version", range(6))

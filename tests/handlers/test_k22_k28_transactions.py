@@ -232,7 +232,7 @@ def test_transactions_version_2_versions_are_advertised(conn: Connection) -> Non
 
 # ---- WriteTxnMarkers -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("version", [0, 1])
+@pytest.mark.parametrize("version", [1, 2])
 def test_write_txn_markers_from_an_admin_tool(broker: Broker, conn: Connection, topics: None,
                                               version: int) -> None:
     produce_direct(broker, "a", 0, 77, 3, 0)
@@ -260,6 +260,28 @@ def test_write_txn_markers_from_an_admin_tool(broker: Broker, conn: Connection, 
     errors = {m["producer_id"]: m["topics"][0]["partitions"][0]["error_code"] for m in body["markers"]}
     assert errors == {77: E.INVALID_PRODUCER_EPOCH, 78: E.TRANSACTION_COORDINATOR_FENCED}
     assert conn.request(WRITE_MARKERS, version, {"markers": []}) == {"markers": []}
+
+
+def test_write_txn_markers_v2_of_transaction_version_2_need_a_bumped_epoch(broker: Broker, conn: Connection,
+                                                                           topics: None) -> None:
+    # KIP-1228: a TV2 coordinator bumps the epoch before it writes the markers (ProducerAppendInfo's check).
+    produce_direct(broker, "a", 0, 90, 3, 0)
+
+    def marker(epoch: int, transaction_version: int, version: int = 2, pid: int = 90) -> int:
+        body = conn.request(WRITE_MARKERS, version, {"markers": [
+            {"producer_id": pid, "producer_epoch": epoch, "transaction_result": True, "coordinator_epoch": 5,
+             "topics": [{"name": "a", "partition_indexes": [0]}], "transaction_version": transaction_version}]})
+        code: int = body["markers"][0]["topics"][0]["partitions"][0]["error_code"]
+        return code
+
+    assert marker(3, 2) == E.INVALID_PRODUCER_EPOCH  # the transaction's own epoch: a late marker under TV2
+    assert control_records(broker, "a", 0) == []
+    assert marker(4, 2) == 0
+    assert marker(4, 2) == 0  # a retry once the transaction is over is written again (KAFKA-19999)
+    assert marker(3, 2) == E.INVALID_PRODUCER_EPOCH
+    assert marker(4, 0) == marker(4, 2, version=1) == 0  # TV0/TV1: as old as the producer's epoch is fine
+    assert marker(0, 2, pid=91) == 0  # a producer the partition has never seen
+    assert control_records(broker, "a", 0) == [(90, 4, True)] * 4 + [(91, 0, True)]
 
 
 # ---- TxnOffsetCommit -------------------------------------------------------------------------------------

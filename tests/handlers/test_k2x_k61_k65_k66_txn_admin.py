@@ -1,4 +1,4 @@
-"""DescribeProducers, DescribeTransactions and ListTransactions (KIP-664, KIP-994)."""
+"""DescribeProducers, DescribeTransactions and ListTransactions (KIP-664, KIP-994, KIP-1152)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_describe_transactions(broker: Broker, conn: Connection, topics: None) -
     assert empty["error_code"] == E.INVALID_REQUEST
 
 
-@pytest.mark.parametrize("version", [0, 1])
+@pytest.mark.parametrize("version", [0, 1, 2])
 def test_list_transactions_filters(broker: Broker, conn: Connection, topics: None, version: int) -> None:
     a = init(conn, "a")
     add_partitions(conn, "a", a["producer_id"], 0, {"a": [0]})
@@ -77,11 +77,12 @@ def test_list_transactions_filters(broker: Broker, conn: Connection, topics: Non
     settle(broker)
     init(conn, "c")
 
-    def listed(states: tuple[str, ...] = (), pids: tuple[int, ...] = (),
-               duration: int = -1) -> tuple[dict[str, str], list[str]]:
+    def listed(states: tuple[str, ...] = (), pids: tuple[int, ...] = (), duration: int = -1,
+               pattern: str | None = None) -> tuple[dict[str, str], list[str]]:
         body = conn.request(LIST_TRANSACTIONS, version, {"state_filters": list(states),
                                                          "producer_id_filters": list(pids),
-                                                         "duration_filter": duration})
+                                                         "duration_filter": duration,
+                                                         "transactional_id_pattern": pattern})
         assert body["error_code"] == 0
         return ({t["transactional_id"]: t["transaction_state"] for t in body["transaction_states"]},
                 body["unknown_state_filters"])
@@ -93,3 +94,21 @@ def test_list_transactions_filters(broker: Broker, conn: Connection, topics: Non
     if version >= 1:
         # Longer than a day: only the id that never started a transaction (start -1), as in Kafka.
         assert listed(duration=86_400_000) == ({"c": "Empty"}, [])
+    if version >= 2:
+        # KIP-1152: the whole id must match; null or "" filters nothing; it combines with the other filters.
+        assert listed(pattern="[ab]") == ({"a": "Ongoing", "b": "CompleteCommit"}, [])
+        assert listed(pattern="a|c", states=("Empty",)) == ({"c": "Empty"}, [])
+        assert listed(pattern="") == listed(pattern=None) == listed()
+        assert listed(pattern="b.")[0] == {}
+    else:
+        assert listed(pattern="a") == listed()  # the field is v2's: an older request carries no pattern
+
+
+@pytest.mark.parametrize("pattern", ["((", "[z-a]", "(?=a)", "a\\"])
+def test_list_transactions_with_a_bad_pattern_fails_whole(broker: Broker, conn: Connection, topics: None,
+                                                          pattern: str) -> None:
+    init(conn, "a")
+    body = conn.request(LIST_TRANSACTIONS, 2, {"state_filters": ["Bogus"], "producer_id_filters": [],
+                                               "duration_filter": -1, "transactional_id_pattern": pattern})
+    assert (body["error_code"], body["unknown_state_filters"], body["transaction_states"]) == (
+        E.INVALID_REGULAR_EXPRESSION, [], [])

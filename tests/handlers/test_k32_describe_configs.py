@@ -24,7 +24,7 @@ def describe(conn: Connection, version: int, *resources: dict[str, Any], synonym
     return conn.request(KEY, version, body)["results"]  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize("version", range(5))
+@pytest.mark.parametrize("version", range(1, 5))
 def test_topic_every_version(conn: Connection, version: int) -> None:
     create_topic(conn, "t", configs={"retention.ms": "1000"})
     [result] = describe(conn, version, resource(TOPIC, "t"), synonyms=True, documentation=True)
@@ -34,13 +34,9 @@ def test_topic_every_version(conn: Connection, version: int) -> None:
     retention, policy = configs["retention.ms"], configs["cleanup.policy"]
     assert (retention["value"], retention["read_only"], retention["is_sensitive"]) == ("1000", False, False)
     assert policy["value"] == "delete"
-    if version == 0:
-        assert (retention["is_default"], policy["is_default"]) == (False, True)
-        assert retention["config_source"] == -1 and retention["synonyms"] == []
-    else:
-        assert (retention["config_source"], policy["config_source"]) == (1, 5)
-        assert retention["synonyms"] == [{"name": "retention.ms", "value": "1000", "source": 1}]
-        assert policy["synonyms"] == [{"name": "log.cleanup.policy", "value": "delete", "source": 5}]
+    assert (retention["config_source"], policy["config_source"]) == (1, 5)
+    assert retention["synonyms"] == [{"name": "retention.ms", "value": "1000", "source": 1}]
+    assert policy["synonyms"] == [{"name": "log.cleanup.policy", "value": "delete", "source": 5}]
     if version >= 3:
         assert (retention["config_type"], policy["config_type"]) == (5, 7)  # LONG, LIST
         assert retention["documentation"]
@@ -121,7 +117,7 @@ def test_broker_logger(conn: Connection) -> None:
     assert loggers["root"]["value"] in {"TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"}
 
 
-@pytest.mark.parametrize("version", [0, 4])
+@pytest.mark.parametrize("version", [1, 4])
 def test_unknown_resource_type_fails_the_whole_request(conn: Connection, version: int) -> None:
     results = describe(conn, version, resource(TOPIC, "t"), resource(99, "x"))
     assert [(r["resource_type"], r["error_code"], r["error_message"]) for r in results] == [

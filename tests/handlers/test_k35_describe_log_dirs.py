@@ -11,7 +11,7 @@ from tests.handlers.harness import Broker, Connection
 KEY = 35
 
 
-@pytest.mark.parametrize("version", range(5))
+@pytest.mark.parametrize("version", range(1, 6))
 def test_every_version(conn: Connection, broker: Broker, version: int) -> None:
     create_topic(conn, "t", 2)
     produce(conn, "t", batch(b"hello", b"world"))
@@ -29,6 +29,7 @@ def test_every_version(conn: Connection, broker: Broker, version: int) -> None:
         assert log_dir["total_bytes"] >= log_dir["usable_bytes"] > 0
     else:
         assert log_dir["total_bytes"] == log_dir["usable_bytes"] == -1
+    assert log_dir["is_cordoned"] is False  # v5's, and the default before it: kemu cordons no directory
 
 
 @pytest.mark.real_socket

@@ -10,7 +10,7 @@ import pytest
 
 from kemu.admin.topics import NewTopic, create_topics
 from kemu.authorizer.acls import ResourceType, all_operations
-from tests.handlers.group_wire import CG_DESCRIBE, CG_HEARTBEAT, LIST, find_coordinator, group_config
+from tests.handlers.group_wire import CG_DESCRIBE, CG_HEARTBEAT, DESCRIBE, LIST, find_coordinator, group_config
 from tests.handlers.harness import Broker, Connection, MakeBroker
 
 NOT_COORDINATOR, INVALID_REQUEST, GROUP_ID_NOT_FOUND = 16, 42, 69
@@ -90,6 +90,9 @@ def test_two_members_share_the_partitions_after_revocation(broker: Broker, conn:
     assert members["member-a"]["client_host"] == "/127.0.0.1"
     [entry] = members["member-b"]["target_assignment"]["topic_partitions"]
     assert (entry["topic_id"], entry["topic_name"], set(entry["partitions"])) == (tid, "t", {0, 1, 2, 3} - kept)
+    assert {m["member_type"] for m in described["members"]} == {-1}  # v0 has no member type: the default
+    [v1] = conn.request(CG_DESCRIBE, 1, {"group_ids": ["g"], "include_authorized_operations": True})["groups"]
+    assert v1 == {**described, "members": [{**m, "member_type": 1} for m in described["members"]]}  # KIP-1099
 
     [listed] = conn.request(LIST, 5, {})["groups"]
     assert (listed["group_id"], listed["group_type"], listed["protocol_type"]) == ("g", "consumer", "consumer")
@@ -112,3 +115,14 @@ def test_describe_of_classic_unknown_and_empty_ids(conn: Connection) -> None:
     unknown, empty = conn.request(CG_DESCRIBE, 0, {"group_ids": ["nope", ""]})["groups"]
     assert (unknown["group_id"], unknown["error_code"]) == ("nope", GROUP_ID_NOT_FOUND)
     assert empty["error_code"] == 24  # INVALID_GROUP_ID
+
+
+@pytest.mark.parametrize("version", [5, 6])
+def test_describe_groups_of_a_consumer_group(broker: Broker, conn: Connection, version: int) -> None:
+    # DescribeGroups describes classic groups only: a KIP-848 group is Dead, and from v6 GROUP_ID_NOT_FOUND.
+    find_coordinator(conn, "g")
+    assert heartbeat(conn, "member-a", 0, set())["error_code"] == 0
+    [described] = conn.request(DESCRIBE, version, {"groups": ["g"]})["groups"]
+    assert (described["group_state"], described["members"]) == ("Dead", [])
+    assert (described["error_code"], described["error_message"]) == (
+        (GROUP_ID_NOT_FOUND, "Group g is not a classic group.") if version >= 6 else (0, None))

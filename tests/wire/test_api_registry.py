@@ -23,7 +23,7 @@ def test_an_unknown_key_has_no_declaration() -> None:
 
 
 def test_a_declaration_whose_range_disagrees_with_the_table_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(apis, "VERSIONS", {**apis.VERSIONS, 3: (0, 13)})
+    monkeypatch.setattr(apis, "VERSIONS", {**apis.VERSIONS, 3: (0, 14)})
     monkeypatch.setattr(apis, "_loaded", {})
-    with pytest.raises(RuntimeError, match=r"k03_metadata declares versions 0-12; .* says \(0, 13\)"):
+    with pytest.raises(RuntimeError, match=r"k03_metadata declares versions 0-13; .* says \(0, 14\)"):
         apis.get_api(3)

@@ -237,6 +237,15 @@ def log_dirs_and_cluster() -> list[Script]:
             {"name": TOPIC, "partitions": [{"partition_index": 0, "replicas": [7]}]}]}),
         step("unknown topic", 45, 0, {"timeout_ms": 30000, "topics": [
             {"name": "conf-ra-missing-{run}", "partitions": [{"partition_index": 0, "replicas": [1]}]}]}),
+        # v1 (KIP-860): the replication factor may be kept; the replica list is checked before the factor.
+        step("same factor v1", 45, 1, {"timeout_ms": 30000, "allow_replication_factor_change": False, "topics": [
+            {"name": TOPIC, "partitions": [{"partition_index": 0, "replicas": [1]}]}]}),
+        step("to a missing broker v1", 45, 1, {"timeout_ms": 30000, "allow_replication_factor_change": False,
+                                               "topics": [{"name": TOPIC, "partitions": [
+                                                   {"partition_index": 0, "replicas": [1, 7]}]}]}),
+        step("unknown partition v1", 45, 1, {"timeout_ms": 30000, "allow_replication_factor_change": False,
+                                             "topics": [{"name": TOPIC, "partitions": [
+                                                 {"partition_index": 3, "replicas": [1]}]}]}),
         step("list for topic", 46, 0, {"timeout_ms": 30000, "topics": [{"name": TOPIC, "partition_indexes": [0]}]}),
         step("list unknown topic", 46, 0, {"timeout_ms": 30000,
                                            "topics": [{"name": "conf-ra-missing-{run}", "partition_indexes": [0]}]}),
@@ -250,6 +259,8 @@ def log_dirs_and_cluster() -> list[Script]:
         step("authorized operations", 60, 1, {"include_cluster_authorized_operations": True, "endpoint_type": 1}),
         step("controllers endpoint", 60, 1, {"include_cluster_authorized_operations": False, "endpoint_type": 2}),
         step("bad endpoint type", 60, 1, {"include_cluster_authorized_operations": False, "endpoint_type": 9}),
+        step("v2 with fenced brokers", 60, 2, {"include_cluster_authorized_operations": True, "endpoint_type": 1,
+                                               "include_fenced_brokers": True}, key_by={"brokers": "broker_id"}),
     ]
     return [Script("describe_log_dirs.cases", dirs), Script("elect_leaders.cases", elect),
             Script("reassignments.cases", reassign), Script("describe_cluster.versions", cluster)]

@@ -89,5 +89,21 @@ def scripts() -> list[Script]:
         step("describe the transaction at its coordinator", 65, 0, {"transactional_ids": [TID]},
              node="{$txn_coordinator}"),
     ]
+    # AlterPartitionReassignments v1 (KIP-860): a change of replication factor refused or allowed. The controller
+    # answers these; a topic placed on node 1 by hand needs no wait for its leader.
+    topic = "conf-cluster-rf-{run}"
+    reassign = [
+        step("create a topic on node 1", 19, 4, {"topics": [{"name": topic, "num_partitions": -1,
+                                                             "replication_factor": -1, "configs": [],
+                                                             "assignments": [{"partition_index": 0,
+                                                                              "broker_ids": [1]}]}],
+                                                 "timeout_ms": 30000, "validate_only": False}),
+        *(step(name, 45, 1, {"timeout_ms": 30000, "allow_replication_factor_change": allow, "topics": [
+            {"name": topic, "partitions": [{"partition_index": 0, "replicas": replicas}]}]})
+          for name, allow, replicas in (("grow refused", False, [1, 2]), ("grow with a missing broker", False, [1, 9]),
+                                        ("move within the factor", False, [2]), ("grow allowed", True, [2, 3]),
+                                        ("shrink refused", False, [3]))),
+    ]
     return [Script("cluster.not_coordinator", wrong, group="cluster"),
-            Script("cluster.at_the_coordinator", right, group="cluster")]
+            Script("cluster.at_the_coordinator", right, group="cluster"),
+            Script("cluster.reassignments", reassign, group="cluster")]

@@ -32,6 +32,9 @@ def join(version: int, group: str, member: str = "", name: str = "join", **optio
         "reason": "conformance"}, **({"retry_on": COORDINATOR_SETTLING, "why": LOADING} | options))
 
 
+UNKNOWN_ID = "AAAAAAAAAAAAAAAAAAAAAQ"  # a topic id no topic has
+
+
 def commit(version: int, group: str, generation: int | str = -1, member: str = "", offset: int = 1,
            topic: str = TOPIC, name: str | None = None) -> Step:
     return step(name or f"commit v{version}", 8, version, {
@@ -115,6 +118,7 @@ def join_errors() -> Script:
         step("static join", 11, 9, join(9, "conf-static-{run}").request | {"group_instance_id": "instance-1"}),
         step("describe unknown v0", 15, 0, {"groups": ["conf-nogroup-{run}"]}),
         step("describe unknown v6", 15, 6, {"groups": ["conf-nogroup-{run}"], "include_authorized_operations": True}),
+        step("describe an empty id v6", 15, 6, {"groups": [""], "include_authorized_operations": False}),
     ])
 
 
@@ -144,6 +148,27 @@ def offsets() -> list[Script]:
             {"name": TOPIC, "partitions": [{"partition_index": 0}]}]}),
         step("delete offsets unknown topic", 47, 0, {"group_id": group, "topics": [
             {"name": "conf-off-missing-{run}", "partitions": [{"partition_index": 0}]}]}),
+        # v10 (KIP-848): topics by id both ways; an id no topic has is UNKNOWN_TOPIC_ID.
+        commit(10, group, offset=7, name="commit by id after the delete"),
+        fetch_offsets(10, group, None, name="fetch all of the group v10"),
+        fetch_offsets(9, group, name="fetch by name what was committed by id"),
+        step("commit to an unknown topic id", 8, 10, commit(10, group).request | {"topics": [
+            {"topic_id": UNKNOWN_ID, "partitions": [{"partition_index": 0, "committed_offset": 3,
+                                                     "committed_leader_epoch": -1, "committed_metadata": ""}]}]}),
+        step("commit by id to an unknown partition", 8, 10, commit(10, group).request | {"topics": [
+            {"topic_id": "{$topic_id}", "partitions": [
+                {"partition_index": 4, "committed_offset": 3, "committed_leader_epoch": -1,
+                 "committed_metadata": ""},
+                {"partition_index": 0, "committed_offset": 8, "committed_leader_epoch": -1,
+                 "committed_metadata": "m8"}]}]}),
+        step("fetch an unknown topic id and a known one", 9, 10, {"require_stable": False, "groups": [
+            {"group_id": group, "member_id": None, "member_epoch": -1, "topics": [
+                {"topic_id": UNKNOWN_ID, "partition_indexes": [0, 1]},
+                {"topic_id": "{$topic_id}", "partition_indexes": [0, 1]}]}]}),
+        step("fetch the zero topic id", 9, 10, {"require_stable": False, "groups": [
+            {"group_id": group, "member_id": None, "member_epoch": -1, "topics": [
+                {"topic_id": "AAAAAAAAAAAAAAAAAAAAAA", "partition_indexes": [0]}]}]}),
+        fetch_offsets(10, "conf-noffsets-{run}", name="fetch v10 for an unknown group"),
     ]
     listing = [find_coordinator(4, "conf-listed-{run}"), commit(9, "conf-listed-{run}", name="make a group"),
                *create_topic(TOPIC)]
@@ -215,6 +240,7 @@ def consumer_protocol() -> list[Script]:
             step("describe v1", 69, 1, {"group_ids": [group, "conf-848-missing-{run}"],
                                         "include_authorized_operations": True}, key_by=GROUPS),
             step("describe as classic", 15, 5, {"groups": [group], "include_authorized_operations": False}),
+            step("describe as classic v6", 15, 6, {"groups": [group], "include_authorized_operations": True}),
             step("list", 16, 5, {"states_filter": [], "types_filter": ["consumer"]}, only_run=("groups",),
                  key_by=GROUPS),
             step("leave", 68, version, heartbeat | {"member_id": "{$member}", "member_epoch": -1,

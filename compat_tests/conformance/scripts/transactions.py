@@ -196,6 +196,15 @@ def listing() -> tuple[Script, Script]:
                                               "duration_filter": 3_600_000}, only_run=("transaction_states",)),
         step("list by bad pattern", 66, 2, {"state_filters": [], "producer_id_filters": [], "duration_filter": -1,
                                             "transactional_id_pattern": "(("}, only_run=("transaction_states",)),
+        # KIP-1152: the pattern must match the whole id, and combines with the other filters.
+        step("list by exact id", 66, 2, {"state_filters": [], "producer_id_filters": [], "duration_filter": -1,
+                                         "transactional_id_pattern": tid}, only_run=("transaction_states",)),
+        step("list by a prefix only", 66, 2, {"state_filters": [], "producer_id_filters": [], "duration_filter": -1,
+                                              "transactional_id_pattern": "conf-txlist"},
+             only_run=("transaction_states",)),
+        step("list by pattern and state", 66, 2, {"state_filters": ["Empty"], "producer_id_filters": [],
+                                                  "duration_filter": -1, "transactional_id_pattern": "conf-txlist-.*"},
+             only_run=("transaction_states",)),
         step("describe", 65, 0, {"transactional_ids": [tid, "conf-txlist-missing-{run}"]}),
         end(4, tid, False, name="abort"),
     ]
@@ -209,6 +218,25 @@ def listing() -> tuple[Script, Script]:
         {"producer_id": 987000, "producer_epoch": 0, "transaction_result": True,
          "topics": [{"name": "conf-wtm-missing-{run}", "partition_indexes": [0]}], "coordinator_epoch": 0}]}))
     markers.insert(-1, step("read uncommitted", 1, 12, _fetch(12, topic=TOPIC)))
+    # v2's transaction version 2 (KIP-1228): a marker must carry an epoch newer than the transaction's (the
+    # coordinator bumps it), unless the transaction on the partition is over already (a retry). A new
+    # transactional id's first epoch is 0.
+    tid = "conf-wtm-{run}"
+    markers += [find_coordinator(4, tid, key_type=1, name="find the marker test's coordinator"), init(5, tid),
+                add_partitions(3, tid),
+                produce(TOPIC, ["m0"], producer_id="{$pid}", producer_epoch="{$epoch}", base_sequence=0,
+                        transactional=True, transactional_id=tid, name="produce in the transaction")]
+    for name, epoch, transaction_version in (("tv2 marker at the transaction's epoch", 0, 2),
+                                             ("tv2 marker at the next epoch", 1, 2), ("tv2 marker retried", 1, 2),
+                                             ("tv2 marker of an older epoch", 0, 2),
+                                             ("tv1 marker at the producer's epoch", 1, 1)):
+        markers.append(step(name, 27, 2, {"markers": [
+            {"producer_id": "{$pid}", "producer_epoch": epoch, "transaction_result": True,
+             "topics": [{"name": TOPIC, "partition_indexes": [0]}], "coordinator_epoch": 0,
+             "transaction_version": transaction_version}]}))
+    markers.append(step("read the markers", 1, 12, _fetch(12, topic=TOPIC),
+                        varying={"base_timestamp": "any:timestamp", "max_timestamp": "any:timestamp"},
+                        why="markers written within one millisecond share a timestamp, a moment later they do not"))
     return Script("list_transactions.versions", steps), Script("write_txn_markers.versions", markers)
 
 

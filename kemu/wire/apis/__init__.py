@@ -22,16 +22,16 @@ from kemu.wire.schema import Api
 VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     0: (0, 13),  # Produce
     1: (0, 18),  # Fetch
-    2: (0, 10),  # ListOffsets
-    3: (0, 12),  # Metadata
-    8: (0, 9),  # OffsetCommit
-    9: (0, 9),  # OffsetFetch
+    2: (0, 11),  # ListOffsets
+    3: (0, 13),  # Metadata
+    8: (0, 10),  # OffsetCommit
+    9: (0, 10),  # OffsetFetch
     10: (0, 6),  # FindCoordinator
     11: (0, 9),  # JoinGroup
     12: (0, 4),  # Heartbeat
     13: (0, 5),  # LeaveGroup
     14: (0, 5),  # SyncGroup
-    15: (0, 5),  # DescribeGroups
+    15: (0, 6),  # DescribeGroups
     16: (0, 5),  # ListGroups
     17: (0, 1),  # SaslHandshake
     18: (0, 4),  # ApiVersions
@@ -43,32 +43,32 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     24: (0, 5),  # AddPartitionsToTxn
     25: (0, 4),  # AddOffsetsToTxn
     26: (0, 5),  # EndTxn
-    27: (0, 1),  # WriteTxnMarkers
+    27: (0, 2),  # WriteTxnMarkers
     28: (0, 5),  # TxnOffsetCommit
     29: (0, 3),  # DescribeAcls
     30: (0, 3),  # CreateAcls
     31: (0, 3),  # DeleteAcls
     32: (0, 4),  # DescribeConfigs
     33: (0, 2),  # AlterConfigs
-    35: (0, 4),  # DescribeLogDirs
+    35: (0, 5),  # DescribeLogDirs
     36: (0, 2),  # SaslAuthenticate
     37: (0, 3),  # CreatePartitions
     42: (0, 2),  # DeleteGroups
     43: (0, 2),  # ElectLeaders
     44: (0, 1),  # IncrementalAlterConfigs
-    45: (0, 0),  # AlterPartitionReassignments
+    45: (0, 1),  # AlterPartitionReassignments
     46: (0, 0),  # ListPartitionReassignments
     47: (0, 0),  # OffsetDelete
     50: (0, 0),  # DescribeUserScramCredentials
     51: (0, 0),  # AlterUserScramCredentials
     55: (0, 2),  # DescribeQuorum
     57: (0, 2),  # UpdateFeatures
-    60: (0, 1),  # DescribeCluster
+    60: (0, 2),  # DescribeCluster
     61: (0, 0),  # DescribeProducers
     65: (0, 0),  # DescribeTransactions
-    66: (0, 1),  # ListTransactions
+    66: (0, 2),  # ListTransactions
     68: (0, 1),  # ConsumerGroupHeartbeat
-    69: (0, 0),  # ConsumerGroupDescribe
+    69: (0, 1),  # ConsumerGroupDescribe
     74: (0, 1),  # ListConfigResources
     75: (0, 0),  # DescribeTopicPartitions
 })

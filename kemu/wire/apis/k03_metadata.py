@@ -1,14 +1,15 @@
-"""Metadata (key 3), versions 0-12; flexible from v9.
+"""Metadata (key 3), versions 0-13; flexible from v9.
 
 v1 adds racks, the controller and is_internal; v2 the cluster id; v3 throttle time; v4 lets the client
 refuse auto-creation; v5 offline replicas; v7 leader epochs; v8 authorized operations; v10 topic ids (which
-v12 finally allows a request to look topics up by, with a null name).
+v12 finally allows a request to look topics up by, with a null name); v13 a top-level error code (for
+REBOOTSTRAP_REQUIRED, KIP-1102).
 """
 
 from kemu.wire.schema import F, api
 
 API = api(
-    3, "Metadata", "0-12", "9+",
+    3, "Metadata", "0-13", "9+",
     request=[
         F("topics", "[]", nullable="1+", fields=[
             F("topic_id", "uuid", "10+"),
@@ -45,5 +46,6 @@ API = api(
             F("topic_authorized_operations", "int32", "8+", default=-2147483648),
         ]),
         F("cluster_authorized_operations", "int32", "8-10", default=-2147483648),
+        F("error_code", "int16", "13+"),
     ],
 )

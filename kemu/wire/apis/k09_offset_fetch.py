@@ -1,4 +1,4 @@
-"""OffsetFetch (key 9), versions 0-9; flexible from v6.
+"""OffsetFetch (key 9), versions 0-10; flexible from v6.
 
 - v0 read offsets from ZooKeeper; from v1 they come from __consumer_offsets (a broker serves both alike).
 - v2: topics may be null (all topics of the group); a top-level error_code in the response.
@@ -8,12 +8,13 @@
   single-group fields (KIP-709).
 - v9: member_id and member_epoch for the KIP-848 consumer protocol; may answer STALE_MEMBER_EPOCH and
   UNKNOWN_MEMBER_ID.
+- v10: topics by id instead of by name, both ways (KIP-848); may answer UNKNOWN_TOPIC_ID.
 """
 
 from kemu.wire.schema import F, api
 
 API = api(
-    9, "OffsetFetch", "0-9", "6+",
+    9, "OffsetFetch", "0-10", "6+",
     request=[
         F("group_id", "string", "0-7"),
         F("topics", "[]", "0-7", nullable="2-7", fields=[
@@ -25,7 +26,8 @@ API = api(
             F("member_id", "string", "9+", nullable="9+", default=None),
             F("member_epoch", "int32", "9+", default=-1),
             F("topics", "[]", "8+", nullable="8+", fields=[
-                F("name", "string", "8+"),
+                F("name", "string", "8-9"),
+                F("topic_id", "uuid", "10+"),
                 F("partition_indexes", "[]int32", "8+"),
             ]),
         ]),
@@ -47,7 +49,8 @@ API = api(
         F("groups", "[]", "8+", fields=[
             F("group_id", "string", "8+"),
             F("topics", "[]", "8+", fields=[
-                F("name", "string", "8+"),
+                F("name", "string", "8-9"),
+                F("topic_id", "uuid", "10+"),
                 F("partitions", "[]", "8+", fields=[
                     F("partition_index", "int32", "8+"),
                     F("committed_offset", "int64", "8+"),

@@ -1,14 +1,15 @@
-"""DescribeGroups (key 15), versions 0-5; flexible from v5.
+"""DescribeGroups (key 15), versions 0-6; flexible from v5.
 
 - v1: throttle_time_ms. v2: throttled responses sent before throttling.
 - v3: include_authorized_operations; authorized_operations per group (INT32_MIN when not asked for).
 - v4: group_instance_id per member. v5: flexible.
+- v6: error_message per group; an unknown group is GROUP_ID_NOT_FOUND instead of Dead with no error (KIP-1043).
 """
 
 from kemu.wire.schema import F, api
 
 API = api(
-    15, "DescribeGroups", "0-5", "5+",
+    15, "DescribeGroups", "0-6", "5+",
     request=[
         F("groups", "[]string"),
         F("include_authorized_operations", "bool", "3+"),
@@ -17,6 +18,7 @@ API = api(
         F("throttle_time_ms", "int32", "1+"),
         F("groups", "[]", fields=[
             F("error_code", "int16"),
+            F("error_message", "string", "6+", nullable="6+", default=None),
             F("group_id", "string"),
             F("group_state", "string"),
             F("protocol_type", "string"),

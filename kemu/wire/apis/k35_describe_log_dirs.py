@@ -1,13 +1,14 @@
-"""DescribeLogDirs (key 35), versions 0-4; flexible from v2.
+"""DescribeLogDirs (key 35), versions 0-5; flexible from v2.
 
 v1 is v0 on the wire (the response may come before throttling); v2 is flexible; v3 adds a top-level error
-code to the response; v4 adds each log directory's total and usable bytes. A null topic list asks for all.
+code to the response; v4 adds each log directory's total and usable bytes; v5 whether it is cordoned
+(KIP-1066). A null topic list asks for all.
 """
 
 from kemu.wire.schema import F, api
 
 API = api(
-    35, "DescribeLogDirs", "0-4", "2+",
+    35, "DescribeLogDirs", "0-5", "2+",
     request=[
         F("topics", "[]", nullable="0+", fields=[
             F("topic", "string"),
@@ -31,6 +32,7 @@ API = api(
             ]),
             F("total_bytes", "int64", "4+", default=-1),
             F("usable_bytes", "int64", "4+", default=-1),
+            F("is_cordoned", "bool", "5+", default=False),
         ]),
     ],
 )

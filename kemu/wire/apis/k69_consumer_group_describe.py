@@ -1,7 +1,8 @@
-"""ConsumerGroupDescribe (key 69), version 0 only, flexible (KIP-848).
+"""ConsumerGroupDescribe (key 69), versions 0-1, flexible (KIP-848).
 
 Describes groups of the new consumer protocol: epochs, assignor, and each member's current and target
-assignment.
+assignment. v1 adds each member's type (KIP-1099): 0 a member of the classic protocol, 1 of the consumer
+protocol, -1 unknown; the request is v0's.
 """
 
 from kemu.wire.schema import F, api
@@ -15,7 +16,7 @@ _ASSIGNMENT = [
 ]
 
 API = api(
-    69, "ConsumerGroupDescribe", "0", "0+",
+    69, "ConsumerGroupDescribe", "0-1", "0+",
     request=[
         F("group_ids", "[]string"),
         F("include_authorized_operations", "bool"),
@@ -41,6 +42,7 @@ API = api(
                 F("subscribed_topic_regex", "string", nullable="0+", default=None),
                 F("assignment", "{}", fields=_ASSIGNMENT),
                 F("target_assignment", "{}", fields=_ASSIGNMENT),
+                F("member_type", "int8", "1+", default=-1),
             ]),
             F("authorized_operations", "int32", default=-2147483648),
         ]),

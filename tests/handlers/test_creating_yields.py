@@ -23,6 +23,7 @@ def test_other_tasks_run_between_the_slices_of_a_plan(tmp_path: Path) -> None:
     broker = Broker(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
     ticks = 0
     seen_at_steps: list[int] = []
+    names: list[str] = []
 
     class Watched(TopicPlan):
         def step(self) -> bool:
@@ -40,10 +41,14 @@ def test_other_tasks_run_between_the_slices_of_a_plan(tmp_path: Path) -> None:
             nursery.start_soon(ticker)
             outcomes = await create(broker, lambda: Watched(broker, topics(2000)))
             nursery.cancel_scope.cancel()
+        names.extend(sorted(t.name for t in broker.topics))
         return list(outcomes)
 
-    outcomes = trio.run(main)
-    assert len(outcomes) == 2000 and sorted(t.name for t in broker.topics) == sorted(f"t-{n}" for n in range(2000))
+    try:
+        outcomes = trio.run(main)
+    finally:
+        broker.close()  # its 2,000 logs' files
+    assert len(outcomes) == 2000 and names == sorted(f"t-{n}" for n in range(2000))
     assert len(seen_at_steps) == 2000 // TopicPlan.SLICE
     # The ticker ran between the slices (Trio may order a batch of runnable tasks either way, so not between
     # every two): planned in one go, it would have seen no tick at all.

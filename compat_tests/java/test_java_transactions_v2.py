@@ -55,7 +55,7 @@ def test_tv2_bumps_the_epoch_at_every_end_and_adds_nothing_explicitly(java_pair:
         ("abort", 3, "CompleteAbort"), ("commit", 4, "CompleteCommit")]
     seen = exchanges_of(java_kemu, transactional_id)
     used = {(entry["api_key"], entry["version"]) for entry in seen}
-    assert used == {(PRODUCE, 12), (TXN_OFFSET_COMMIT, 5), (END_TXN, 5)}, used
+    assert used == {(PRODUCE, 13), (TXN_OFFSET_COMMIT, 5), (END_TXN, 5)}, used
     ends = [entry for entry in seen if entry["api_key"] == END_TXN]
     assert [(e["request"]["producer_epoch"], e["request"]["committed"], e["response"]["producer_epoch"])
             for e in ends] == [(0, True, 1), (1, True, 2), (2, False, 3), (3, True, 4)]
@@ -102,7 +102,7 @@ def test_update_features_moves_new_producers_to_tv2_and_back(java_pair_tv1: Pair
         _, transactional_id, result = run_epochs(java_pair_tv1, java, "epochs_after_upgrade")
         assert [t["epoch"] for t in result["transactions"]] == [0, 1, 2, 3, 4]
         used = {(entry["api_key"], entry["version"]) for entry in exchanges_of(java_kemu_tv1, transactional_id)}
-        assert used == {(PRODUCE, 12), (TXN_OFFSET_COMMIT, 5), (END_TXN, 5)}, used
+        assert used == {(PRODUCE, 13), (TXN_OFFSET_COMMIT, 5), (END_TXN, 5)}, used
     finally:
         back = update_feature(java_pair_tv1, java, "update_features_downgrade", 1, "safe-downgrade")
     assert back["failed"] is None and back["finalized"] == [1, 1]

@@ -15,7 +15,6 @@ import queue
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.kafka_probe import wait_for_metadata
+from kemu.testing.ports import free_port
 
 KEMU_READY = re.compile(r"kemu serving on \[?([^\s\]]+?)\]?:(\d+)\s*$")
 MOCK_READY = re.compile(r"mock cluster bootstrap ([^\s:,]+):(\d+)")
@@ -63,13 +63,6 @@ class BrokerDefinition:
     plan: Callable[[], LaunchPlan]
     # Why this broker cannot run on this machine (e.g. its package is missing); None when it can.
     unavailable: str | None = None
-
-
-def free_port() -> int:
-    """An ephemeral port free right now, for brokers that cannot report the port they bound."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def kemu_environment() -> dict[str, str]:

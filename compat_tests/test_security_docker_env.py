@@ -7,7 +7,6 @@ then logs in over SASL_SSL with SCRAM-SHA-512 and PLAIN and is told the advertis
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,15 +17,10 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
 from kemu.testing.certs import TestCertificates
+from kemu.testing.ports import free_port
 
 pytestmark = pytest.mark.timeout(120)
 ENTRYPOINT = Path(__file__).resolve().parents[1] / "docker" / "entrypoint.sh"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture
@@ -36,7 +30,7 @@ def image_like(tmp_path: Path) -> Iterator[tuple[TestCertificates, int, int]]:
     shim.parent.mkdir()
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m kemu "$@"\n')
     shim.chmod(0o755)
-    plain, secured = _free_port(), _free_port()
+    plain, secured = free_port(), free_port()
     env = {**os.environ, "PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}",
            "KAFKA_LISTENERS": f"PLAINTEXT://127.0.0.1:{plain},SASL_SSL://127.0.0.1:{secured}",
            "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://127.0.0.1:{plain},SASL_SSL://localhost:{secured}",

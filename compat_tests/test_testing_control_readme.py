@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ import pytest
 
 from compat_tests.external_clients import require_executable
 from compat_tests.polling import wait_for
+from kemu.testing.ports import free_port
 from tests.testing.test_control_openapi import send
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -32,12 +32,6 @@ def examples(language: str) -> list[str]:
     return re.findall(rf"^```{language}\n(.*?)^```$", text[start:end], flags=re.S | re.M)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _on_ports(code: str, kafka: int, control: int) -> str:
     return code.replace(KAFKA_PORT, str(kafka)).replace(CONTROL_PORT, str(control))
 
@@ -46,7 +40,7 @@ def _on_ports(code: str, kafka: int, control: int) -> str:
 def readme_server() -> Iterator[int]:
     """The section's first block, `kemu serve ...`, as a process; yields the control port."""
     [serve, _] = examples("sh")
-    kafka, control = _free_port(), _free_port()
+    kafka, control = free_port(), free_port()
     argv = shlex.split(_on_ports(serve, kafka, control))
     assert argv[:2] == ["kemu", "serve"]
     process = subprocess.Popen([sys.executable, "-m", *argv], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

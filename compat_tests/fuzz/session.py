@@ -3,7 +3,6 @@ records, then the fuzzer; what the CI test and `python -m compat_tests.fuzz` bot
 
 from __future__ import annotations
 
-import socket
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 from compat_tests.fuzz.corpus import RecordingProxy, drive_clients
 from compat_tests.fuzz.server_fuzzer import CANARY, ServerFuzzer, Stats
 from compat_tests.kemu_process import KemuServeProcess
+from kemu.testing.ports import free_port
 
 CANARY_RECORDS = 200
 
@@ -24,7 +24,7 @@ def fuzz_session(frames: int, *, seed: int = 0, connections: int = 16, deadline_
     proxy = RecordingProxy()
     with tempfile.TemporaryDirectory(prefix="kemu-fuzz-") as data_dir:
         # The banner names the advertised (proxy's) port, so the broker's own is chosen here.
-        port = _free_port()
+        port = free_port()
         server = KemuServeProcess(Path(data_dir), port=port, extra_args=("--advertised-port", str(proxy.port)))
         server.start()
         try:
@@ -48,12 +48,6 @@ def fuzz_session(frames: int, *, seed: int = 0, connections: int = 16, deadline_
             proxy.close()
             if server.is_running():
                 server.stop_cleanly()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _rss_kib(pid: int | None) -> int:

@@ -19,7 +19,6 @@ import base64
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from kemu.testing.ports import free_port
 from kemu.wire import codec
 from tests.server.kafka_socket import KafkaSocket
 
@@ -81,12 +81,6 @@ logger.kafka.appenderRef.file.ref = FILE
 
 class ReferenceKafkaError(RuntimeError):
     """The reference Kafka did not format, start or stop; the message carries the tail of its log."""
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
 
 
 def random_cluster_id() -> str:

@@ -9,7 +9,8 @@ scripts gets the same three broker settings (AUTHORIZER_SETTINGS): it has no con
 
 from __future__ import annotations
 
-from compat_tests.reference.kafka import HOST, Node, ReferenceKafka, free_port
+from compat_tests.reference.kafka import HOST, Node, ReferenceKafka
+from kemu.testing.ports import free_port
 
 AUTHORIZER_SETTINGS: dict[str, str] = {
     "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",

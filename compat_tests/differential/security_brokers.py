@@ -34,8 +34,8 @@ from compat_tests.reference.kafka import (
     ReferenceKafkaError,
     SaslListener,
     find_java,
-    free_port,
 )
+from kemu.testing.ports import free_port
 from tests.server.kafka_socket import KafkaSocket
 
 ALTER_USER_SCRAM_CREDENTIALS = 51

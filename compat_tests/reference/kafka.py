@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from kemu.testing.ports import free_port
+from kemu.testing.ports import distinct_free_ports
 from kemu.wire import codec
 from tests.server.kafka_socket import KafkaSocket
 
@@ -247,9 +247,11 @@ class ReferenceKafka:
         if self.work_dir is None:
             self.work_dir = Path(tempfile.mkdtemp(prefix="kemu-reference-kafka-"))
             self._owned_dir = True
-        self._nodes = [Node(node_id=index + 1, port=free_port(), controller_port=free_port(),
+        ports = distinct_free_ports(self.nodes * 3)
+        self._nodes = [Node(node_id=index + 1, port=ports[3 * index], controller_port=ports[3 * index + 1],
                             directory=self.work_dir / f"node-{index + 1}",
-                            sasl_port=None if self.sasl is None else free_port()) for index in range(self.nodes)]
+                            sasl_port=None if self.sasl is None else ports[3 * index + 2])
+                       for index in range(self.nodes)]
         for node in self._nodes:
             node.directory.mkdir(parents=True, exist_ok=True)
             properties = self.server_properties(node)

@@ -28,7 +28,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from compat_tests.kemu_process import KemuServeProcess, running
-from compat_tests.reference.kafka import free_port
 from compat_tests.spark.killed_query import (
     PARTITIONS,
     PREFIX,
@@ -40,6 +39,7 @@ from compat_tests.spark.killed_query import (
 from kemu.spark import spark_kafka_options
 from kemu.testing import Broker
 from kemu.testing.certs import TestCertificates, sasl_settings
+from kemu.testing.ports import free_port
 
 pytestmark = pytest.mark.timeout(300)
 USERS = {"alice": "alice-secret", "spark": "spark-secret"}

@@ -55,3 +55,13 @@ def free_port(host: str = "127.0.0.1", choose: Callable[[range], int] | None = N
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
         return int(probe.getsockname()[1])
+
+
+def distinct_free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """`count` free ports, no two alike: a cluster's listeners are chosen before any of them binds."""
+    ports: list[int] = []
+    while len(ports) < count:
+        port = free_port(host)
+        if port not in ports:
+            ports.append(port)
+    return ports

@@ -6,7 +6,13 @@ import random
 import socket
 from pathlib import Path
 
-from kemu.testing.ports import DEFAULT_EPHEMERAL_RANGE, ephemeral_range, fixed_port_candidates, free_port
+from kemu.testing.ports import (
+    DEFAULT_EPHEMERAL_RANGE,
+    distinct_free_ports,
+    ephemeral_range,
+    fixed_port_candidates,
+    free_port,
+)
 
 
 def test_the_range_is_read_from_the_kernel_file(tmp_path: Path) -> None:
@@ -43,3 +49,8 @@ def test_a_taken_port_is_not_offered() -> None:
             return next(draws, None) or random.choice(candidates)
 
         assert free_port(choose=taken_twice_then_random) != taken
+
+
+def test_a_cluster_s_ports_are_distinct() -> None:
+    ports = distinct_free_ports(30)
+    assert len(set(ports)) == 30

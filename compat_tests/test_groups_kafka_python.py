@@ -37,6 +37,14 @@ class Member(ConsumerRebalanceListener):  # type: ignore[misc]
     kafka-python 3.0 drops the result of a JoinGroup/SyncGroup round trip that completes while its consumer is
     not inside poll() (it starts a new join instead), so two consumers polled in turn from one thread can
     rejoin forever; a thread per consumer keeps each one polling.
+
+    Each member also knows its topic's partitions before its first poll. kafka-python 3.0.12's join loop
+    (`join_group_async`) stops as soon as `need_rejoin()` turns false and leaves an in-flight JoinGroup/SyncGroup
+    unawaited (the Java client also waits while a join is pending; kafka-python had that check until its join
+    became a coroutine). When a leader's first JoinGroup is answered before its topic metadata arrives (the
+    initial rebalance delay is 0, as in Kafka's shipped server.properties), it assigns nothing, rejoins once the
+    metadata comes, and that rejoin's assignment is then dropped: the member keeps its empty assignment with
+    heartbeats off until the session times out, and never rejoins (the client's own logic, whichever broker answers).
     """
 
     def __init__(self, bootstrap: str, group: str, topic: str, **config: Any) -> None:
@@ -60,6 +68,8 @@ class Member(ConsumerRebalanceListener):  # type: ignore[misc]
             consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
                                      enable_auto_commit=False, **config)
             consumer.subscribe([topic], listener=self)
+            if not consumer.partitions_for_topic(topic):
+                raise AssertionError(f"kafka-python found no partitions for {topic}")
         except BaseException as error:
             created.set_exception(error)
             return

@@ -23,6 +23,7 @@ from typing import Any
 from compat_tests import jars
 from compat_tests.differential.admin_requests import (
     RESOURCE_BROKER,
+    RESOURCE_GROUP,
     RESOURCE_TOPIC,
     describe_configs,
     ensure_topic,
@@ -36,6 +37,7 @@ KEYS_MODULE = KEMU_BROKER / "kafka_broker_keys.py"
 DOCS_FILE = KEMU_BROKER / "kafka_config_docs.json"
 TYPE_NAMES = {number: name for name, number in CONFIG_TYPE_IDS.items()}
 TOPIC = "kemu-config-table"
+GROUP = "kemu-config-table-group"  # a group config resource needs no group
 
 
 # Prints every broker config's validator as Kafka's ConfigDef holds it: name, class, toString().
@@ -88,15 +90,17 @@ def broker_keys(configs: list[dict[str, Any]], specs: dict[str, Spec]
     return keys
 
 
-def read(target: Target) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def read(target: Target) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     ensure_topic(target, TOPIC)
-    body = describe_configs(target, [(RESOURCE_BROKER, "1", None), (RESOURCE_TOPIC, TOPIC, None)],
+    body = describe_configs(target, [(RESOURCE_BROKER, "1", None), (RESOURCE_TOPIC, TOPIC, None),
+                                     (RESOURCE_GROUP, GROUP, None)],
                             synonyms=True, documentation=True)
-    broker, topic = body["results"]
-    return broker["configs"], topic["configs"]
+    broker, topic, group = body["results"]
+    return broker["configs"], topic["configs"], group["configs"]
 
 
-def write(broker: list[dict[str, Any]], topic: list[dict[str, Any]], version: str, specs: dict[str, Spec]) -> None:
+def write(broker: list[dict[str, Any]], topic: list[dict[str, Any]], group: list[dict[str, Any]], version: str,
+          specs: dict[str, Spec]) -> None:
     keys = broker_keys(broker, specs)
     KEYS_MODULE.write_text(
         f'"""Kafka {version}\'s broker configs: (name, type, default, dynamic, validator), as its DescribeConfigs\n'
@@ -109,7 +113,8 @@ def write(broker: list[dict[str, Any]], topic: list[dict[str, Any]], version: st
         encoding="utf-8")
     docs = {"kafka_version": version,
             "broker": {entry["name"]: entry["documentation"] for entry in broker},
-            "topic": {entry["name"]: entry["documentation"] for entry in topic}}
+            "topic": {entry["name"]: entry["documentation"] for entry in topic},
+            "group": {entry["name"]: entry["documentation"] for entry in group}}
     DOCS_FILE.write_text(json.dumps(docs, indent=0, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
@@ -121,9 +126,10 @@ def main() -> None:
     specs = validator_specs(classpath, java)
     with ReferenceKafka(classpath=classpath, java=java) as kafka:
         host, port = kafka.addresses[0]
-        broker, topic = read(Target("kafka", host, port))
-    write(broker, topic, version, specs)
-    print(f"{KEYS_MODULE}: {len(broker)} broker configs; {DOCS_FILE}: and {len(topic)} topic configs' docs")
+        broker, topic, group = read(Target("kafka", host, port))
+    write(broker, topic, group, version, specs)
+    print(f"{KEYS_MODULE}: {len(broker)} broker configs; {DOCS_FILE}: and {len(topic)} topic and {len(group)} "
+          "group configs' docs")
 
 
 if __name__ == "__main__":

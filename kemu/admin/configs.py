@@ -32,6 +32,7 @@ from kemu.wire.errors import ErrorCode
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
 RESOURCE_BROKER_LOGGER = 8
+RESOURCE_GROUP = 32
 MIN_ISR = "min.insync.replicas"
 
 
@@ -101,8 +102,10 @@ def _alter_resource(broker: Broker, resource: ResourceChange, validate_only: boo
         _alter_broker(broker, resource, validate_only, incremental)
     elif kind == RESOURCE_TOPIC:
         _alter_topic(broker, resource, validate_only, incremental)
+    elif kind == RESOURCE_GROUP:
+        _alter_group(broker, resource, validate_only, incremental)
     else:
-        # Legacy AlterConfigs never supported BROKER_LOGGER; kemu has no GROUP or CLIENT_METRICS resources.
+        # Legacy AlterConfigs never supported BROKER_LOGGER; kemu has no CLIENT_METRICS resources.
         raise _Refused(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
 
 
@@ -204,6 +207,35 @@ def _alter_topic(broker: Broker, resource: ResourceChange, validate_only: bool, 
         topic.configs = configs
         broker.storage.reconfigure(topic)
         broker.storage.save(broker.topics)
+
+
+def _alter_group(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool) -> None:
+    """ConfigurationControlManager over a GROUP resource: the new full set of overrides, then GroupConfig's
+    validation of it over the broker's defaults."""
+    from kemu.broker import group_configs
+
+    name = resource.resource_name
+    if incremental:
+        configs = broker.group_configs.get(name)
+        for change in resource.configs:
+            op = _check_op(change)
+            if op == OpType.SET:
+                configs[change.name] = change.value or ""
+            elif op == OpType.DELETE:
+                configs.pop(change.name, None)
+            else:
+                raise _Refused(ErrorCode.INVALID_CONFIG,
+                               f"Can't {op.name} to key {change.name} because its type is not LIST.")
+    else:
+        configs = {c.name: c.value for c in resource.configs if c.value is not None}
+    if not name:
+        raise _Refused(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
+    try:
+        group_configs.validate(configs, broker.config_layers())
+    except InvalidConfigError as exc:
+        raise _Refused(ErrorCode.INVALID_CONFIG, str(exc)) from None
+    if not validate_only:
+        broker.group_configs.replace(name, configs)
 
 
 def _apply_topic_op(configs: dict[str, str], op: OpType, change: ConfigChange) -> None:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     # The cleaner loads with the first log it could clean (Broker.cleaner), the fetch session cache with
     # the first Fetch (Broker.fetch_sessions): a broker that has served neither need not import them.
     from kemu.broker.fetch_sessions import FetchSessionCache
+    from kemu.broker.group_configs import GroupConfigStore
     from kemu.log.cleaner import CleanerSource
     from kemu.log.log_cleaner import CleanResult, LogCleaner
 
@@ -96,6 +97,7 @@ class Broker:
         self.apply_log_defaults()
         self.storage.load(self.topics, list(self.cluster.nodes))
         self._fetch_sessions: FetchSessionCache | None = None
+        self._group_configs: GroupConfigStore | None = None
         self.housekeeping = Housekeeping(clock)
         self.housekeeping.add("log-retention", self._run_retention)
         # Kafka's cleaner thread, as a timer: one log per run, again at once while logs are due, else after
@@ -124,6 +126,15 @@ class Broker:
     def _cleaner_sources(self, topic: str | None = None) -> list[CleanerSource]:
         return [p.cleaner_source for t in self.topics if topic is None or t.name == topic
                 for p in t.partitions if p.is_open]
+
+    @property
+    def group_configs(self) -> GroupConfigStore:
+        """Every group's config overrides (resource type GROUP), read from the data directory when first asked."""
+        if self._group_configs is None:
+            from kemu.broker.group_configs import GroupConfigStore
+
+            self._group_configs = GroupConfigStore(self.data_dir)
+        return self._group_configs
 
     @property
     def fetch_sessions(self) -> FetchSessionCache:

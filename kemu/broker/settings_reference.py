@@ -120,6 +120,28 @@ BROKER_DECLARED: dict[str, Declared] = {
 }
 """The broker settings whose status the rule does not give, each with its reason."""
 
+
+def _group_config_declarations() -> dict[str, Declared]:
+    """The broker settings behind the group configs (resource type GROUP): the bounds a group's value must keep
+    (honoured: validated and clamped as Kafka does), and the defaults of those kemu's groups do not act on."""
+    from kemu.broker.group_configs import GROUP_CONFIGS
+
+    own = kemu_definitions()
+    declared: dict[str, Declared] = {}
+    for key in GROUP_CONFIGS.values():
+        for bound in key.bounds or ():
+            if bound and bound not in own:
+                declared[bound] = Declared(HONOURED, f"bounds a group's own {key.name} (resource type GROUP): "
+                                                     "refused outside them, clamped if they move", named=True)
+        if key.synonym is not None and key.synonym not in own:
+            declared[key.synonym] = Declared(
+                ACCEPTED_ONLY, f"the default the group config {key.name} shows and is validated against; kemu "
+                               "has no share or streams groups yet", named=True)
+    return declared
+
+
+BROKER_DECLARED.update(_group_config_declarations())
+
 NOT_SCANNED: dict[str, str] = {
     "kemu/broker/broker_configs.py": "the broker config table",
     "kemu/broker/kafka_broker_keys.py": "Kafka's broker configs, generated",

@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, NamedTuple, TypeVar
 
+from kemu.broker import group_configs
 from kemu.broker.broker import Broker
 from kemu.broker.config import BrokerConfig
 from kemu.broker.errors import ApiError
@@ -43,6 +44,7 @@ from kemu.broker.partition import Partition
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC
 from kemu.coordinators.journal import JOURNAL_ERRORS, InternalTopicJournal, group_write_error
 from kemu.groups import CoordinatorRecord, GroupConfig, GroupCoordinator, RequestContext, TopicInfo, log_records
+from kemu.groups.config import no_overrides
 from kemu.groups.offset_ops import partition_errors
 from kemu.hashing import partition_for
 from kemu.log import AppendOrigin, LogEvent, PartitionLog
@@ -84,7 +86,7 @@ class GroupService:
         self.broker = broker
         self.journal = InternalTopicJournal(broker, GROUP_METADATA_TOPIC, broker.config.offsets_topic_num_partitions,
                                             group_write_error)
-        self.coordinator = GroupCoordinator(broker.clock, config=config or group_config(broker.config),
+        self.coordinator = GroupCoordinator(broker.clock, config=config or group_config(broker.config, broker),
                                             journal=self._journal, topics=self._topics)
         self._buffer: list[CoordinatorRecord] | None = None
         self._watched: dict[int, Partition] = {}
@@ -320,9 +322,11 @@ class GroupService:
                 log.exception("skipping a %s record the group coordinator cannot apply", item.type)
 
 
-def group_config(config: BrokerConfig) -> GroupConfig:
-    """The coordinator's settings from the broker's (Kafka's group.* and offsets.* configs)."""
+def group_config(config: BrokerConfig, broker: Broker | None = None) -> GroupConfig:
+    """The coordinator's settings from the broker's (Kafka's group.* and offsets.* configs), and with a broker
+    each group's own (resource type GROUP)."""
     return GroupConfig(
+        overrides=_group_overrides(broker) if broker is not None else no_overrides,
         min_session_timeout_ms=config.group_min_session_timeout_ms,
         max_session_timeout_ms=config.group_max_session_timeout_ms,
         initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
@@ -334,6 +338,17 @@ def group_config(config: BrokerConfig) -> GroupConfig:
         offsets_retention_minutes=config.offsets_retention_minutes,
         offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
     )
+
+
+def _group_overrides(broker: Broker) -> Callable[[str], Mapping[str, int]]:
+    def of(group_id: str) -> Mapping[str, int]:
+        values = broker.group_configs.get(group_id)
+        if not values:
+            return {}
+        layers = broker.config_layers()
+        return {name: group_configs.effective_int(name, values, layers) for name in values
+                if group_configs.GROUP_CONFIGS[name].type == "INT"}
+    return of
 
 
 def _group_of(record: CoordinatorRecord) -> str:

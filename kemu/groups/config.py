@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 _INT_MAX = 2**31 - 1
+
+
+def no_overrides(_group_id: str) -> Mapping[str, int]:
+    return {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +34,16 @@ class GroupConfig:
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
     offsets_retention_minutes: int = 10080  # offsets.retention.minutes
     offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
+
+    # A group's own settings (resource type GROUP: "consumer.session.timeout.ms" and the rest), as it runs
+    # with them; the coordinator's shell reads them from the broker's group configs.
+    overrides: Callable[[str], Mapping[str, int]] = no_overrides
+
+    def consumer_session_timeout(self, group_id: str) -> int:
+        return self.overrides(group_id).get("consumer.session.timeout.ms", self.consumer_session_timeout_ms)
+
+    def consumer_heartbeat_interval(self, group_id: str) -> int:
+        return self.overrides(group_id).get("consumer.heartbeat.interval.ms", self.consumer_heartbeat_interval_ms)
 
     @property
     def offsets_retention_ms(self) -> int:

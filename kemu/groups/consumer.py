@@ -207,7 +207,7 @@ class ConsumerGroupManager:
         response: dict[str, Any] = {
             "error_code": ErrorCode.NONE, "error_message": None, "member_id": updated.member_id,
             "member_epoch": updated.member_epoch,
-            "heartbeat_interval_ms": self.config.consumer_heartbeat_interval_ms, "assignment": None,
+            "heartbeat_interval_ms": self.config.consumer_heartbeat_interval(group_id), "assignment": None,
         }
         # The assignment goes out when it changed, or when the member sent everything (joining, or after
         # an error) and so may have lost track of it.
@@ -408,7 +408,7 @@ class ConsumerGroupManager:
 
     # ---- timers -----------------------------------------------------------------------------------
     def _schedule_session_timeout(self, group_id: str, member_id: str) -> None:
-        self.state.schedule(session_key(group_id, member_id), self.config.consumer_session_timeout_ms,
+        self.state.schedule(session_key(group_id, member_id), self.config.consumer_session_timeout(group_id),
                             lambda: self._session_expired(group_id, member_id))
 
     def _session_expired(self, group_id: str, member_id: str) -> None:

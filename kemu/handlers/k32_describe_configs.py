@@ -13,8 +13,10 @@ Resources, as Kafka's ConfigHelper answers them:
   kemu.broker.broker_configs); named "", only the dynamic cluster-wide defaults that are set. Another id,
   or a name that is not a number, is INVALID_REQUEST with Kafka's message.
 - BROKER_LOGGER (8): the log levels of `root` and the `kemu` loggers; the name must be the node's id.
-- GROUP (32) and CLIENT_METRICS (16), which Kafka 4 has, are not kept by kemu: that resource alone gets
-  INVALID_REQUEST (with Kafka's message when it has no name). A resource type Kafka does not know fails the
+- GROUP (32): every group config (kemu.broker.group_configs), an override's source GROUP_CONFIG, the broker's
+  value DEFAULT_CONFIG; a group need not exist to have configs. Unnamed, INVALID_REQUEST with Kafka's message.
+- CLIENT_METRICS (16), which Kafka 4 has, is not kept by kemu: that resource alone gets INVALID_REQUEST (with
+  Kafka's message when it has no name). A resource type Kafka does not know fails the
   whole request, as in Kafka.
 
 `configuration_keys` (null or empty: all) keeps only the named configs.
@@ -26,7 +28,7 @@ from typing import Any
 
 from kemu.admin import loggers as broker_loggers
 from kemu.admin.configs import RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC
-from kemu.broker import broker_configs, topic_configs
+from kemu.broker import broker_configs, group_configs, topic_configs
 from kemu.broker.broker_configs import CONFIG_TYPE_IDS, ConfigEntry, ConfigSource, parse_java_int
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import invalid_name_reason
@@ -117,6 +119,8 @@ def _describe(ctx: RequestContext, kind: int, name: str, synonyms: bool,
                 for logger, level in broker_loggers.loggers().items()]
     if name == "":
         raise _Refused(ErrorCode.INVALID_REQUEST, _UNNAMED[kind])
+    if kind == RESOURCE_GROUP:
+        return group_configs.describe(broker.group_configs.get(name), broker.config_layers(), synonyms, documentation)
     raise _Refused(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {_NOT_KEPT[kind]}")
 
 

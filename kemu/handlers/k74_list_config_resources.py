@@ -5,8 +5,8 @@ DESCRIBE_CONFIGS on the cluster is required (else CLUSTER_AUTHORIZATION_FAILED).
 resources; v1 the types asked for, or with none asked every type v1 supports (TOPIC, BROKER, BROKER_LOGGER,
 CLIENT_METRICS, GROUP); a type outside those is UNSUPPORTED_VERSION with nothing listed. They come type by
 type in Kafka's order, whatever the request's: GROUP, CLIENT_METRICS, BROKER_LOGGER and BROKER (each live
-broker by id), TOPIC (every topic, internal ones too). kemu keeps no group configs and no client metrics
-subscriptions, so those two types list nothing.
+broker by id), TOPIC (every topic, internal ones too). GROUP lists the groups that have configs
+(kemu.broker.group_configs); kemu keeps no client metrics subscriptions, so that type lists nothing.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         return {"error_code": int(ErrorCode.UNSUPPORTED_VERSION), "config_resources": []}
     broker = ctx.broker
     listed: list[dict[str, Any]] = []
-    for kind in (BROKER_LOGGER, BROKER):  # GROUP and CLIENT_METRICS, first in Kafka's order, have none here
+    if GROUP in asked:
+        listed += [{"resource_name": group, "resource_type": GROUP} for group in broker.group_configs.groups()]
+    for kind in (BROKER_LOGGER, BROKER):  # CLIENT_METRICS, between GROUP and these in Kafka's order, has none
         if kind in asked:
             listed += [{"resource_name": str(node_id), "resource_type": kind} for node_id in broker.live_broker_ids()]
     if TOPIC in asked:

@@ -47,3 +47,16 @@ def test_real_client_names_are_accepted(conn: Connection, name: str, version: st
 def test_versions_kafka_4_removed_close_the_connection(conn: Connection, key: int, version: int) -> None:
     conn.send(key, version, {})
     assert conn.closed_by_peer()
+
+
+def test_share_group_apis_are_declared_but_not_advertised(conn: Connection) -> None:
+    """Keys 76-79 (KIP-932) have wire declarations but no handler yet, so ApiVersions leaves them out and a
+    request for one closes the connection, as an unknown key does."""
+    from kemu.wire.apis import get_api
+
+    assert all(get_api(key) is not None for key in (76, 77, 78, 79))
+    body = conn.request(KEY, 4, SOFTWARE)
+    assert not {76, 77, 78, 79} & {entry["api_key"] for entry in body["api_keys"]}
+    conn.send(78, 1, {"member_id": "m", "share_session_epoch": 0, "max_wait_ms": 0, "min_bytes": 1,
+                      "max_records": 1, "batch_size": 1, "topics": [], "forgotten_topics_data": []})
+    assert conn.closed_by_peer()

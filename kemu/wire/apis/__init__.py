@@ -71,6 +71,10 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     69: (0, 1),  # ConsumerGroupDescribe
     74: (0, 1),  # ListConfigResources
     75: (0, 0),  # DescribeTopicPartitions
+    76: (1, 1),  # ShareGroupHeartbeat (declared only: no handler yet, so not advertised)
+    77: (1, 1),  # ShareGroupDescribe (declared only)
+    78: (1, 2),  # ShareFetch (declared only)
+    79: (1, 2),  # ShareAcknowledge (declared only)
 })
 
 _MODULE_NAME = re.compile(r"k(\d\d)_\w+")

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     # Imported on first use only (start-up time); no cycle: neither module imports this one.
     from kemu.coordinators.crash_points import CrashHook
     from kemu.coordinators.group import GroupService
+    from kemu.coordinators.share_fetch import ShareFetchManager
     from kemu.coordinators.txn import TxnService
 
 
@@ -24,6 +25,7 @@ class Coordinators:
         self.broker = broker
         self._groups: GroupService | None = None
         self._txn: TxnService | None = None
+        self._share: ShareFetchManager | None = None
         self._crash_hook: CrashHook | None = None
         if len(broker.topics):
             _ = self.groups, self.txn
@@ -35,6 +37,15 @@ class Coordinators:
 
             self._groups = GroupService(self.broker)
         return self._groups
+
+    @property
+    def share(self) -> ShareFetchManager:
+        """Share sessions and share-partitions (KIP-932), made by the first ShareFetch or ShareAcknowledge."""
+        if self._share is None:
+            from kemu.coordinators.share_fetch import ShareFetchManager
+
+            self._share = ShareFetchManager(self.broker)
+        return self._share
 
     @property
     def txn(self) -> TxnService:

@@ -1,0 +1,55 @@
+"""Share groups' reads (KIP-932): ShareFetch and ShareAcknowledge at every version, their share sessions (open,
+next epochs, a wrong epoch, an unknown session, close) and the requests Kafka refuses before reading (acknowledge
+data on an opening fetch, an acknowledgement opening a session, no group or member id)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compat_tests.conformance.scripts import create_topic, step, versions
+from compat_tests.conformance.steps import Script
+
+TOPIC = "conf-share-{run}"
+
+
+def _fetch(version: int, group: str, member: str, epoch: int, acks: list[dict[str, Any]] | None = None,
+           topics: bool = True) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "group_id": group, "member_id": member, "share_session_epoch": epoch, "max_wait_ms": 0, "min_bytes": 1,
+        "max_bytes": 1048576, "max_records": 500, "batch_size": 500,
+        "topics": [{"topic_id": "{$topic_id}", "partitions": [
+            {"partition_index": 0, "acknowledgement_batches": acks or []}]}] if topics else [],
+        "forgotten_topics_data": []}
+    if version >= 2:
+        body |= {"share_acquire_mode": 0, "is_renew_ack": False}
+    return body
+
+
+def _acknowledge(version: int, group: str, member: str, epoch: int) -> dict[str, Any]:
+    body: dict[str, Any] = {"group_id": group, "member_id": member, "share_session_epoch": epoch, "topics": []}
+    if version >= 2:
+        body["is_renew_ack"] = False
+    return body
+
+
+def sessions(version: int) -> Script:
+    group, member = f"conf-share-{version}-{{run}}", "conf-share-member-{run}"
+    accept = [{"first_offset": 0, "last_offset": 0, "acknowledge_types": [1]}]
+    return Script(f"share_fetch.sessions.v{version}", [
+        *create_topic(TOPIC),
+        step("open", 78, version, _fetch(version, group, member, 0)),
+        step("next epoch", 78, version, _fetch(version, group, member, 1)),
+        step("wrong epoch", 78, version, _fetch(version, group, member, 5)),
+        step("unknown session", 78, version, _fetch(version, group, "conf-share-nobody-{run}", 3)),
+        step("acknowledgements on opening", 78, version, _fetch(version, group, member, 0, accept)),
+        step("acknowledge opening a session", 79, version, _acknowledge(version, group, member, 0)),
+        step("acknowledge nothing", 79, version, _acknowledge(version, group, member, 1)),
+        step("acknowledge a wrong epoch", 79, version, _acknowledge(version, group, member, 9)),
+        step("close", 78, version, _fetch(version, group, member, -1, topics=False)),
+        step("after closing", 78, version, _fetch(version, group, member, 2)),
+        step("acknowledge after closing", 79, version, _acknowledge(version, group, member, 2)),
+    ])
+
+
+def scripts() -> list[Script]:
+    return [sessions(version) for version in sorted(set(versions(78)) | set(versions(79)))]

@@ -1,0 +1,82 @@
+"""What ShareFetch (78) and ShareAcknowledge (79) share: the share session a request runs in, its
+acknowledgements applied partition by partition, and the answer's topics grouped by topic id."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from kemu.broker.errors import ApiError
+from kemu.coordinators.share_fetch import ShareFetchManager, TopicPartition
+from kemu.handlers import _authorize as authz
+from kemu.handlers._leadership import current_leader
+from kemu.handlers.context import RequestContext
+from kemu.wire.errors import ErrorCode
+
+
+def check_request(ctx: RequestContext, body: dict[str, Any]) -> None:
+    """KafkaApis' first checks: READ on the group, then a group and member id to key the session by."""
+    group_id, member_id = body["group_id"], body["member_id"]
+    if not group_id:
+        raise ApiError(ErrorCode.INVALID_REQUEST, "Group id must be specified")
+    authz.require(ctx, authz.READ, authz.GROUP, group_id)
+    if not member_id:
+        raise ApiError(ErrorCode.INVALID_REQUEST, "Member id must be specified")
+
+
+def topic_names(ctx: RequestContext, topic_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, str | None]:
+    broker = ctx.broker
+    names: dict[uuid.UUID, str | None] = {}
+    for topic_id in topic_ids:
+        topic = broker.topics.by_id(topic_id)
+        names[topic_id] = None if topic is None else topic.name
+    return names
+
+
+def refusal(ctx: RequestContext, names: dict[uuid.UUID, str | None], tp: TopicPartition) -> ErrorCode:
+    """A partition's error before it is read or acknowledged: an unknown topic id, a partition it lacks, no
+    READ on the topic."""
+    topic_id, index = tp
+    name = names.get(topic_id)
+    if name is None:
+        return ErrorCode.UNKNOWN_TOPIC_ID
+    topic = ctx.broker.topics.get(name)
+    if topic is None or not 0 <= index < len(topic.partitions):
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if not authz.allowed(ctx, authz.READ, authz.TOPIC, name):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    return ErrorCode.NONE
+
+
+def acknowledge_all(ctx: RequestContext, manager: ShareFetchManager, group_id: str, member_id: str,
+                    topics: list[dict[str, Any]], names: dict[uuid.UUID, str | None],
+                    renew: bool) -> dict[TopicPartition, tuple[ErrorCode, str | None]]:
+    outcomes: dict[TopicPartition, tuple[ErrorCode, str | None]] = {}
+    for topic in topics:
+        for p in topic["partitions"]:
+            batches = p["acknowledgement_batches"]
+            if not batches:
+                continue
+            tp = (topic["topic_id"], p["partition_index"])
+            refused = refusal(ctx, names, tp)
+            if refused is not ErrorCode.NONE:
+                outcomes[tp] = (refused, None)
+                continue
+            outcome = manager.acknowledge(group_id, member_id, tp[0], tp[1], batches, renew_allowed=renew)
+            outcomes[tp] = (outcome.error, outcome.message)
+    return outcomes
+
+
+def by_topic(partitions: dict[TopicPartition, dict[str, Any]]) -> list[dict[str, Any]]:
+    grouped: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    for (topic_id, _), data in partitions.items():
+        grouped.setdefault(topic_id, []).append(data)
+    return [{"topic_id": topic_id, "partitions": parts} for topic_id, parts in grouped.items()]
+
+
+def leader_of(ctx: RequestContext, tp: TopicPartition) -> dict[str, int]:
+    topic = ctx.broker.topics.by_id(tp[0])
+    if topic is None or not 0 <= tp[1] < len(topic.partitions):
+        return {"leader_id": -1, "leader_epoch": -1}
+    return current_leader(topic.partitions[tp[1]])

@@ -94,7 +94,15 @@ class ShareFetchManager:
         self.broker = broker
         self._sessions: dict[tuple[str, str], ShareSession] = {}
         self._partitions: dict[tuple[str, uuid.UUID, int], SharePartition] = {}
+        # The share-partitions whose state the group coordinator initialised, by assigning them to a member
+        # (Kafka's InitializeShareGroupState): until then a fetch acquires nothing from them, as Kafka's parks
+        # while its persister has no state to read.
+        self._initialised: set[tuple[str, uuid.UUID, int]] = set()
         broker.housekeeping.add(LOCKS_TICK, self._expire_locks, None)
+
+    def initialise(self, group_id: str, partitions: Iterable[TopicPartition]) -> None:
+        """The group coordinator assigned these partitions to a member of `group_id`: they may be read."""
+        self._initialised.update((group_id, topic_id, index) for topic_id, index in partitions)
 
     # ---- sessions ------------------------------------------------------------------------------------
     def open_session(self, group_id: str, member_id: str, epoch: int, wanted: Sequence[TopicPartition],
@@ -184,6 +192,8 @@ class ShareFetchManager:
         partition = self._partition(topic_id, index)
         if partition is None:
             return Acquisition(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, b"", [])
+        if (group_id, topic_id, index) not in self._initialised:
+            return Acquisition(ErrorCode.NONE, b"", [])
         try:
             share = self._share_partition(group_id, topic_id, index, partition)
         except ShareOffsetError as exc:

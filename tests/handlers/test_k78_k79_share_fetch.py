@@ -26,7 +26,20 @@ def broker(make_broker: MakeBroker) -> Iterator[Broker]:
         running.call(create_topics, running.broker, [NewTopic("t", 1, 1)])
         running.call(running.broker.group_configs.replace, "g", {"share.auto.offset.reset": "earliest",
                                                                  "share.delivery.count.limit": "3"})
+        # What ShareGroupHeartbeat does when it assigns the partition to a member.
+        running.call(lambda: running.coordinators.share.initialise("g", [(topic_id(running, "t"), 0)]))
         yield running
+
+
+def test_a_partition_no_member_was_assigned_gives_nothing(make_broker: MakeBroker) -> None:
+    with make_broker() as running:
+        running.call(create_topics, running.broker, [NewTopic("t", 1, 1)])
+        running.call(running.broker.group_configs.replace, "g", {"share.auto.offset.reset": "earliest"})
+        with running.connect() as conn:
+            produce(conn, "t", batch(b"a"))
+            assert share_fetch(conn, topic_id(running, "t"), "m1", 0)["responses"] == []
+            running.call(lambda: running.coordinators.share.initialise("g", [(topic_id(running, "t"), 0)]))
+            assert acquired(only_partition(share_fetch(conn, topic_id(running, "t"), "m1", 1))) == [(0, 0, 1)]
 
 
 def share_fetch(conn: Connection, tid: uuid.UUID, member: str, epoch: int,

@@ -1,0 +1,130 @@
+"""Share groups (KIP-932) with confluent-kafka's ShareConsumer, against kemu and against the reference Kafka:
+two consumers of one share group split a 3-partition topic with every record accepted exactly once; in explicit
+mode a released record comes back with delivery count 2 and a rejected one never; with kemu's movable clock a
+record left unacknowledged is redelivered to another consumer right after `advance` passes its lock."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import Producer, ShareConsumer
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
+
+from compat_tests.polling import wait_for
+from compat_tests.reference.kafka import ReferenceKafka
+from kemu.testing import Broker
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture(params=["kemu", "kafka"])
+def bootstrap(request: pytest.FixtureRequest) -> Iterator[str]:
+    if request.param == "kemu":
+        with Broker() as broker:
+            yield broker.bootstrap_servers
+    else:
+        kafka: ReferenceKafka = request.getfixturevalue("reference_kafka")
+        host, port = kafka.addresses[0]
+        yield f"{host}:{port}"
+
+
+def setup(bootstrap: str, topic: str, group: str, partitions: int, values: list[str]) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
+        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([resource])[resource].result(30)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for index, value in enumerate(values):
+        producer.produce(topic, value.encode(), partition=index % partitions)
+    assert producer.flush(30) == 0
+
+
+def share_consumer(bootstrap: str, group: str, topic: str, **config: Any) -> ShareConsumer:
+    consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group, **config})
+    consumer.subscribe([topic])
+    return consumer
+
+
+def test_two_share_consumers_accept_every_record_once(bootstrap: str) -> None:
+    topic, group = f"share-split-{uuid.uuid4().hex[:8]}", f"workers-{uuid.uuid4().hex[:8]}"
+    values = [f"job-{n}" for n in range(10_000)]
+    setup(bootstrap, topic, group, 3, values)
+    consumers = [share_consumer(bootstrap, group, topic) for _ in range(2)]
+    seen: Counter[str] = Counter()
+    by_consumer = [0, 0]
+    try:
+        def drained() -> bool:
+            for index, consumer in enumerate(consumers):
+                for message in consumer.poll(0.2):
+                    if message.error() is None:
+                        seen[message.value().decode()] += 1
+                        by_consumer[index] += 1
+            return sum(seen.values()) >= len(values)
+
+        wait_for(drained, what="every record delivered", timeout=120)
+        for consumer in consumers:
+            consumer.commit_sync(30)  # implicit mode: the last poll's records accepted
+    finally:
+        for consumer in consumers:
+            consumer.close()
+    assert set(seen) == set(values)
+    assert max(seen.values()) == 1, [v for v, n in seen.items() if n > 1][:10]
+
+
+def test_a_released_record_comes_back_with_delivery_count_two_and_a_rejected_one_never(bootstrap: str) -> None:
+    topic, group = f"share-acks-{uuid.uuid4().hex[:8]}", f"acks-{uuid.uuid4().hex[:8]}"
+    setup(bootstrap, topic, group, 1, ["release-me", "reject-me", "accept-me"])
+    consumer = share_consumer(bootstrap, group, topic, **{"share.acknowledgement.mode": "explicit"})
+    deliveries: list[tuple[str, int]] = []
+    try:
+        first: list[Any] = []
+        wait_for(lambda: bool(first.extend(m for m in consumer.poll(0.5) if m.error() is None) or len(first) >= 3),
+                 what="the three records", timeout=60)
+        from confluent_kafka import AcknowledgeType
+
+        for message in first:
+            deliveries.append((message.value().decode(), message.delivery_count()))
+            kind = {"release-me": AcknowledgeType.RELEASE, "reject-me": AcknowledgeType.REJECT}.get(
+                message.value().decode(), AcknowledgeType.ACCEPT)
+            consumer.acknowledge(message, kind)
+        consumer.commit_sync(30)
+        again: list[Any] = []
+        wait_for(lambda: bool(again.extend(m for m in consumer.poll(0.5) if m.error() is None) or again),
+                 what="the released record again", timeout=60)
+        for message in again:
+            deliveries.append((message.value().decode(), message.delivery_count()))
+            consumer.acknowledge(message)
+        consumer.commit_sync(30)
+        assert [m for m in consumer.poll(2.0) if m.error() is None] == []
+    finally:
+        consumer.close()
+    assert deliveries == [("release-me", 1), ("reject-me", 1), ("accept-me", 1), ("release-me", 2)]
+
+
+def test_an_unacknowledged_record_is_redelivered_after_the_clock_passes_its_lock() -> None:
+    with Broker(virtual_clock=True) as broker:
+        topic, group = "share-locks", "lockers"
+        setup(broker.bootstrap_servers, topic, group, 1, ["held"])
+        holder = share_consumer(broker.bootstrap_servers, group, topic,
+                                **{"share.acknowledgement.mode": "explicit"})
+        other = share_consumer(broker.bootstrap_servers, group, topic)
+        try:
+            held: list[Any] = []
+            wait_for(lambda: bool(held.extend(m for m in holder.poll(0.5) if m.error() is None) or held),
+                     what="the record acquired by the first consumer", timeout=60)
+            assert [(m.value(), m.delivery_count()) for m in held] == [(b"held", 1)]
+            # The holder never acknowledges; the other consumer gets nothing while the lock (30 s) holds.
+            assert [m for m in other.poll(1.0) if m.error() is None] == []
+            broker.advance(31)
+            redelivered: list[Any] = []
+            wait_for(lambda: bool(redelivered.extend(m for m in other.poll(0.5) if m.error() is None)
+                                  or redelivered), what="the record redelivered", timeout=30)
+            assert [(m.value(), m.delivery_count()) for m in redelivered] == [(b"held", 2)]
+        finally:
+            other.close()
+            holder.close()

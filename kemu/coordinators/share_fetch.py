@@ -2,7 +2,7 @@
 as Kafka's SharePartitionManager and ShareSessionCache keep them. Synchronous and socket-free; the ShareFetch
 (78) and ShareAcknowledge (79) handlers are its shell.
 
-- A share session belongs to a (group, member): epoch 0 opens one (replacing the member's old one), -1 closes
+- A share session belongs to a (group, member): epoch 0 opens one (dropping the member's old one), -1 closes
   it (releasing what the member still holds in its partitions), and every other request must carry the epoch
   the session expects next, which then moves on (Kafka's ShareRequestMetadata.nextEpoch: wraps to 1).
 - A share-partition (kemu.groups.share_partition) is made for a (group, topic id, partition) when a member first
@@ -111,9 +111,9 @@ class ShareFetchManager:
         one, whose member's acquired records the caller releases once its acknowledgements are applied (`release`)."""
         key = (group_id, member_id)
         if epoch == INITIAL_EPOCH:
-            old = self._sessions.pop(key, None)
-            if old is not None:
-                self.release(old)
+            # The old session goes; what its member acquired stays its own until the locks expire (Kafka's
+            # newContext only drops it from the cache).
+            self._sessions.pop(key, None)
             opened = ShareSession(group_id, member_id, (tp for tp in wanted if tp not in set(forgotten)))
             self._sessions[key] = opened
             return SessionOutcome(ErrorCode.NONE, opened)
@@ -192,6 +192,9 @@ class ShareFetchManager:
         partition = self._partition(topic_id, index)
         if partition is None:
             return Acquisition(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, b"", [])
+        if not group_id:
+            # Kafka's persister refuses the empty group id its ShareFetch accepts: the partition fails.
+            return Acquisition(ErrorCode.UNKNOWN_SERVER_ERROR, b"", [])
         if (group_id, topic_id, index) not in self._initialised:
             return Acquisition(ErrorCode.NONE, b"", [])
         try:

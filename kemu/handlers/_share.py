@@ -7,22 +7,26 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from kemu.broker.errors import ApiError
 from kemu.coordinators.share_fetch import ShareFetchManager, TopicPartition
 from kemu.handlers import _authorize as authz
-from kemu.handlers._leadership import current_leader
 from kemu.handlers.context import RequestContext
 from kemu.wire.errors import ErrorCode
 
+MAX_MEMBER_ID_LENGTH = 36  # KafkaApis.isMemberIdValid
 
-def check_request(ctx: RequestContext, body: dict[str, Any]) -> None:
-    """KafkaApis' first checks: READ on the group, then a group and member id to key the session by."""
+
+def refused_request(ctx: RequestContext, body: dict[str, Any]) -> ErrorCode:
+    """KafkaApis' first checks: a group id (null refused, "" allowed), READ on the group, then a member id of
+    1 to 36 characters to key the session by. Kafka's answer to these carries no message (getErrorResponse
+    keeps only the code)."""
     group_id, member_id = body["group_id"], body["member_id"]
-    if not group_id:
-        raise ApiError(ErrorCode.INVALID_REQUEST, "Group id must be specified")
-    authz.require(ctx, authz.READ, authz.GROUP, group_id)
-    if not member_id:
-        raise ApiError(ErrorCode.INVALID_REQUEST, "Member id must be specified")
+    if group_id is None:
+        return ErrorCode.INVALID_REQUEST
+    if not authz.allowed(ctx, authz.READ, authz.GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if not member_id or len(member_id) > MAX_MEMBER_ID_LENGTH:
+        return ErrorCode.INVALID_REQUEST
+    return ErrorCode.NONE
 
 
 def topic_names(ctx: RequestContext, topic_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, str | None]:
@@ -76,7 +80,6 @@ def by_topic(partitions: dict[TopicPartition, dict[str, Any]]) -> list[dict[str,
 
 
 def leader_of(ctx: RequestContext, tp: TopicPartition) -> dict[str, int]:
-    topic = ctx.broker.topics.by_id(tp[0])
-    if topic is None or not 0 <= tp[1] < len(topic.partitions):
-        return {"leader_id": -1, "leader_epoch": -1}
-    return current_leader(topic.partitions[tp[1]])
+    """A partition's current_leader: Kafka fills it only for NOT_LEADER_OR_FOLLOWER, which a single kemu
+    never answers; otherwise it is the message's default, leader 0 at epoch 0."""
+    return {"leader_id": 0, "leader_epoch": 0}

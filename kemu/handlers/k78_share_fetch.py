@@ -7,7 +7,8 @@ acquired, with the acquired ranges and their delivery counts; the client deliver
 acquire anywhere and `max_wait_ms` above 0: the answer waits for a write to one of the session's partitions or
 the deadline, then tries once more. Epoch 0 opens the session (acknowledgements in it are INVALID_REQUEST, as
 Kafka refuses them), -1 closes it (no fetching then; the member's acquired records are released once its
-acknowledgements are applied). Top-level errors: INVALID_REQUEST without a group or member id, READ on the group
+acknowledgements are applied). Top-level errors: INVALID_REQUEST for a null group id or a member id that is
+empty or over 36 characters (and v2's renewing request asking for records), READ on the group
 (GROUP_AUTHORIZATION_FAILED), SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH; per partition
 UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED, INVALID_RECORD_STATE (acknowledgements).
 `share_acquire_mode` 1 (record limit) is answered as batch-optimized (mode 0).
@@ -33,7 +34,9 @@ FETCH_MAX_BYTES = 55 * 1024 * 1024  # fetch.max.bytes: a broker caps a request's
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Continuation:
     body, version = request.body, request.version
-    _share.check_request(ctx, body)
+    refused = _share.refused_request(ctx, body)
+    if refused is not ErrorCode.NONE:
+        return _top_level(refused)
     group_id, member_id, epoch = body["group_id"], body["member_id"], body["share_session_epoch"]
     topics = body["topics"]
     acknowledging = any(p["acknowledgement_batches"] for t in topics for p in t["partitions"])
@@ -41,8 +44,13 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
         return _top_level(ErrorCode.INVALID_REQUEST)
     wanted = [(t["topic_id"], p["partition_index"]) for t in topics for p in t["partitions"]]
     forgotten = [(t["topic_id"], index) for t in body["forgotten_topics_data"] for index in t["partitions"]]
-    if epoch == FINAL_EPOCH and wanted and not acknowledging:
-        return _top_level(ErrorCode.INVALID_REQUEST)
+    if version >= 2 and body.get("is_renew_ack"):
+        # KIP-1222: a renewing request fetches nothing, and must say so.
+        wrong = [f"{name} must be set to 0, " for name, field in (("maxBytes", "max_bytes"), ("minBytes", "min_bytes"),
+                                                                   ("maxRecords", "max_records"),
+                                                                   ("maxWaitMs", "max_wait_ms")) if body[field] != 0]
+        if wrong:  # logged by Kafka as "... if isRenewAck is true."; the answer has the code only
+            return _top_level(ErrorCode.INVALID_REQUEST)
     manager = ctx.coordinators.share
     opened = manager.open_session(group_id, member_id, epoch, wanted, forgotten)
     if opened.error is not ErrorCode.NONE or opened.session is None:
@@ -52,8 +60,11 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
     renew = version >= 2 and bool(body.get("is_renew_ack"))
     acks = _share.acknowledge_all(ctx, manager, group_id, member_id, topics, names, renew)
     lock_ms = manager.share_config(group_id).record_lock_duration_ms
-    if epoch == FINAL_EPOCH:
-        manager.release(session)
+    if epoch == FINAL_EPOCH or renew:
+        # A final request fetches nothing (Kafka's FinalContext) and then releases the session; a renewing one
+        # fetches nothing either (KIP-1222: the fetch could outlast the renewed locks).
+        if epoch == FINAL_EPOCH:
+            manager.release(session)
         return _respond({tp: _partition(ctx, tp, acks.get(tp)) for tp in acks}, lock_ms)
 
     def read() -> tuple[dict[TopicPartition, dict[str, Any]], bool]:

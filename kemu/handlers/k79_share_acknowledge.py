@@ -20,7 +20,9 @@ KEY = 79
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body, version = request.body, request.version
-    _share.check_request(ctx, body)
+    refused = _share.refused_request(ctx, body)
+    if refused is not ErrorCode.NONE:
+        return _top_level(refused, version)
     group_id, member_id, epoch = body["group_id"], body["member_id"], body["share_session_epoch"]
     if epoch == INITIAL_EPOCH:
         return _top_level(ErrorCode.INVALID_SHARE_SESSION_EPOCH, version)

@@ -164,3 +164,30 @@ def test_bad_acknowledgements(broker: Broker, conn: Connection) -> None:
         "acknowledge_error_code"] == INVALID_RECORD_STATE
     assert only_partition(share_fetch(conn, tid, "m1", 1, acks=[(0, 1, [9])]))[
         "acknowledge_error_code"] == INVALID_REQUEST
+
+
+def test_a_new_session_of_the_same_member_keeps_the_old_one_s_locks(broker: Broker, conn: Connection) -> None:
+    tid = topic_id(broker, "t")
+    produce(conn, "t", batch(b"a"))
+    assert acquired(only_partition(share_fetch(conn, tid, "m1", 0))) == [(0, 0, 1)]
+    # The member starts over: Kafka drops the old session only; the record stays locked until its deadline.
+    assert acquired(only_partition(share_fetch(conn, tid, "m1", 0))) == []
+    advance(broker, 30_000)
+    assert acquired(only_partition(share_fetch(conn, tid, "m1", 1))) == [(0, 0, 2)]
+
+
+@pytest.mark.parametrize(("group", "member"), [(None, "m1"), ("g", ""), ("g", "m" * 37)])
+def test_invalid_ids(broker: Broker, conn: Connection, group: str | None, member: str) -> None:
+    body = {"group_id": group, "member_id": member, "share_session_epoch": 0, "max_wait_ms": 0, "min_bytes": 1,
+            "max_bytes": 1 << 20, "max_records": 10, "batch_size": 10, "topics": [], "forgotten_topics_data": []}
+    answer = conn.request(SHARE_FETCH, 1, body)
+    assert (answer["error_code"], answer["error_message"]) == (INVALID_REQUEST, None)
+
+
+def test_a_member_leaving_the_group_releases_its_records(broker: Broker, conn: Connection) -> None:
+    tid = topic_id(broker, "t")
+    produce(conn, "t", batch(b"a"))
+    assert acquired(only_partition(share_fetch(conn, tid, "m1", 0))) == [(0, 0, 1)]
+    assert broker.call(lambda: broker.coordinators.share.member_left("g", "m1")) == 1
+    assert acquired(only_partition(share_fetch(conn, tid, "m2", 0))) == [(0, 0, 2)]
+    assert share_fetch(conn, tid, "m1", 1)["error_code"] == SHARE_SESSION_NOT_FOUND

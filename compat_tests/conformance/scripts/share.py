@@ -12,7 +12,7 @@ from compat_tests.conformance.steps import Script
 TOPIC = "conf-share-{run}"
 
 
-def _fetch(version: int, group: str, member: str, epoch: int, acks: list[dict[str, Any]] | None = None,
+def _fetch(version: int, group: str | None, member: str, epoch: int, acks: list[dict[str, Any]] | None = None,
            topics: bool = True) -> dict[str, Any]:
     body: dict[str, Any] = {
         "group_id": group, "member_id": member, "share_session_epoch": epoch, "max_wait_ms": 0, "min_bytes": 1,
@@ -48,6 +48,11 @@ def sessions(version: int) -> Script:
         step("close", 78, version, _fetch(version, group, member, -1, topics=False)),
         step("after closing", 78, version, _fetch(version, group, member, 2)),
         step("acknowledge after closing", 79, version, _acknowledge(version, group, member, 2)),
+        step("null group id", 78, version, _fetch(version, None, member, 0)),
+        step("empty group id", 78, version, _fetch(version, "", member, 0)),
+        step("empty member id", 78, version, _fetch(version, group, "", 0)),
+        step("member id over 36", 78, version, _fetch(version, group, "m" * 37, 0)),
+        step("acknowledge with an empty member id", 79, version, _acknowledge(version, group, "", 1)),
     ])
 
 

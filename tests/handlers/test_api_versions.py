@@ -49,14 +49,17 @@ def test_versions_kafka_4_removed_close_the_connection(conn: Connection, key: in
     assert conn.closed_by_peer()
 
 
-def test_share_group_apis_are_declared_but_not_advertised(conn: Connection) -> None:
-    """Keys 76-79 (KIP-932) have wire declarations but no handler yet, so ApiVersions leaves them out and a
-    request for one closes the connection, as an unknown key does."""
+def test_share_group_apis_advertised_as_their_handlers_come(conn: Connection) -> None:
+    """Keys 76-79 (KIP-932) have wire declarations; ShareGroupHeartbeat and ShareGroupDescribe (76, 77) have
+    handlers and are advertised at Kafka 4.3's v1; ShareFetch and ShareAcknowledge (78, 79) have none yet, so
+    ApiVersions leaves them out and a request for one closes the connection, as an unknown key does."""
     from kemu.wire.apis import get_api
 
     assert all(get_api(key) is not None for key in (76, 77, 78, 79))
     body = conn.request(KEY, 4, SOFTWARE)
-    assert not {76, 77, 78, 79} & {entry["api_key"] for entry in body["api_keys"]}
+    advertised = {entry["api_key"]: (entry["min_version"], entry["max_version"]) for entry in body["api_keys"]}
+    assert advertised[76] == (1, 1) and advertised[77] == (1, 1)
+    assert not {78, 79} & advertised.keys()
     conn.send(78, 1, {"member_id": "m", "share_session_epoch": 0, "max_wait_ms": 0, "min_bytes": 1,
                       "max_records": 1, "batch_size": 1, "topics": [], "forgotten_topics_data": []})
     assert conn.closed_by_peer()

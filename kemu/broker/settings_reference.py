@@ -141,6 +141,14 @@ def _group_config_declarations() -> dict[str, Declared]:
 
 
 BROKER_DECLARED.update(_group_config_declarations())
+_SHARE_GROUPS = "share groups' members run with it (ShareGroupHeartbeat), a group's own value first where it has one"
+BROKER_DECLARED.update({
+    "group.share.session.timeout.ms": Declared(HONOURED, _SHARE_GROUPS, named=True),
+    "group.share.heartbeat.interval.ms": Declared(HONOURED, _SHARE_GROUPS, named=True),
+    "group.share.assignment.interval.ms": Declared(HONOURED, _SHARE_GROUPS, named=True),
+    "group.share.max.size": Declared(HONOURED, "the most members a share group takes (GROUP_MAX_SIZE_REACHED)",
+                                     named=True),
+})
 
 NOT_SCANNED: dict[str, str] = {
     "kemu/broker/broker_configs.py": "the broker config table",

@@ -46,6 +46,7 @@ from kemu.coordinators.journal import JOURNAL_ERRORS, InternalTopicJournal, grou
 from kemu.groups import CoordinatorRecord, GroupConfig, GroupCoordinator, RequestContext, TopicInfo, log_records
 from kemu.groups.config import no_overrides
 from kemu.groups.offset_ops import partition_errors
+from kemu.groups.share import no_listener as no_share_listener
 from kemu.hashing import partition_for
 from kemu.log import AppendOrigin, LogEvent, PartitionLog
 from kemu.txn.producer_state import ProducerStateError
@@ -82,12 +83,17 @@ class _Run(NamedTuple):
 
 
 class GroupService:
-    def __init__(self, broker: Broker, config: GroupConfig | None = None) -> None:
+    def __init__(self, broker: Broker, config: GroupConfig | None = None,
+                 on_share_member_left: Callable[[str, str], None] = no_share_listener) -> None:
+        """`on_share_member_left(group_id, member_id)`: told when a share-group member leaves or its session
+        expires (GroupCoordinator's argument of that name); `coordinator.share_member(group_id, member_id)`
+        says whether one is a member now."""
         self.broker = broker
         self.journal = InternalTopicJournal(broker, GROUP_METADATA_TOPIC, broker.config.offsets_topic_num_partitions,
                                             group_write_error)
         self.coordinator = GroupCoordinator(broker.clock, config=config or group_config(broker.config, broker),
-                                            journal=self._journal, topics=self._topics)
+                                            journal=self._journal, topics=self._topics,
+                                            on_share_member_left=on_share_member_left)
         self._buffer: list[CoordinatorRecord] | None = None
         self._watched: dict[int, Partition] = {}
         # Per partition, the log end offset the coordinator's state reflects.
@@ -334,10 +340,21 @@ def group_config(config: BrokerConfig, broker: Broker | None = None) -> GroupCon
         consumer_session_timeout_ms=config.group_consumer_session_timeout_ms,
         consumer_heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
         consumer_assignment_interval_ms=config.group_consumer_assignment_interval_ms,
+        share_session_timeout_ms=_share_setting(broker, "group.share.session.timeout.ms", 45000),
+        share_heartbeat_interval_ms=_share_setting(broker, "group.share.heartbeat.interval.ms", 5000),
+        share_max_size=_share_setting(broker, "group.share.max.size", 200),
+        share_assignment_interval_ms=_share_setting(broker, "group.share.assignment.interval.ms", 1000),
         offset_metadata_max_bytes=config.offset_metadata_max_bytes,
         offsets_retention_minutes=config.offsets_retention_minutes,
         offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
     )
+
+
+def _share_setting(broker: Broker | None, name: str, default: int) -> int:
+    """A share-group broker setting (no BrokerConfig field of its own): the broker's value, else Kafka's
+    default."""
+    value = None if broker is None else broker.config_layers().value(name)
+    return default if value is None else int(value)
 
 
 def _group_overrides(broker: Broker) -> Callable[[str], Mapping[str, int]]:

@@ -25,6 +25,8 @@ body for that version, without `throttle_time_ms`. The handler only adds the thr
     leave_group(request, ctx) -> dict                 LeaveGroup (13); v0-2 and v3+ shapes
     consumer_group_heartbeat(request, ctx) -> dict    ConsumerGroupHeartbeat (68)
     consumer_group_describe(request, ctx) -> dict     ConsumerGroupDescribe (69)
+    share_group_heartbeat(request, ctx) -> dict       ShareGroupHeartbeat (76)
+    share_group_describe(request, ctx) -> dict        ShareGroupDescribe (77)
     offset_commit(request, ctx) -> dict               OffsetCommit (8)
     offset_fetch(request, ctx) -> dict                OffsetFetch (9); the single-group (v0-7) or groups (v8+) shape
     offset_delete(request, ctx) -> dict               OffsetDelete (47)
@@ -71,9 +73,18 @@ Every change Kafka journals is passed to `journal` as a `CoordinatorRecord(key, 
 producer_epoch)`: `type` names the coordinator record schema ("OffsetCommit", "GroupMetadata",
 "ConsumerGroupMetadata", "ConsumerGroupPartitionMetadata", "ConsumerGroupMemberMetadata",
 "ConsumerGroupTargetAssignmentMetadata", "ConsumerGroupTargetAssignmentMember",
-"ConsumerGroupCurrentMemberAssignment"), `key`/`value` use the schema's field names in snake_case, and
-`value` is None for a tombstone. At start-up, `replay(record)` each record in log order (and
-`complete_txn` for each marker), then call `loaded()` to start the session timers of the members found.
+"ConsumerGroupCurrentMemberAssignment", and KIP-932's "ShareGroupMetadata" and the other ShareGroup* ones),
+`key`/`value` use the schema's field names in snake_case, and `value` is None for a tombstone. At start-up,
+`replay(record)` each record in log order (and `complete_txn` for each marker), then call `loaded()` to start
+the session timers of the members found.
+
+Share groups (KIP-932)
+----------------------
+A share group's members are served by ShareGroupHeartbeat; the share partitions' state (acquired records,
+acknowledgements) is kept elsewhere (`share_partition.py`), which learns of members through
+    GroupCoordinator(..., on_share_member_left=callback)  callback(group_id, member_id) when a member leaves or
+                                                          its session expires
+    share_member(group_id, member_id) -> bool             whether it is a current member now
 
 Inspection
 ----------
@@ -89,6 +100,7 @@ from kemu.groups.offset_ops import CommitOffset
 from kemu.groups.offsets import OffsetAndMetadata
 from kemu.groups.pending import Pending
 from kemu.groups.records import CoordinatorRecord, Journal, RecordType
+from kemu.groups.share_group import ShareGroup, ShareGroupMember, ShareGroupState
 from kemu.groups.topics import TopicInfo, TopicSource
 
 __all__ = [
@@ -108,6 +120,9 @@ __all__ = [
     "Pending",
     "RecordType",
     "RequestContext",
+    "ShareGroup",
+    "ShareGroupMember",
+    "ShareGroupState",
     "TopicInfo",
     "TopicSource",
 ]

@@ -20,10 +20,12 @@ from kemu.groups.classic_group import (
     ClassicMember,
     Protocols,
 )
+from kemu.groups.consumer_group import ConsumerGroup
 from kemu.groups.context import CoordinatorState, RequestContext
 from kemu.groups.errors import GroupError
 from kemu.groups.pending import Pending
 from kemu.groups.records import CoordinatorRecord, RecordType, group_metadata_key
+from kemu.groups.share_group import ShareGroup
 from kemu.wire.errors import ErrorCode
 
 S = ClassicGroupState
@@ -121,7 +123,7 @@ class ClassicGroupManager:
     def get_or_create(self, group_id: str) -> ClassicGroup:
         """The classic group, created Empty if missing; an empty consumer group is replaced."""
         group = self.state.groups.get(group_id)
-        if group is None or (not isinstance(group, ClassicGroup) and group.is_empty()):
+        if group is None or (isinstance(group, ConsumerGroup) and group.is_empty()):
             if group is not None:
                 self.state.append(group.tombstone_records())
             group = ClassicGroup(group_id, self.state.now_ms())
@@ -163,6 +165,11 @@ class ClassicGroupManager:
         return pending
 
     def _join(self, join: _Join, pending: Pending[JoinResponse]) -> None:
+        if isinstance(self.state.groups.get(join.group_id), ShareGroup):
+            # Kafka's classicGroupJoin: a group of another protocol that cannot become classic.
+            pending.set_result(join_response(join.version, error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+                                             member_id=UNKNOWN_MEMBER_ID))
+            return
         unknown = join.member_id == UNKNOWN_MEMBER_ID
         is_new_group = join.group_id not in self.state.groups or not isinstance(
             self.state.groups[join.group_id], ClassicGroup)

@@ -30,6 +30,12 @@ class GroupConfig:
     consumer_assignors: tuple[str, ...] = ("uniform", "range")  # group.consumer.assignors; first is default
     consumer_assignment_interval_ms: int = 1000  # group.consumer.assignment.interval.ms
 
+    # KIP-932 share groups.
+    share_session_timeout_ms: int = 45000  # group.share.session.timeout.ms
+    share_heartbeat_interval_ms: int = 5000  # group.share.heartbeat.interval.ms
+    share_max_size: int = 200  # group.share.max.size
+    share_assignment_interval_ms: int = 1000  # group.share.assignment.interval.ms
+
     # Offsets.
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
     offsets_retention_minutes: int = 10080  # offsets.retention.minutes
@@ -44,6 +50,15 @@ class GroupConfig:
 
     def consumer_heartbeat_interval(self, group_id: str) -> int:
         return self.overrides(group_id).get("consumer.heartbeat.interval.ms", self.consumer_heartbeat_interval_ms)
+
+    def share_session_timeout(self, group_id: str) -> int:
+        return self.overrides(group_id).get("share.session.timeout.ms", self.share_session_timeout_ms)
+
+    def share_heartbeat_interval(self, group_id: str) -> int:
+        return self.overrides(group_id).get("share.heartbeat.interval.ms", self.share_heartbeat_interval_ms)
+
+    def share_assignment_interval(self, group_id: str) -> int:
+        return self.overrides(group_id).get("share.assignment.interval.ms", self.share_assignment_interval_ms)
 
     @property
     def offsets_retention_ms(self) -> int:

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from kemu.groups.assignors import ASSIGNORS, MemberSpec
+from kemu.groups.classic_group import ClassicGroup
 from kemu.groups.consumer_group import (
     EMPTY_ASSIGNMENT,
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -231,7 +232,7 @@ class ConsumerGroupManager:
             if not create:
                 raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
             return ConsumerGroup(group_id)
-        if create and group.is_empty():
+        if create and isinstance(group, ClassicGroup) and group.is_empty():
             # An empty classic group gives way to the consumer group (its offsets stay).
             records.extend(group.tombstone_records())
             return ConsumerGroup(group_id)

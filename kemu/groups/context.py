@@ -17,8 +17,9 @@ from kemu.groups.topics import TopicSource, TopicsView
 if TYPE_CHECKING:
     from kemu.groups.classic_group import ClassicGroup
     from kemu.groups.consumer_group import ConsumerGroup
+    from kemu.groups.share_group import ShareGroup
 
-Group = Union["ClassicGroup", "ConsumerGroup"]
+Group = Union["ClassicGroup", "ConsumerGroup", "ShareGroup"]
 
 
 @dataclass(frozen=True, slots=True)

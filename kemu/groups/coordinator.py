@@ -12,13 +12,14 @@ from kemu.groups.classic import ClassicGroupManager
 from kemu.groups.classic_group import ClassicGroup
 from kemu.groups.config import GroupConfig
 from kemu.groups.consumer import ConsumerGroupManager
-from kemu.groups.consumer_group import ConsumerGroup
 from kemu.groups.context import CoordinatorState, Group, RequestContext
 from kemu.groups.offset_ops import CommitOffset, OffsetOps
 from kemu.groups.offsets import OffsetAndMetadata
 from kemu.groups.pending import Pending
 from kemu.groups.records import CoordinatorRecord, Journal, discard
 from kemu.groups.replay import Replayer
+from kemu.groups.share import ShareGroupManager, no_listener
+from kemu.groups.share_group import ShareGroup
 from kemu.groups.topics import TopicSource, no_topics
 
 Body = dict[str, Any]
@@ -33,12 +34,19 @@ class GroupCoordinator:
         journal: Journal = discard,
         topics: TopicSource = no_topics,
         new_uuid: Callable[[], uuid.UUID] = uuid.uuid4,
+        on_share_member_left: Callable[[str, str], None] = no_listener,
     ) -> None:
+        """`on_share_member_left(group_id, member_id)` is called each time a member leaves a share group: a
+        leave heartbeat (member epoch -1), or its session expiring (share.session.timeout.ms without a
+        heartbeat). It is called after the member's records are written, so `share_member` already answers
+        False; whoever holds that member's share-partition state (acquired records) releases it then. It
+        must not call back into the coordinator's request methods. The default does nothing."""
         self._state = CoordinatorState(clock, config or GroupConfig(), journal, topics, new_uuid)
         self._replayer = Replayer(self._state)
         self._state.replay = self._replayer.replay
         self._classic = ClassicGroupManager(self._state)
         self._consumer = ConsumerGroupManager(self._state)
+        self._share = ShareGroupManager(self._state, on_share_member_left)
         self._offsets = OffsetOps(self._state)
         self._admin = GroupAdmin(self._state, self._offsets)
         self._offsets.schedule_cleanup()
@@ -85,6 +93,22 @@ class GroupCoordinator:
     def consumer_group_describe(self, request: Body, ctx: RequestContext) -> Body:
         self.tick()
         return {"groups": self._consumer.describe(request["group_ids"])}
+
+    # ---- KIP-932 ----------------------------------------------------------------------------------
+    def share_group_heartbeat(self, request: Body, ctx: RequestContext) -> Body:
+        self.tick()
+        return self._share.heartbeat(request, ctx)
+
+    def share_group_describe(self, request: Body, ctx: RequestContext) -> Body:
+        self.tick()
+        return {"groups": self._share.describe(request["group_ids"])}
+
+    def share_member(self, group_id: str, member_id: str) -> bool:
+        """Whether `member_id` is a current member of the share group `group_id` (False for an unknown
+        group, or a group of another kind). Due timers run first, so a member whose session has expired is
+        no member (and `on_share_member_left` has been called for it)."""
+        self.tick()
+        return self._share.is_member(group_id, member_id)
 
     # ---- offsets ----------------------------------------------------------------------------------
     def offset_commit(self, request: Body, ctx: RequestContext) -> Body:
@@ -146,6 +170,8 @@ class GroupCoordinator:
         for group in self._state.groups.values():
             if isinstance(group, ClassicGroup):
                 self._classic.on_loaded(group)
+            elif isinstance(group, ShareGroup):
+                self._share.on_loaded(group)
             else:
                 self._consumer.on_loaded(group)
 
@@ -154,7 +180,7 @@ class GroupCoordinator:
     def groups(self) -> Mapping[str, Group]:
         return self._state.groups
 
-    def group(self, group_id: str) -> ClassicGroup | ConsumerGroup | None:
+    def group(self, group_id: str) -> Group | None:
         return self._state.groups.get(group_id)
 
     def committed_offsets(self, group_id: str) -> dict[str, dict[int, OffsetAndMetadata]]:

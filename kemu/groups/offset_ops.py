@@ -19,6 +19,7 @@ from kemu.groups.context import CoordinatorState, Group, RequestContext
 from kemu.groups.errors import GroupError
 from kemu.groups.offsets import NO_LEADER_EPOCH, NO_OFFSET, NO_TIMESTAMP, NO_TOPIC_ID, OffsetAndMetadata
 from kemu.groups.records import CoordinatorRecord, RecordType, offset_commit_key
+from kemu.groups.share_group import ShareGroup
 from kemu.groups.topics import TopicsView
 from kemu.wire.errors import ErrorCode
 
@@ -296,6 +297,8 @@ class OffsetOps:
         deleted = 0
         for group_id in list(self.state.groups):
             group = self.state.groups[group_id]
+            if isinstance(group, ShareGroup):
+                continue  # Kafka's share groups never expire (ShareGroup.shouldExpire)
             records: list[CoordinatorRecord] = []
             all_expired = True
             for topic, partition, offset in self.offsets.iter_group(group_id):
@@ -321,6 +324,6 @@ class OffsetOps:
 
 
 def is_subscribed_to_topic(group: Group, topic: str, view: TopicsView) -> bool:
-    if isinstance(group, ConsumerGroup):
+    if isinstance(group, (ConsumerGroup, ShareGroup)):
         return group.is_subscribed_to_topic(topic, view)
     return group.is_subscribed_to_topic(topic)

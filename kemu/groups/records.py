@@ -27,6 +27,13 @@ class RecordType(StrEnum):
     CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA = "ConsumerGroupTargetAssignmentMetadata"  # 6
     CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = "ConsumerGroupTargetAssignmentMember"  # 7
     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = "ConsumerGroupCurrentMemberAssignment"  # 8
+    # KIP-932 share groups (Kafka 4.3).
+    SHARE_GROUP_MEMBER_METADATA = "ShareGroupMemberMetadata"  # 10
+    SHARE_GROUP_METADATA = "ShareGroupMetadata"  # 11
+    SHARE_GROUP_TARGET_ASSIGNMENT_METADATA = "ShareGroupTargetAssignmentMetadata"  # 12
+    SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER = "ShareGroupTargetAssignmentMember"  # 13
+    SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT = "ShareGroupCurrentMemberAssignment"  # 14
+    SHARE_GROUP_STATE_PARTITION_METADATA = "ShareGroupStatePartitionMetadata"  # 15
 
 
 class CoordinatorRecord(NamedTuple):

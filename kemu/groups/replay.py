@@ -14,6 +14,7 @@ from kemu.groups.consumer_group import ConsumerGroup
 from kemu.groups.context import CoordinatorState
 from kemu.groups.offsets import OffsetAndMetadata
 from kemu.groups.records import CoordinatorRecord, RecordType
+from kemu.groups.share_group import ShareGroup
 
 
 class Replayer:
@@ -28,6 +29,8 @@ class Replayer:
             self._group_metadata(record.key["group"], record.value)
         elif kind in _CONSUMER_GROUP_TYPES:
             self._consumer_group(record)
+        elif kind in _SHARE_GROUP_TYPES:
+            self._share_group(record)
         else:
             raise ValueError(f"not a group coordinator record: {kind!r}")
 
@@ -94,8 +97,8 @@ class Replayer:
         if not isinstance(group, ConsumerGroup):
             if value is None:
                 return
-            if isinstance(group, ClassicGroup) and not group.is_simple_group():
-                raise AssertionError(f"consumer group record for classic group {group_id}")
+            if isinstance(group, ShareGroup) or (isinstance(group, ClassicGroup) and not group.is_simple_group()):
+                raise AssertionError(f"consumer group record for {group.group_type} group {group_id}")
             # A simple group only held offsets; the consumer group takes its place.
             group = ConsumerGroup(group_id)
             self.state.groups[group_id] = group
@@ -119,6 +122,40 @@ class Replayer:
         elif kind == RecordType.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT:
             group.apply_current_assignment(record.key["member_id"], value)
 
+    # ---- share groups -----------------------------------------------------------------------------
+    def _share_group(self, record: CoordinatorRecord) -> None:
+        group_id = record.key["group_id"]
+        value = record.value
+        group = self.state.groups.get(group_id)
+        if not isinstance(group, ShareGroup):
+            if value is None:
+                return
+            if group is not None:
+                # Kafka's getOrMaybeCreatePersistedShareGroup: no other group ever becomes a share group.
+                raise AssertionError(f"share group record for {group.group_type} group {group_id}")
+            group = ShareGroup(group_id)
+            self.state.groups[group_id] = group
+
+        kind = record.type
+        if kind == RecordType.SHARE_GROUP_METADATA:
+            if value is None:
+                if group.members:
+                    raise AssertionError(f"share group {group_id} deleted with members")
+                del self.state.groups[group_id]
+            else:
+                group.group_epoch = value["epoch"]
+                group.metadata_hash = value.get("metadata_hash", 0)
+        elif kind == RecordType.SHARE_GROUP_MEMBER_METADATA:
+            group.apply_member_metadata(record.key["member_id"], value)
+        elif kind == RecordType.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA:
+            group.target_assignment_epoch = -1 if value is None else value["assignment_epoch"]
+        elif kind == RecordType.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER:
+            group.apply_target_assignment(record.key["member_id"], value)
+        elif kind == RecordType.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT:
+            group.apply_current_assignment(record.key["member_id"], value)
+        elif kind == RecordType.SHARE_GROUP_STATE_PARTITION_METADATA:
+            group.apply_state_partition_metadata(value)
+
 
 _CONSUMER_GROUP_TYPES = frozenset({
     RecordType.CONSUMER_GROUP_METADATA,
@@ -127,4 +164,13 @@ _CONSUMER_GROUP_TYPES = frozenset({
     RecordType.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
     RecordType.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
     RecordType.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT,
+})
+
+_SHARE_GROUP_TYPES = frozenset({
+    RecordType.SHARE_GROUP_MEMBER_METADATA,
+    RecordType.SHARE_GROUP_METADATA,
+    RecordType.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA,
+    RecordType.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER,
+    RecordType.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT,
+    RecordType.SHARE_GROUP_STATE_PARTITION_METADATA,
 })

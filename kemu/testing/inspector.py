@@ -17,7 +17,7 @@ from kemu.broker.broker import Broker as CoreBroker
 from kemu.broker.partition import Partition
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from kemu.coordinators import Coordinators
-from kemu.groups import ClassicGroup, ConsumerGroup
+from kemu.groups import ClassicGroup, ConsumerGroup, ConsumerGroupMember, ShareGroup, ShareGroupMember
 from kemu.testing.checker import Violation, checker_for
 from kemu.txn.state import TxnMetadata, TxnState
 
@@ -261,14 +261,16 @@ def _groups(core: CoreBroker, coordinators: Coordinators) -> list[GroupInspectio
     return out
 
 
-def _consumer_group(core: CoreBroker, group: ConsumerGroup, offsets: list[CommittedOffset]) -> GroupInspection:
+def _consumer_group(core: CoreBroker, group: ConsumerGroup | ShareGroup,
+                    offsets: list[CommittedOffset]) -> GroupInspection:
     members = []
-    for m in sorted(group.members.values(), key=lambda m: m.member_id):
+    listed: list[ConsumerGroupMember | ShareGroupMember] = list(group.members.values())
+    for m in sorted(listed, key=lambda m: m.member_id):
         assignment: dict[str, list[int]] = {}
         for topic_id, partitions in m.assigned_partitions.items():
             topic = core.topics.by_id(topic_id)
             assignment[topic.name if topic is not None else str(topic_id)] = sorted(partitions)
-        members.append(MemberInspection(m.member_id, m.instance_id, m.client_id, m.client_host,
+        members.append(MemberInspection(m.member_id, getattr(m, "instance_id", None), m.client_id, m.client_host,
                                         dict(sorted(assignment.items()))))
     return GroupInspection(group.group_id, group.group_type, group.state_name(), group.protocol_type, None,
                            group.group_epoch, None, members, offsets)

@@ -1,12 +1,12 @@
 """The records Kafka's coordinators write to their internal topics, and their framing.
 
-`__transaction_state` holds TransactionLog records; `__consumer_offsets` holds OffsetCommit, GroupMetadata
-and the KIP-848 ConsumerGroup* records. Each record's key and value are written the way Kafka writes them:
-an int16 version, then the struct at that version. In `__consumer_offsets` the key's version is what tells
-the record types apart (0-1 OffsetCommit, 2 GroupMetadata, 3-8 ConsumerGroup*), so it is also the record
-type; in `__transaction_state` there is only TransactionLogKey v0. Keys are never flexible; values are
-flexible from the version each schema says. A record whose value is null is a tombstone: it deletes the key
-and has no value to decode.
+`__transaction_state` holds TransactionLog records; `__consumer_offsets` holds OffsetCommit, GroupMetadata,
+the KIP-848 ConsumerGroup* records and the KIP-932 ShareGroup* records. Each record's key and value are
+written the way Kafka writes them: an int16 version, then the struct at that version. In `__consumer_offsets`
+the key's version is what tells the record types apart (0-1 OffsetCommit, 2 GroupMetadata, 3-8
+ConsumerGroup*, 10-15 ShareGroup*), so it is also the record type; in `__transaction_state` there is only
+TransactionLogKey v0. Keys are never flexible; values are flexible from the version each schema says. A record
+whose value is null is a tombstone: it deletes the key and has no value to decode.
 
 Reading follows KIP-915, so a broker can read what a newer broker wrote: a key version this module does not
 know raises `UnknownRecordType` (Kafka skips those records), and a value version above the highest known is
@@ -227,6 +227,63 @@ _SCHEMAS = [
             F("state", "int8"),
             F("assigned_partitions", "[]", fields=_TOPIC_PARTITIONS),
             F("partitions_pending_revocation", "[]", fields=_TOPIC_PARTITIONS),
+        ],
+    ),
+    # KIP-932 share groups, as Kafka 4.3 writes them (its group-coordinator's record schemas: type 9, the
+    # ShareGroupPartitionMetadata of the early-access releases, is gone; ShareGroupMetadataValue carries the
+    # metadata hash as a plain field).
+    _record(
+        "ShareGroupMemberMetadata", CONSUMER_OFFSETS, "10",
+        key=[F("group_id", "string", "10"), F("member_id", "string", "10")],
+        value_versions="0", value_flexible="0+",
+        value=[
+            F("rack_id", "string", nullable="0+"),
+            F("client_id", "string"),
+            F("client_host", "string"),
+            F("subscribed_topic_names", "[]string"),
+        ],
+    ),
+    _record(
+        "ShareGroupMetadata", CONSUMER_OFFSETS, "11",
+        key=[F("group_id", "string", "11")],
+        value_versions="0", value_flexible="0+",
+        value=[F("epoch", "int32"), F("metadata_hash", "int64")],
+    ),
+    _record(
+        "ShareGroupTargetAssignmentMetadata", CONSUMER_OFFSETS, "12",
+        key=[F("group_id", "string", "12")],
+        value_versions="0", value_flexible="0+",
+        value=[F("assignment_epoch", "int32")],
+    ),
+    _record(
+        "ShareGroupTargetAssignmentMember", CONSUMER_OFFSETS, "13",
+        key=[F("group_id", "string", "13"), F("member_id", "string", "13")],
+        value_versions="0", value_flexible="0+",
+        value=[F("topic_partitions", "[]", fields=_TOPIC_PARTITIONS)],
+    ),
+    _record(
+        "ShareGroupCurrentMemberAssignment", CONSUMER_OFFSETS, "14",
+        key=[F("group_id", "string", "14"), F("member_id", "string", "14")],
+        value_versions="0", value_flexible="0+",
+        value=[
+            F("member_epoch", "int32"),
+            F("previous_member_epoch", "int32"),
+            F("state", "int8"),
+            F("assigned_partitions", "[]", fields=_TOPIC_PARTITIONS),
+        ],
+    ),
+    _record(
+        "ShareGroupStatePartitionMetadata", CONSUMER_OFFSETS, "15",
+        key=[F("group_id", "string", "15")],
+        value_versions="0", value_flexible="0+",
+        value=[
+            # The topics whose share-partition state the share coordinator holds for the group (only those
+            # partitions are assigned), and those it is asked to initialize or delete.
+            F("initializing_topics", "[]", fields=[
+                F("topic_id", "uuid"), F("topic_name", "string"), F("partitions", "[]int32")]),
+            F("initialized_topics", "[]", fields=[
+                F("topic_id", "uuid"), F("topic_name", "string"), F("partitions", "[]int32")]),
+            F("deleting_topics", "[]", fields=[F("topic_id", "uuid"), F("topic_name", "string")]),
         ],
     ),
 ]

@@ -13,13 +13,12 @@ A feature finalized at level 0 is not listed (kraft.version, with a static quoru
 supported features whose minimum is 0 are left out (KAFKA-17492: older clients fail to read them), which
 leaves metadata.version alone.
 
-kemu reports the same, except for the two features of protocols it does not serve: share groups (KIP-932,
-share.version) and streams groups (KIP-1071, streams.version). It supports them only at level 0 and
-finalizes neither, as a 4.3 cluster with them off would — so that an application or tool that asks the
-features whether share or streams groups are on is told the truth. (The clients themselves decide by the
-API keys: the Java consumer, Admin and Streams ask for ShareGroupHeartbeat / StreamsGroupHeartbeat, which kemu
-does not advertise; only transaction.version is read by a client to choose a protocol, the Java producer's
-transactions version 2.)
+kemu reports the same, except for the feature of a protocol it does not serve: streams groups (KIP-1071,
+streams.version). It supports it only at level 0 and does not finalize it, as a 4.3 cluster with them off
+would — so that an application or tool that asks the features whether streams groups are on is told the truth.
+(The clients themselves decide by the API keys: Kafka Streams asks for StreamsGroupHeartbeat, which kemu does
+not advertise; only transaction.version is read by a client to choose a protocol, the Java producer's
+transactions version 2.) Share groups (KIP-932) are served: share.version is finalized at 1 and stays there.
 
 `transaction.version` may be set with `kemu.features` (kemu's own setting, in kafka-storage format's
 --feature syntax: `transaction.version=1`): 2 is Kafka 4.x's default (KIP-890 part 2), 1 and 0 make clients
@@ -55,7 +54,7 @@ SUPPORTED: Final[Mapping[str, tuple[int, int]]] = MappingProxyType({
     "group.version": (0, 1),
     "kraft.version": (0, 1),
     "metadata.version": (7, 30),
-    "share.version": (0, 0),  # Kafka: 0-1; share groups are issue 32
+    "share.version": (0, 1),
     "streams.version": (0, 0),  # Kafka: 0-1; streams groups are issue 33
     "transaction.version": (0, 2),
     "eligible.leader.replicas.version": (0, 1),
@@ -66,7 +65,7 @@ DEFAULT_FINALIZED: Final[Mapping[str, int]] = MappingProxyType({
     "streams.version": 0,  # Kafka: 1
     "transaction.version": 2,
     "eligible.leader.replicas.version": 1,
-    "share.version": 0,  # Kafka: 1
+    "share.version": 1,
     "metadata.version": 30,
     "kraft.version": 0,
 })
@@ -75,7 +74,7 @@ FINALIZED_EPOCH = 1
 FILE = "kemu-features.json"
 METADATA_VERSION, KRAFT_VERSION = "metadata.version", "kraft.version"
 # Features whose protocols kemu always serves: they stay at their level.
-FIXED: Final = frozenset({"group.version", "eligible.leader.replicas.version"})
+FIXED: Final = frozenset({"group.version", "eligible.leader.replicas.version", "share.version"})
 # UpdateFeatures' upgrade types (FeatureUpdate.UpgradeType).
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
 
@@ -124,8 +123,10 @@ class Features:
         features = cls(path=None if data_dir is None else data_dir / FILE)
         if features.path is not None and features.path.exists():
             kept = json.loads(features.path.read_text())
+            # A fixed feature is at its level whatever an older kemu kept (share.version was 0 before share
+            # groups were served).
             features.finalized.update({name: int(level) for name, level in kept.get("finalized", {}).items()
-                                       if name in SUPPORTED})
+                                       if name in SUPPORTED and name not in FIXED})
             features.epoch = int(kept.get("epoch", FINALIZED_EPOCH))
         given = parse_levels(properties.get(SETTING, ""))
         if any(features.finalized[name] != level for name, level in given.items()):

@@ -35,8 +35,13 @@ class Coordinators:
         if self._groups is None:
             from kemu.coordinators.group import GroupService
 
-            self._groups = GroupService(self.broker)
+            # A share-group member leaving gives back what it acquired (ShareFetchManager.member_left).
+            self._groups = GroupService(self.broker, on_share_member_left=self._share_member_left)
         return self._groups
+
+    def _share_member_left(self, group_id: str, member_id: str) -> None:
+        if self._share is not None:
+            self._share.member_left(group_id, member_id)
 
     @property
     def share(self) -> ShareFetchManager:

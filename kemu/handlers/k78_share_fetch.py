@@ -21,6 +21,7 @@ from typing import Any
 import trio
 
 from kemu.coordinators.share_fetch import FINAL_EPOCH, INITIAL_EPOCH, ShareFetchManager, TopicPartition
+from kemu.groups import ShareGroup
 from kemu.handlers import _share
 from kemu.handlers._waiting import LogWatch
 from kemu.handlers.context import Continuation, RequestContext
@@ -52,6 +53,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
         if wrong:  # logged by Kafka as "... if isRenewAck is true."; the answer has the code only
             return _top_level(ErrorCode.INVALID_REQUEST)
     manager = ctx.coordinators.share
+    _learn_initialised(ctx, manager, group_id)
     opened = manager.open_session(group_id, member_id, epoch, wanted, forgotten)
     if opened.error is not ErrorCode.NONE or opened.session is None:
         return _top_level(opened.error)
@@ -86,6 +88,17 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
         return _respond(read()[0], lock_ms)
 
     return Continuation(finish)
+
+
+def _learn_initialised(ctx: RequestContext, manager: ShareFetchManager, group_id: str) -> None:
+    """The share-partitions the group coordinator has initialised for the group (by assigning them): those a
+    fetch may acquire from."""
+    if not group_id:
+        return
+    group = ctx.coordinators.groups.coordinator.group(group_id)
+    if isinstance(group, ShareGroup):
+        manager.initialise(group_id, [(topic_id, index) for topic_id, topic in group.initialized.items()
+                                      for index in topic.partitions])
 
 
 def _open_partition(ctx: RequestContext, tp: TopicPartition) -> Any:

@@ -76,8 +76,10 @@ def test_transaction_version_down_and_up_again(conn: Connection) -> None:
     # kemu's own: the protocols it always serves, and those it does not serve.
     ([("group.version", 0, SAFE)], "Invalid update version 0 for feature group.version. "
                                    "kemu serves group.version at level 1 only."),
-    ([("share.version", 1, UPGRADE)], "Invalid update version 1 for feature share.version. "
-                                      "Local controller 1 does not support this feature."),
+    ([("share.version", 0, SAFE)], "Invalid update version 0 for feature share.version. "
+                                   "kemu serves share.version at level 1 only."),
+    ([("streams.version", 1, UPGRADE)], "Invalid update version 1 for feature streams.version. "
+                                        "Local controller 1 does not support this feature."),
 ])
 def test_refused_updates_change_nothing(conn: Connection, updates: list[tuple[str, int, int]], why: str) -> None:
     before = finalized(conn)

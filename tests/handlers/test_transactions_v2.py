@@ -68,11 +68,12 @@ def produce(conn: Connection, pid: int, epoch: int, seq: int, version: int = 12,
 def test_api_versions_v4_features_as_a_new_kafka_4_3_cluster(conn: Connection) -> None:
     body = api_versions(conn, 4)
     supported = {f["name"]: (f["min_version"], f["max_version"]) for f in body["supported_features"]}
-    # Share and streams groups are not served: supported at level 0 only, and not finalized.
-    assert supported == {**KAFKA_SUPPORTED_V4, "share.version": (0, 0), "streams.version": (0, 0)}
+    # Streams groups are not served: supported at level 0 only, and not finalized. Share groups are.
+    assert supported == {**KAFKA_SUPPORTED_V4, "share.version": (0, 1), "streams.version": (0, 0)}
     finalized = {f["name"]: (f["min_version_level"], f["max_version_level"]) for f in body["finalized_features"]}
     assert finalized == {"group.version": (1, 1), "transaction.version": (2, 2),
-                         "eligible.leader.replicas.version": (1, 1), "metadata.version": (30, 30)}
+                         "eligible.leader.replicas.version": (1, 1), "share.version": (1, 1),
+                         "metadata.version": (30, 30)}
     assert body["finalized_features_epoch"] >= 0 and body["zk_migration_ready"] is False
 
 

@@ -28,7 +28,7 @@ KEMU_HIGHEST: dict[int, int] = {
     37: 3, 42: 2, 43: 2, 44: 1, 45: 0, 46: 0, 47: 0, 50: 0, 51: 0, 57: 2, 60: 1, 61: 0, 65: 0, 66: 1, 68: 1, 69: 0,
     75: 0,
     55: 2, 74: 1,  # added with their scripts (quorum.py)
-    78: 2, 79: 2,  # added with their scripts (share.py)
+    76: 1, 77: 1, 78: 2, 79: 2,  # added with their scripts (share.py)
 }
 SETTLING_WHY = ("a new topic's leader reaches the broker's metadata, and then its replica manager, a moment after "
                 "CreateTopics returns")

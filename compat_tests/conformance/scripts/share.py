@@ -1,12 +1,15 @@
-"""Share groups' reads (KIP-932): ShareFetch and ShareAcknowledge at every version, their share sessions (open,
-next epochs, a wrong epoch, an unknown session, close) and the requests Kafka refuses before reading (acknowledge
-data on an opening fetch, an acknowledgement opening a session, no group or member id)."""
+"""Share groups (KIP-932): a member's ShareGroupHeartbeat join, heartbeat and leave, ShareGroupDescribe, the
+group in ListGroups, DescribeGroups and DeleteGroups; ShareFetch and ShareAcknowledge at every version, their
+share sessions (open, next epochs, a wrong epoch, an unknown session, close) and the requests Kafka refuses
+before reading (acknowledge data on an opening fetch, an acknowledgement opening a session, no group or member
+id)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from compat_tests.conformance.scripts import create_topic, step, versions
+from compat_tests.conformance.scripts import COORDINATOR_SETTLING, create_topic, step, versions
+from compat_tests.conformance.scripts.groups import GROUPS, LOADING, find_coordinator
 from compat_tests.conformance.steps import Script
 
 TOPIC = "conf-share-{run}"
@@ -56,5 +59,41 @@ def sessions(version: int) -> Script:
     ])
 
 
+def _heartbeat(group: str, member: str, epoch: int | str, topics: list[str] | None) -> dict[str, Any]:
+    return {"group_id": group, "member_id": member, "member_epoch": epoch, "rack_id": None,
+            "subscribed_topic_names": topics}
+
+
+def membership() -> Script:
+    group, member = "conf-share-group-{run}", "conf-sm-{run}"
+    return Script("share_group.membership", [
+        *create_topic(TOPIC, partitions=2),
+        find_coordinator(4, group),
+        step("join", 76, 1, _heartbeat(group, member, 0, [TOPIC]), retry_on=COORDINATOR_SETTLING, why=LOADING,
+             capture={"epoch": "member_epoch"}),
+        step("heartbeat until assigned", 76, 1, _heartbeat(group, member, "{$epoch}", None),
+             retry_unless="assignment/topic_partitions/0", capture={"epoch": "member_epoch"},
+             why="the share coordinator initialises the partitions' state a moment after the join asked for it; "
+                 "until then the member is assigned nothing"),
+        step("heartbeat", 76, 1, _heartbeat(group, member, "{$epoch}", None)),
+        step("heartbeat with a wrong epoch", 76, 1, _heartbeat(group, member, 99, None)),
+        step("unknown member", 76, 1, _heartbeat(group, "conf-sm-nobody-{run}", 3, None)),
+        step("no member id", 76, 1, _heartbeat(group, "", 0, [TOPIC])),
+        step("join without topics", 76, 1, _heartbeat(group, "conf-sm-other-{run}", 0, None)),
+        step("describe", 77, 1, {"group_ids": [group, "conf-share-missing-{run}"],
+                                 "include_authorized_operations": True}, key_by=GROUPS),
+        step("describe as classic v5", 15, 5, {"groups": [group], "include_authorized_operations": False}),
+        step("describe as classic v6", 15, 6, {"groups": [group], "include_authorized_operations": False}),
+        step("list", 16, 5, {"states_filter": [], "types_filter": ["share"]}, only_run=("groups",), key_by=GROUPS),
+        step("delete while a member remains", 42, 2, {"groups_names": [group]}),
+        step("leave", 76, 1, _heartbeat(group, member, -1, None)),
+        step("leave again", 76, 1, _heartbeat(group, member, -1, None)),
+        step("list after leaving", 16, 5, {"states_filter": [], "types_filter": ["share"]}, only_run=("groups",),
+             key_by=GROUPS),
+        step("delete", 42, 2, {"groups_names": [group]}),
+        step("describe after deleting", 77, 1, {"group_ids": [group], "include_authorized_operations": False}),
+    ])
+
+
 def scripts() -> list[Script]:
-    return [sessions(version) for version in sorted(set(versions(78)) | set(versions(79)))]
+    return [membership(), *(sessions(version) for version in sorted(set(versions(78)) | set(versions(79))))]

@@ -126,6 +126,15 @@ def test_an_unacknowledged_record_is_redelivered_after_the_clock_passes_its_lock
 
             wait_for(holder_got_it, what="the record acquired by the first consumer", timeout=60)
             assert [(m.value(), m.delivery_count()) for m in held] == [(b"held", 1)]
+            inspected = broker.inspect()
+            share = inspected.share_partition(group, topic)
+            [records] = share.in_flight
+            assert (share.start_offset, records.first_offset, records.last_offset, records.state,
+                    records.delivery_count) == (0, 0, 0, "acquired", 1)
+            # Acquired at or before now, for share.record.lock.duration.ms (30 s).
+            assert records.lock_deadline_ms is not None
+            assert inspected.time_ms < records.lock_deadline_ms <= inspected.time_ms + 30_000
+            assert records.member_id is not None and "Share records" in inspected.render()
             # The holder never acknowledges; the other consumer gets nothing while the lock (30 s) holds.
             assert [m for m in other.poll(1.0) if m.error() is None] == []
             broker.advance(31)
@@ -133,6 +142,8 @@ def test_an_unacknowledged_record_is_redelivered_after_the_clock_passes_its_lock
             wait_for(lambda: bool(redelivered.extend(m for m in other.poll(0.5) if m.error() is None)
                                   or redelivered), what="the record redelivered", timeout=30)
             assert [(m.value(), m.delivery_count()) for m in redelivered] == [(b"held", 2)]
+            [again] = broker.inspect().share_partition(group, topic).in_flight
+            assert (again.state, again.delivery_count) == ("acquired", 2) and again.member_id != records.member_id
         finally:
             other.close()
             holder.close()

@@ -62,6 +62,11 @@ class Coordinators:
         return self._txn
 
     @property
+    def share_made(self) -> bool:
+        """Whether the share fetch manager has been made (by the first ShareFetch or ShareAcknowledge)."""
+        return self._share is not None
+
+    @property
     def txn_made(self) -> bool:
         """Whether the transaction coordinator has been made (by its first use, or at start on a broker with
         topics to recover)."""

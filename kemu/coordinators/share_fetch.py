@@ -184,8 +184,9 @@ class ShareFetchManager:
             self._partitions[key] = share
         return share
 
-    def share_partitions(self, group_id: str) -> dict[TopicPartition, SharePartition]:
-        return {(t, i): share for (g, t, i), share in self._partitions.items() if g == group_id}
+    def all_share_partitions(self) -> list[tuple[str, uuid.UUID, int, SharePartition]]:
+        """(group id, topic id, partition, its share-partition) of every share-partition made so far."""
+        return [(group, topic_id, index, share) for (group, topic_id, index), share in self._partitions.items()]
 
     def acquire(self, group_id: str, member_id: str, topic_id: uuid.UUID, index: int, *, max_records: int,
                 batch_size: int, max_bytes: int) -> Acquisition:

@@ -10,7 +10,7 @@ the broker: safe to hand to another thread, compare in an assertion, or keep aft
 from __future__ import annotations
 
 import struct
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kemu.broker.broker import Broker as CoreBroker
@@ -129,6 +129,30 @@ class GroupInspection:
 
 
 @dataclass(frozen=True, slots=True)
+class SharedRecords:
+    """A range of a share-partition's in-flight records in one state (KIP-932)."""
+
+    first_offset: int
+    last_offset: int
+    state: str  # "available", "acquired", "acknowledged" or "archived"
+    member_id: str | None  # who holds them (acquired), else None
+    delivery_count: int
+    lock_deadline_ms: int | None  # when an acquired record's lock expires, on the broker's clock
+
+
+@dataclass(frozen=True, slots=True)
+class SharePartitionInspection:
+    """A share group's view of one partition: where it starts (SPSO) and ends, and its in-flight records."""
+
+    group_id: str
+    topic: str
+    partition: int
+    start_offset: int
+    end_offset: int
+    in_flight: list[SharedRecords]
+
+
+@dataclass(frozen=True, slots=True)
 class Inspection:
     node_id: int
     cluster_id: str
@@ -139,6 +163,13 @@ class Inspection:
     violations: list[Violation]
     # Violations past the checker's limit, counted but not kept.
     violations_omitted: int = 0
+    share_partitions: list[SharePartitionInspection] = field(default_factory=list)
+
+    def share_partition(self, group_id: str, topic: str, partition: int = 0) -> SharePartitionInspection:
+        for found in self.share_partitions:
+            if (found.group_id, found.topic, found.partition) == (group_id, topic, partition):
+                return found
+        raise KeyError(f"no share-partition {topic}-{partition} of group {group_id!r}")
 
     def partition(self, topic: str, partition: int = 0) -> PartitionInspection:
         for found in self.partitions:
@@ -169,6 +200,7 @@ class Inspection:
             "groups": [asdict(g) for g in self.groups],
             "violations": [v.to_json() for v in self.violations],
             "violations_omitted": self.violations_omitted,
+            "share_partitions": [asdict(s) for s in self.share_partitions],
         }
 
     def render(self) -> str:
@@ -191,7 +223,23 @@ def inspect(core: CoreBroker, coordinators: Coordinators) -> Inspection:
         groups=_groups(core, coordinators),
         violations=checker.violations,
         violations_omitted=checker.omitted,
+        share_partitions=_share_partitions(core, coordinators),
     )
+
+
+def _share_partitions(core: CoreBroker, coordinators: Coordinators) -> list[SharePartitionInspection]:
+    if not coordinators.share_made:
+        return []
+    out = []
+    for group_id, topic_id, index, share in coordinators.share.all_share_partitions():
+        topic = core.topics.by_id(topic_id)
+        state = share.snapshot()
+        out.append(SharePartitionInspection(
+            group_id, topic.name if topic is not None else str(topic_id), index, state.start_offset,
+            state.end_offset,
+            [SharedRecords(r.first_offset, r.last_offset, r.state.name.lower(), r.member_id, r.delivery_count,
+                           r.lock_deadline_ms) for r in state.in_flight]))
+    return sorted(out, key=lambda s: (s.group_id, s.topic, s.partition))
 
 
 def _partition(partition: Partition, internal: bool) -> PartitionInspection:
@@ -335,6 +383,16 @@ def _render(inspection: Inspection) -> str:
     lines += _section("Committed offsets", ["group", "partition", "offset", "leader epoch", "metadata"], [
         [g.group_id, f"{o.topic}-{o.partition}", o.offset, o.leader_epoch, o.metadata or "-"]
         for g in inspection.groups for o in g.offsets])
+    if inspection.share_partitions:
+        lines += _section("Share partitions", ["group", "partition", "start", "end", "in flight"], [
+            [s.group_id, f"{s.topic}-{s.partition}", s.start_offset, s.end_offset,
+             sum(r.last_offset - r.first_offset + 1 for r in s.in_flight)]
+            for s in inspection.share_partitions])
+        lines += _section("Share records", ["group", "partition", "offsets", "state", "member", "deliveries",
+                                            "lock until"], [
+            [s.group_id, f"{s.topic}-{s.partition}", f"{r.first_offset}-{r.last_offset}", r.state,
+             r.member_id or "-", r.delivery_count, "-" if r.lock_deadline_ms is None else r.lock_deadline_ms]
+            for s in inspection.share_partitions for r in s.in_flight])
     lines += ["", "Exactly-once violations"]
     if not inspection.violations:
         lines.append("(none)")

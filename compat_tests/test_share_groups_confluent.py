@@ -14,6 +14,7 @@ import pytest
 from confluent_kafka import Producer, ShareConsumer
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
 
+from compat_tests.kemu_process import KemuServeProcess
 from compat_tests.polling import wait_for
 from compat_tests.reference.kafka import ReferenceKafka
 from kemu.testing import Broker
@@ -147,3 +148,45 @@ def test_an_unacknowledged_record_is_redelivered_after_the_clock_passes_its_lock
         finally:
             other.close()
             holder.close()
+
+
+def test_share_state_survives_kill_9(fresh_kemu_server: KemuServeProcess) -> None:
+    """Records accepted before a SIGKILL are never delivered again, and none of the others is lost: the share
+    coordinator's state in __share_group_state is read back by the restarted broker."""
+    bootstrap = fresh_kemu_server.bootstrap
+    topic, group = "share-durable", "durable-workers"
+    values = [f"job-{n}" for n in range(300)]
+    setup(bootstrap, topic, group, 2, values)
+    first = share_consumer(bootstrap, group, topic)
+    accepted: list[str] = []
+    try:
+        def some_accepted() -> bool:
+            for message in first.poll(0.5):
+                if message.error() is None:
+                    accepted.append(message.value().decode())
+            return len(accepted) >= 100
+
+        wait_for(some_accepted, what="a first hundred records", timeout=60)
+        first.commit_sync(30)  # implicit mode: everything polled so far is accepted
+        fresh_kemu_server.kill()
+    finally:
+        first.close()
+    fresh_kemu_server.start()
+
+    after: list[str] = []
+    second = share_consumer(bootstrap, group, topic)
+    try:
+        def the_rest() -> bool:
+            for message in second.poll(0.5):
+                if message.error() is None:
+                    after.append(message.value().decode())
+            return len(set(accepted) | set(after)) >= len(values)
+
+        wait_for(the_rest, what="the records not accepted before the kill", timeout=90)
+        second.commit_sync(30)
+    finally:
+        second.close()
+    redelivered = set(accepted) & set(after)
+    lost = set(values) - set(accepted) - set(after)
+    assert (sorted(redelivered), sorted(lost)) == ([], [])
+    assert len(after) == len(set(after))

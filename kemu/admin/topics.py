@@ -21,6 +21,7 @@ from kemu.broker.partition import Partition
 from kemu.broker.topic_names import (
     CLUSTER_METADATA_TOPIC,
     GROUP_METADATA_TOPIC,
+    SHARE_GROUP_STATE_TOPIC,
     TRANSACTION_STATE_TOPIC,
     invalid_name_reason,
 )
@@ -358,6 +359,16 @@ def auto_creation_request(broker: Broker, name: str) -> NewTopic:
                                  ("min.insync.replicas", str(cfg.transaction_state_log_min_isr)),
                                  ("segment.bytes", str(cfg.transaction_state_log_segment_bytes)),
                                  ("unclean.leader.election.enable", "false")])
+    if name == SHARE_GROUP_STATE_TOPIC:
+        # ShareCoordinatorService.shareGroupStateTopicConfigs: records are pruned by their coordinator, not
+        # compacted or expired.
+        layers = broker.config_layers()
+        partitions = int(layers.value("share.coordinator.state.topic.num.partitions") or 50)
+        replicas = min(int(layers.value("share.coordinator.state.topic.replication.factor") or 3), cfg.brokers)
+        segment = layers.value("share.coordinator.state.topic.segment.bytes") or "104857600"
+        return NewTopic(name, partitions, replicas,
+                        configs=[("cleanup.policy", "delete"), ("compression.type", "producer"),
+                                 ("segment.bytes", segment), ("retention.ms", "-1")])
     return NewTopic(name, cfg.num_partitions, cfg.default_replication_factor)
 
 

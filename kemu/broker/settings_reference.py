@@ -117,6 +117,13 @@ BROKER_DECLARED: dict[str, Declared] = {
     "ssl.keystore.password": Declared(ACCEPTED_ONLY, _PEM),
     "ssl.protocol": Declared(ACCEPTED_ONLY, "the TLS versions a listener accepts are ssl.enabled.protocols'"),
     "ssl.truststore.password": Declared(ACCEPTED_ONLY, _PEM),
+    "share.coordinator.state.topic.num.partitions": Declared(
+        HONOURED, "the partitions `__share_group_state` is created with, and share-partition states hash over",
+        named=True),
+    "share.coordinator.state.topic.replication.factor": Declared(
+        HONOURED, "the replicas `__share_group_state` is created with (at most the cluster's brokers)", named=True),
+    "share.coordinator.state.topic.segment.bytes": Declared(
+        HONOURED, "the segment.bytes `__share_group_state` is created with", named=True),
 }
 """The broker settings whose status the rule does not give, each with its reason."""
 

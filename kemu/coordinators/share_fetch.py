@@ -11,7 +11,9 @@ as Kafka's SharePartitionManager and ShareSessionCache keep them. Synchronous an
 - Lock deadlines run on the broker's clock through the housekeeping tick "share-locks", so a test's virtual
   clock expires them when it moves.
 
-Kept in memory: the share coordinator's `__share_group_state` and a restart's recovery are not built yet.
+Durable: every change to a share-partition is written to `__share_group_state` (kemu.coordinators.share_state)
+and read back when the manager is made after a restart: what was acknowledged or archived stays so, and what a
+member held is available again with its delivery count.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, NamedTuple
 from kemu.broker.broker import Broker
 from kemu.broker.group_configs import effective_int
 from kemu.broker.partition import Partition
+from kemu.coordinators.share_state import ShareStateJournal
 from kemu.groups.share_partition import (
     AbortedTransaction,
     AcknowledgementBatch,
@@ -98,7 +101,13 @@ class ShareFetchManager:
         # (Kafka's InitializeShareGroupState): until then a fetch acquires nothing from them, as Kafka's parks
         # while its persister has no state to read.
         self._initialised: set[tuple[str, uuid.UUID, int]] = set()
+        self._journal = ShareStateJournal(broker)
+        self._persisted = self._journal.load()
         broker.housekeeping.add(LOCKS_TICK, self._expire_locks, None)
+
+    def _persist(self, key: tuple[str, uuid.UUID, int], share: SharePartition) -> None:
+        partition = self._partition(key[1], key[2])
+        self._journal.write(key, share.snapshot(), partition.leader_epoch if partition is not None else 0)
 
     def initialise(self, group_id: str, partitions: Iterable[TopicPartition]) -> None:
         """The group coordinator assigned these partitions to a member of `group_id`: they may be read."""
@@ -135,22 +144,26 @@ class ShareFetchManager:
         return SessionOutcome(ErrorCode.NONE, session)
 
     def release(self, session: ShareSession) -> int:
-        """Hand back whatever the session's member holds in its partitions (its session closed or replaced)."""
+        """Hand back whatever the session's member holds in its partitions (its session closed); returns how many
+        share-partitions had something to give back."""
         released = 0
         for topic_id, index in session.partitions:
-            share = self._partitions.get((session.group_id, topic_id, index))
-            if share is not None:
-                released += share.release_acquired_records(session.member_id)
+            key = (session.group_id, topic_id, index)
+            share = self._partitions.get(key)
+            if share is not None and share.release_acquired_records(session.member_id):
+                released += 1
+                self._persist(key, share)
         return released
 
     def member_left(self, group_id: str, member_id: str) -> int:
         """The group coordinator's word that a member left or was expelled: its session goes, its records
-        are released."""
+        are released; returns how many share-partitions had something to give back."""
         session = self._sessions.pop((group_id, member_id), None)
         released = 0 if session is None else self.release(session)
-        for (group, _, _), share in self._partitions.items():
-            if group == group_id:
-                released += share.release_acquired_records(member_id)
+        for key, share in self._partitions.items():
+            if key[0] == group_id and share.release_acquired_records(member_id):
+                released += 1
+                self._persist(key, share)
         return released
 
     def session_count(self) -> int:
@@ -178,10 +191,16 @@ class ShareFetchManager:
         key = (group_id, topic_id, index)
         share = self._partitions.get(key)
         if share is None:
-            reset = self.broker.group_configs.get(group_id).get("share.auto.offset.reset", "latest")
-            start = initial_start_offset(reset, _LogOffsets(partition), self.broker.clock.now_ms())
-            share = SharePartition(start, self.share_config(group_id))
+            persisted = self._persisted.pop(key, None)
+            if persisted is not None:
+                start = max(persisted.start_offset, partition.log.log_start_offset)
+                share = SharePartition.restored(start, persisted.batches, self.share_config(group_id))
+            else:
+                reset = self.broker.group_configs.get(group_id).get("share.auto.offset.reset", "latest")
+                start = initial_start_offset(reset, _LogOffsets(partition), self.broker.clock.now_ms())
+                share = SharePartition(start, self.share_config(group_id))
             self._partitions[key] = share
+            self._persist(key, share)
         return share
 
     def all_share_partitions(self) -> list[tuple[str, uuid.UUID, int, SharePartition]]:
@@ -221,6 +240,7 @@ class ShareFetchManager:
                                  aborted_transactions=aborted)
         if not acquired.records:
             return Acquisition(ErrorCode.NONE, b"", [])
+        self._persist((group_id, topic_id, index), share)
         self._schedule(share)
         return Acquisition(ErrorCode.NONE, _covering(records, acquired.records), acquired.records)
 
@@ -238,6 +258,8 @@ class ShareFetchManager:
         if share is None:
             return AckOutcome(ErrorCode.INVALID_RECORD_STATE, "Share partition not found")
         outcome = share.acknowledge(member_id, acks, now_ms=self.broker.clock.now_ms(), renew_allowed=renew_allowed)
+        if outcome.ok:
+            self._persist((group_id, topic_id, index), share)
         self._schedule(share)
         return outcome
 
@@ -249,8 +271,9 @@ class ShareFetchManager:
 
     def _expire_locks(self, now_ms: int) -> int | None:
         soonest: int | None = None
-        for share in self._partitions.values():
-            share.expire_locks(now_ms)
+        for key, share in self._partitions.items():
+            if share.expire_locks(now_ms):
+                self._persist(key, share)
             deadline = share.next_lock_deadline()
             if deadline is not None and (soonest is None or deadline < soonest):
                 soonest = deadline

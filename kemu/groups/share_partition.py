@@ -259,6 +259,23 @@ class SharePartition:
         self._keys: list[int] = []  # first offsets of the cached batches, ascending
         self._batches: dict[int, _Batch] = {}
 
+    @classmethod
+    def restored(cls, start_offset: int, batches: Iterable[tuple[int, int, RecordState, int]],
+                 config: ShareConfig | None = None) -> SharePartition:
+        """A share-partition as its persisted state had it (SharePartition.maybeInitialize over the share
+        coordinator's snapshot): the start offset and the state batches (first, last, state, delivery count).
+        Nothing is held by a member after a restart: an ACQUIRED batch (not a state Kafka persists) comes back
+        AVAILABLE with its delivery count; batches below the start offset are left out."""
+        share = cls(start_offset, config)
+        for first, last, state, count in sorted(batches, key=lambda batch: batch[0]):
+            if last < start_offset or last < first:
+                continue
+            kept = RecordState.AVAILABLE if state is RecordState.ACQUIRED else state
+            share._add(_Batch(max(first, start_offset), last, _Delivery(kept, count, NO_MEMBER, None)))
+        if share._keys:
+            share._end = share._batches[share._keys[-1]].last
+        return share
+
     @property
     def start_offset(self) -> int:
         return self._start

@@ -33,6 +33,7 @@ from kemu.wire.structs import KStruct, struct_for
 
 CONSUMER_OFFSETS = "__consumer_offsets"
 TRANSACTION_STATE = "__transaction_state"
+SHARE_GROUP_STATE = "__share_group_state"
 
 _VERSION = struct.Struct(">h")
 _UNBOUNDED = 1 << 62  # construct counts no elements outside a request: a budget no record can spend
@@ -286,6 +287,31 @@ _SCHEMAS = [
             F("deleting_topics", "[]", fields=[F("topic_id", "uuid"), F("topic_name", "string")]),
         ],
     ),
+]
+
+# The share coordinator's records (KIP-932, Kafka 4.3's share-coordinator ShareSnapshotKey/Value and
+# ShareUpdateKey/Value): a share-partition's whole state, and the batches a write changed.
+_STATE_BATCHES = F("state_batches", "[]", fields=[
+    F("first_offset", "int64"), F("last_offset", "int64"),
+    F("delivery_state", "int8"),  # 0 available, 2 acknowledged, 4 archived
+    F("delivery_count", "int16"),
+])
+
+
+def _share_key(key_version: str) -> list[Field]:
+    return [F("group_id", "string", key_version), F("topic_id", "uuid", key_version),
+            F("partition", "int32", key_version)]
+
+
+_COMPLETE_COUNT = F("delivery_complete_count", "int32", "0+", tag=0, default=-1)  # KIP-1226, Kafka 4.2
+_SCHEMAS += [
+    _record("ShareSnapshot", SHARE_GROUP_STATE, "0", key=_share_key("0"), value_versions="0", value_flexible="0+",
+            value=[F("snapshot_epoch", "int32"), F("state_epoch", "int32"), F("leader_epoch", "int32"),
+                   F("start_offset", "int64"), _COMPLETE_COUNT, F("create_timestamp", "int64"),
+                   F("write_timestamp", "int64"), _STATE_BATCHES]),
+    _record("ShareUpdate", SHARE_GROUP_STATE, "1", key=_share_key("1"), value_versions="0", value_flexible="0+",
+            value=[F("snapshot_epoch", "int32"), F("leader_epoch", "int32"), F("start_offset", "int64"),
+                   _COMPLETE_COUNT, _STATE_BATCHES]),
 ]
 
 RECORDS: dict[str, RecordSchema] = {schema.name: schema for schema in _SCHEMAS}

@@ -360,3 +360,16 @@ def test_auto_offset_reset_values_and_durations() -> None:
     for bad in ("none", "by_duration:", "by_duration:-PT1H", "by_duration:P1H"):
         with pytest.raises(ValueError):
             parse_auto_offset_reset(bad)
+
+
+def test_a_restored_share_partition_keeps_finished_records_and_frees_held_ones() -> None:
+    from kemu.groups.share_partition import RecordState, SharePartition
+
+    share = SharePartition.restored(10, [(5, 9, RecordState.ACKNOWLEDGED, 1), (10, 12, RecordState.ACKNOWLEDGED, 1),
+                                         (13, 14, RecordState.ACQUIRED, 2), (15, 15, RecordState.ARCHIVED, 5)])
+    state = share.snapshot()
+    assert (state.start_offset, state.end_offset) == (10, 15)
+    assert [(r.first_offset, r.last_offset, r.state, r.member_id, r.delivery_count) for r in state.in_flight] == [
+        (10, 12, RecordState.ACKNOWLEDGED, None, 1), (13, 14, RecordState.AVAILABLE, None, 2),
+        (15, 15, RecordState.ARCHIVED, None, 5)]
+    assert share.next_fetch_offset() == 13

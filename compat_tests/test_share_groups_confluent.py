@@ -190,3 +190,68 @@ def test_share_state_survives_kill_9(fresh_kemu_server: KemuServeProcess) -> Non
     lost = set(values) - set(accepted) - set(after)
     assert (sorted(redelivered), sorted(lost)) == ([], [])
     assert len(after) == len(set(after))
+
+
+def set_group(bootstrap: str, group: str, values: dict[str, str]) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
+        ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET) for name, value in values.items()])
+    admin.incremental_alter_configs([resource])[resource].result(30)
+
+
+def test_a_poison_record_is_archived_after_the_delivery_limit(bootstrap: str) -> None:
+    topic, group = f"share-poison-{uuid.uuid4().hex[:8]}", f"poison-{uuid.uuid4().hex[:8]}"
+    setup(bootstrap, topic, group, 1, ["poison", "fine"])
+    set_group(bootstrap, group, {"share.delivery.count.limit": "2"})
+    consumer = share_consumer(bootstrap, group, topic, **{"share.acknowledgement.mode": "explicit"})
+    from confluent_kafka import AcknowledgeType
+
+    deliveries: list[tuple[str, int]] = []
+    try:
+        def handle() -> bool:
+            for message in consumer.poll(0.5):
+                if message.error() is not None:
+                    continue
+                value = message.value().decode()
+                deliveries.append((value, message.delivery_count()))
+                consumer.acknowledge(message, AcknowledgeType.RELEASE if value == "poison" else AcknowledgeType.ACCEPT)
+            consumer.commit_sync(30)
+            return ("fine", 1) in deliveries and sum(v == "poison" for v, _ in deliveries) >= 2
+
+        wait_for(handle, what="the poison record's deliveries", timeout=60)
+        assert [m for m in consumer.poll(2.0) if m.error() is None] == []
+    finally:
+        consumer.close()
+    assert sorted(deliveries) == [("fine", 1), ("poison", 1), ("poison", 2)]
+
+
+def test_read_committed_share_groups_never_deliver_aborted_records(bootstrap: str) -> None:
+    topic, group = f"share-txn-{uuid.uuid4().hex[:8]}", f"txn-{uuid.uuid4().hex[:8]}"
+    setup(bootstrap, topic, group, 1, ["plain-before"])
+    set_group(bootstrap, group, {"share.isolation.level": "read_committed"})
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"share-txn-{uuid.uuid4().hex[:8]}"})
+    producer.init_transactions(30)
+    for outcome in ("aborted", "committed"):
+        producer.begin_transaction()
+        for n in range(3):
+            producer.produce(topic, f"{outcome}-{n}".encode(), partition=0)
+        producer.flush(30)
+        if outcome == "aborted":
+            producer.abort_transaction(30)
+        else:
+            producer.commit_transaction(30)
+    plain = Producer({"bootstrap.servers": bootstrap})
+    plain.produce(topic, b"plain-after", partition=0)
+    assert plain.flush(30) == 0
+    consumer = share_consumer(bootstrap, group, topic)
+    seen: list[str] = []
+    try:
+        def everything() -> bool:
+            seen.extend(m.value().decode() for m in consumer.poll(0.5) if m.error() is None)
+            return "plain-after" in seen
+
+        wait_for(everything, what="the records after the transactions", timeout=60)
+        consumer.commit_sync(30)
+    finally:
+        consumer.close()
+    assert seen == ["plain-before", "committed-0", "committed-1", "committed-2", "plain-after"]

@@ -255,3 +255,46 @@ def test_read_committed_share_groups_never_deliver_aborted_records(bootstrap: st
     finally:
         consumer.close()
     assert seen == ["plain-before", "committed-0", "committed-1", "committed-2", "plain-after"]
+
+
+@pytest.mark.parametrize("bent", [False, True], ids=["sound", "bent"])
+def test_the_checker_catches_a_bent_broker_redelivering_accepted_records(
+        bent: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exactly-once checker knows share delivery: a broker that forgets what a share group accepted (the
+    planted bug: an acknowledgement answered as done that changes nothing) hands the records out again once
+    their locks expire, and the checker reports it; the sound broker, the same run, has no violation."""
+    from kemu.groups.share_partition import AckOutcome, SharePartition
+    from kemu.testing import ShareRedelivered
+
+    if bent:
+        monkeypatch.setattr(SharePartition, "acknowledge", lambda self, *args, **kwargs: AckOutcome())
+    with Broker(virtual_clock=True) as broker:
+        topic, group = "share-checked", "checked"
+        setup(broker.bootstrap_servers, topic, group, 1, ["a", "b"])
+        consumer = share_consumer(broker.bootstrap_servers, group, topic, **{"share.acknowledgement.mode": "explicit"})
+        seen: list[str] = []
+        try:
+            def accept_what_comes() -> bool:
+                for message in consumer.poll(0.5):
+                    if message.error() is None:
+                        seen.append(message.value().decode())
+                        consumer.acknowledge(message)
+                if seen:
+                    consumer.commit_sync(30)
+                if len(seen) < 2:
+                    broker.advance(1)  # the first target assignment waits group.share.assignment.interval.ms
+                return len(seen) >= 2
+
+            wait_for(accept_what_comes, what="both records accepted", timeout=60)
+            broker.advance(31)  # past every lock: a broker that forgot the acceptance hands a and b out again
+            again = [m.value() for m in consumer.poll(3.0) if m.error() is None]
+        finally:
+            consumer.close()
+        violations = broker.inspect().violations
+    if not bent:
+        assert (again, violations) == ([], [])
+    else:
+        assert sorted(again) == [b"a", b"b"]
+        assert violations and all(isinstance(v, ShareRedelivered) for v in violations)
+        assert {(v.topic, v.partition, v.group_id, v.first_offset) for v in violations
+                if isinstance(v, ShareRedelivered)} == {(topic, 0, group, 0)}

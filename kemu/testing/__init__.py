@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kemu.coordinators.crash_points import CrashPoint
     from kemu.testing.broker import Broker, BrokerError, Record, UnknownConfigWarning
-    from kemu.testing.checker import AbortedRead, DuplicateAppend, OffsetGap, UncommittedRead, Violation
+    from kemu.testing.checker import (
+        AbortedRead,
+        DuplicateAppend,
+        OffsetGap,
+        ShareAcceptedTwice,
+        ShareRedelivered,
+        UncommittedRead,
+        Violation,
+    )
     from kemu.testing.clock import TestClock
     from kemu.testing.faults import BrokerCrashed, Fault
     from kemu.testing.inspector import Inspection
@@ -24,13 +32,15 @@ _WHERE = {
     "UnknownConfigWarning": "kemu.testing.broker",
     "AbortedRead": "kemu.testing.checker", "DuplicateAppend": "kemu.testing.checker",
     "OffsetGap": "kemu.testing.checker", "UncommittedRead": "kemu.testing.checker",
+    "ShareAcceptedTwice": "kemu.testing.checker", "ShareRedelivered": "kemu.testing.checker",
     "Violation": "kemu.testing.checker", "TestClock": "kemu.testing.clock", "Inspection": "kemu.testing.inspector",
     "Fault": "kemu.testing.faults", "BrokerCrashed": "kemu.testing.faults",
     "CrashPoint": "kemu.coordinators.crash_points",
 }
 
 __all__ = ["AbortedRead", "Broker", "BrokerCrashed", "BrokerError", "CrashPoint", "DuplicateAppend", "Fault",
-           "Inspection", "OffsetGap", "Record", "TestClock", "UncommittedRead", "UnknownConfigWarning", "Violation"]
+           "Inspection", "OffsetGap", "Record", "ShareAcceptedTwice", "ShareRedelivered", "TestClock",
+           "UncommittedRead", "UnknownConfigWarning", "Violation"]
 
 
 def __dir__() -> list[str]:

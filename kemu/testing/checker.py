@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 
 PRODUCE = 0
 FETCH = 1
+SHARE_FETCH, SHARE_ACKNOWLEDGE = 78, 79
+ACCEPT = 1
 READ_COMMITTED = 1
 # A response of a broken broker could repeat one mistake in every poll; the first ones tell the story.
 MAX_VIOLATIONS = 1000
@@ -154,6 +156,42 @@ class OffsetGap(Violation):
                 f"were already used")
 
 
+@dataclass(frozen=True, slots=True)
+class ShareRedelivered(Violation):
+    """A share group was handed records again after it had accepted them (KIP-932: an accepted record is
+    delivered to no one again)."""
+
+    rule: ClassVar[str] = "share-redelivered"
+    group_id: str
+    first_offset: int
+    last_offset: int
+    member_id: str
+    client_id: str | None
+    correlation_id: int
+
+    def describe(self) -> str:
+        return (f"share group {self.group_id!r} acquired offsets {self.first_offset}-{self.last_offset} for member "
+                f"{self.member_id!r} (client {self.client_id!r}, correlation id {self.correlation_id}) after it "
+                f"had accepted them")
+
+
+@dataclass(frozen=True, slots=True)
+class ShareAcceptedTwice(Violation):
+    """The broker took an ACCEPT of records a share group had accepted before."""
+
+    rule: ClassVar[str] = "share-accepted-twice"
+    group_id: str
+    first_offset: int
+    last_offset: int
+    member_id: str
+    client_id: str | None
+    correlation_id: int
+
+    def describe(self) -> str:
+        return (f"share group {self.group_id!r} accepted offsets {self.first_offset}-{self.last_offset} again "
+                f"(member {self.member_id!r}, client {self.client_id!r}, correlation id {self.correlation_id})")
+
+
 # ---- the ledger of one partition -------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class _Sequences:
@@ -230,6 +268,8 @@ class ExactlyOnceChecker:
         # What the logs showed is reported once, though a restarted broker's logs are read again.
         self._found_in_logs: set[Violation] = set()
         self._ledgers: dict[tuple[str, int], _Ledger] = {}
+        # Per (share group, topic, partition): the offsets the group accepted, as the broker confirmed them.
+        self._accepted: dict[tuple[str, str, int], set[int]] = {}
 
     # ---- life ------------------------------------------------------------------------------------------
     def attach(self, core: CoreBroker) -> None:
@@ -247,6 +287,7 @@ class ExactlyOnceChecker:
         self.omitted = 0
         self._found_in_logs.clear()
         self._ledgers.clear()
+        self._accepted.clear()
 
     @property
     def violations(self) -> list[Violation]:
@@ -273,12 +314,56 @@ class ExactlyOnceChecker:
                 return  # dropped by a fault: the client never saw these records
             self.check_fetch(exchange.request.body, exchange.response, client_id=exchange.client_id,
                              correlation_id=exchange.correlation_id)
+        elif exchange.api_key in (SHARE_FETCH, SHARE_ACKNOWLEDGE):
+            if exchange.sent:
+                self.check_share(exchange.api_key, exchange.request.body, exchange.response,
+                                 client_id=exchange.client_id, correlation_id=exchange.correlation_id)
         elif exchange.api_key == PRODUCE:
             for topic in exchange.request.body.get("topic_data") or ():
                 for data in topic.get("partition_data") or ():
                     partition = self._partition(topic.get("name"), topic.get("topic_id"), data["index"])
                     if partition is not None:
                         self._catch_up(partition)
+
+    def check_share(self, api_key: int, request: Mapping[str, Any], response: Mapping[str, Any], *,
+                    client_id: str | None = None, correlation_id: int = -1) -> None:
+        """Judge one ShareFetch or ShareAcknowledge exchange: what it acquired must not have been accepted
+        before; what it accepted (confirmed by the answer) must not have been accepted before either."""
+        if response.get("error_code", 0) != 0:
+            return
+        group, member = str(request.get("group_id")), str(request.get("member_id"))
+        confirmed = {(t["topic_id"], p["partition_index"]) for t in response.get("responses") or ()
+                     for p in t.get("partitions") or ()
+                     if p.get("acknowledge_error_code" if api_key == SHARE_FETCH else "error_code", 0) == 0}
+        if api_key == SHARE_FETCH:
+            # Acquired in this answer, after its own acknowledgements were applied.
+            for topic in response.get("responses") or ():
+                for answer in topic.get("partitions") or ():
+                    name = self._topic_name(topic["topic_id"])
+                    accepted = self._accepted.get((group, name, answer["partition_index"]), set())
+                    for acquired in answer.get("acquired_records") or ():
+                        again = [o for o in range(acquired["first_offset"], acquired["last_offset"] + 1)
+                                 if o in accepted]
+                        if again:
+                            self._report(ShareRedelivered(name, answer["partition_index"], group, again[0], again[-1],
+                                                          member, client_id, correlation_id))
+        for topic in request.get("topics") or ():
+            for part in topic.get("partitions") or ():
+                if (topic["topic_id"], part["partition_index"]) not in confirmed:
+                    continue
+                name = self._topic_name(topic["topic_id"])
+                accepted = self._accepted.setdefault((group, name, part["partition_index"]), set())
+                for ack in part.get("acknowledgement_batches") or ():
+                    offsets = _accepted_offsets(ack)
+                    twice = sorted(offsets & accepted)
+                    if twice:
+                        self._report(ShareAcceptedTwice(name, part["partition_index"], group, twice[0], twice[-1],
+                                                        member, client_id, correlation_id))
+                    accepted |= offsets
+
+    def _topic_name(self, topic_id: uuid.UUID) -> str:
+        topic = self.core.topics.by_id(topic_id) if self.core is not None else None
+        return topic.name if topic is not None else str(topic_id)
 
     def check_fetch(self, request: Mapping[str, Any], response: Mapping[str, Any], *,
                     client_id: str | None = None, correlation_id: int = -1) -> None:
@@ -433,6 +518,14 @@ class ExactlyOnceChecker:
 
 # The checker watching each live core, so `inspect(core, coordinators)` finds it without being handed it.
 _CHECKERS: weakref.WeakKeyDictionary[CoreBroker, ExactlyOnceChecker] = weakref.WeakKeyDictionary()
+
+
+def _accepted_offsets(ack: Mapping[str, Any]) -> set[int]:
+    """The offsets an acknowledgement batch accepts: one type for the whole range, or one per offset."""
+    first, last, types = ack["first_offset"], ack["last_offset"], list(ack.get("acknowledge_types") or ())
+    if len(types) == 1:
+        return set(range(first, last + 1)) if types[0] == ACCEPT else set()
+    return {offset for offset, kind in zip(range(first, last + 1), types, strict=False) if kind == ACCEPT}
 
 
 def checker_for(core: CoreBroker) -> ExactlyOnceChecker:

@@ -280,6 +280,46 @@ class ShareFetchManager:
         return soonest
 
 
+    # ---- share-group offsets (DescribeShareGroupOffsets 90, AlterShareGroupOffsets 91, DeleteShareGroupOffsets 92)
+    def start_offset(self, group_id: str, topic_id: uuid.UUID, index: int) -> int | None:
+        """The share-partition start offset (SPSO); None where there is no state to tell: never initialised,
+        or initialised and not read since (Kafka's share coordinator answers -1 for both)."""
+        share = self._partitions.get((group_id, topic_id, index))
+        return None if share is None else share.start_offset
+
+    def lag(self, group_id: str, topic_id: uuid.UUID, index: int) -> int | None:
+        """Kafka's share-partition lag (KIP-1226): the partition's high watermark less the start offset and the
+        records already done with above it (acknowledged or archived: the delivery-complete count); None
+        where the start offset is not known or the partition is gone."""
+        share = self._partitions.get((group_id, topic_id, index))
+        partition = self._partition(topic_id, index)
+        if share is None or partition is None:
+            return None
+        start = share.start_offset
+        complete = sum(row.last_offset - max(row.first_offset, start) + 1
+                       for row in share.snapshot().in_flight
+                       if row.state.is_terminal and row.last_offset >= start)
+        return partition.log.high_watermark - start - complete
+
+    def alter_start_offset(self, group_id: str, topic_id: uuid.UUID, index: int, offset: int) -> None:
+        """AlterShareGroupOffsets: the share-partition starts afresh at `offset`, nothing in flight (Kafka's
+        InitializeShareGroupState); -1 leaves the start to share.auto.offset.reset at the next fetch. The
+        group has no members, so no one holds any of its records."""
+        key = (group_id, topic_id, index)
+        self._initialised.add(key)
+        if offset == -1:
+            self._partitions.pop(key, None)
+        else:
+            self._partitions[key] = SharePartition(offset, self.share_config(group_id))
+
+    def delete_state(self, group_id: str, topic_id: uuid.UUID, index: int) -> None:
+        """DeleteShareGroupOffsets: the share-partition's state is gone; it is read again only once the group
+        coordinator initialises it anew (a member assigned it), from share.auto.offset.reset."""
+        key = (group_id, topic_id, index)
+        self._partitions.pop(key, None)
+        self._initialised.discard(key)
+
+
 def _covering(records: bytes, acquired: Sequence[AcquiredRecords]) -> bytes:
     """The batches read that hold an acquired offset (ShareFetchUtils.maybeSliceFetchRecords)."""
     low, high = acquired[0].first_offset, acquired[-1].last_offset

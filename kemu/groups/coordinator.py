@@ -20,6 +20,7 @@ from kemu.groups.records import CoordinatorRecord, Journal, discard
 from kemu.groups.replay import Replayer
 from kemu.groups.share import ShareGroupManager, no_listener
 from kemu.groups.share_group import ShareGroup
+from kemu.groups.share_offsets import AlteredOffsets, DeletedOffsets, alter_offsets, delete_offsets
 from kemu.groups.topics import TopicSource, no_topics
 
 Body = dict[str, Any]
@@ -102,6 +103,16 @@ class GroupCoordinator:
     def share_group_describe(self, request: Body, ctx: RequestContext) -> Body:
         self.tick()
         return {"groups": self._share.describe(request["group_ids"])}
+
+    def alter_share_group_offsets(self, group_id: str, topics: list[Body]) -> AlteredOffsets:
+        """AlterShareGroupOffsets' group side (kemu.groups.share_offsets.alter_offsets)."""
+        self.tick()
+        return alter_offsets(self._state, group_id, topics)
+
+    def delete_share_group_offsets(self, group_id: str, topic_names: list[str]) -> DeletedOffsets:
+        """DeleteShareGroupOffsets' group side (kemu.groups.share_offsets.delete_offsets)."""
+        self.tick()
+        return delete_offsets(self._state, group_id, topic_names)
 
     def share_member(self, group_id: str, member_id: str) -> bool:
         """Whether `member_id` is a current member of the share group `group_id` (False for an unknown

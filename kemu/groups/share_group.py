@@ -108,6 +108,8 @@ class ShareGroup:
         self.initializing: dict[uuid.UUID, StateTopic] = {}
         self.initialized: dict[uuid.UUID, StateTopic] = {}
         self.deleting: dict[uuid.UUID, StateTopic] = {}
+        # Whether that record exists (Kafka's shareGroupStatePartitionMetadata holds the group), even empty.
+        self.has_state_metadata = False
 
     # ---- state ------------------------------------------------------------------------------------
     @property
@@ -175,6 +177,7 @@ class ShareGroup:
             return {entry["topic_id"]: StateTopic(entry["topic_name"], frozenset(entry.get("partitions") or ()))
                     for entry in entries or ()}
 
+        self.has_state_metadata = value is not None
         value = value or {}
         self.initializing = topics(value.get("initializing_topics"))
         self.initialized = topics(value.get("initialized_topics"))

@@ -107,9 +107,23 @@ def test_the_declared_ranges_are_kafka_4_3s() -> None:
 @pytest.mark.parametrize(("key", "version", "direction", "body"), CASES,
                          ids=[f"{k}-v{v}-{d}" for k, v, d, _ in CASES])
 def test_round_trips_and_matches_kio(key: int, version: int, direction: str, body: dict[str, Any]) -> None:
+    assert_round_trips(key, version, direction, body)
+
+
+def _subset(decoded: Any, like: Any) -> Any:
+    """`decoded` cut down to the fields `like` has (the decoder fills in the fields a version lacks)."""
+    if isinstance(like, dict):
+        return {k: _subset(decoded[k], v) for k, v in like.items()}
+    if isinstance(like, list):
+        return [_subset(d, v) for d, v in zip(decoded, like, strict=True)]
+    return decoded
+
+
+def assert_round_trips(key: int, version: int, direction: str, body: dict[str, Any]) -> None:
+    """kemu's encode → decode gives `body` back, and kio reads kemu's bytes and writes back the same bytes."""
     ours = encode_body(key, version, direction, body)
     decoded = _plain(decode_body(key, version, direction, ours))
-    assert {k: decoded[k] for k in body} == body
+    assert _subset(decoded, body) == body
     schema = (load_request_schema if direction == "request" else load_response_schema)(key, version)
     entity, size = entity_reader(schema)(ours, 0)
     assert size == len(ours)

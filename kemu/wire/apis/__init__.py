@@ -75,6 +75,9 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     77: (1, 1),  # ShareGroupDescribe (declared only)
     78: (1, 2),  # ShareFetch (declared only)
     79: (1, 2),  # ShareAcknowledge (declared only)
+    90: (0, 1),  # DescribeShareGroupOffsets
+    91: (0, 0),  # AlterShareGroupOffsets
+    92: (0, 0),  # DeleteShareGroupOffsets
 })
 
 _MODULE_NAME = re.compile(r"k(\d\d)_\w+")

@@ -1,0 +1,41 @@
+"""What AlterShareGroupOffsets (91) and DeleteShareGroupOffsets (92) share: the group checks Kafka's
+GroupCoordinatorService makes before the group coordinator runs, and their answers to a refused request."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import ErrorResponder, error_responder
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+Body = dict[str, Any]
+
+
+def refused_group(ctx: RequestContext, group_id: str) -> ErrorCode:
+    """The empty group id INVALID_GROUP_ID, a group this broker does not coordinate NOT_COORDINATOR."""
+    if not group_id:
+        return ErrorCode.INVALID_GROUP_ID
+    return ctx.groups.coordinator_error(group_id, ctx.node_id)
+
+
+def top_level_responder(key: int) -> ErrorResponder:
+    """Kafka's getErrorResponse: the code with the coordinator's message or the code's own, no topics."""
+    plain = error_responder(key)
+
+    def error_response(request: Request, code: ErrorCode, message: str | None) -> Body:
+        return plain(request, code, message or code.message)
+
+    return error_response
+
+
+def answer(request: Request, response: Body, refused: list[Body], error_response: ErrorResponder,
+           apply: Callable[[], None]) -> Body:
+    """The group coordinator's answer: its error alone, or (its change applied) the topics refused before
+    it ran, then its own."""
+    if response["error_code"] != ErrorCode.NONE:
+        return error_response(request, response["error_code"], response["error_message"])
+    apply()
+    return {**response, "responses": refused + response["responses"]}

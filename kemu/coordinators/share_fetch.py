@@ -284,14 +284,14 @@ class ShareFetchManager:
     def start_offset(self, group_id: str, topic_id: uuid.UUID, index: int) -> int | None:
         """The share-partition start offset (SPSO); None where there is no state to tell: never initialised,
         or initialised and not read since (Kafka's share coordinator answers -1 for both)."""
-        share = self._partitions.get((group_id, topic_id, index))
+        share = self._known((group_id, topic_id, index))
         return None if share is None else share.start_offset
 
     def lag(self, group_id: str, topic_id: uuid.UUID, index: int) -> int | None:
         """Kafka's share-partition lag (KIP-1226): the partition's high watermark less the start offset and the
         records already done with above it (acknowledged or archived: the delivery-complete count); None
         where the start offset is not known or the partition is gone."""
-        share = self._partitions.get((group_id, topic_id, index))
+        share = self._known((group_id, topic_id, index))
         partition = self._partition(topic_id, index)
         if share is None or partition is None:
             return None
@@ -307,10 +307,13 @@ class ShareFetchManager:
         group has no members, so no one holds any of its records."""
         key = (group_id, topic_id, index)
         self._initialised.add(key)
+        self._persisted.pop(key, None)
         if offset == -1:
             self._partitions.pop(key, None)
+            self._journal.forget(key)
         else:
-            self._partitions[key] = SharePartition(offset, self.share_config(group_id))
+            self._partitions[key] = share = SharePartition(offset, self.share_config(group_id))
+            self._persist(key, share)
 
     def delete_state(self, group_id: str, topic_id: uuid.UUID, index: int) -> None:
         """DeleteShareGroupOffsets: the share-partition's state is gone; it is read again only once the group
@@ -318,6 +321,18 @@ class ShareFetchManager:
         key = (group_id, topic_id, index)
         self._partitions.pop(key, None)
         self._initialised.discard(key)
+        self._persisted.pop(key, None)
+        self._journal.forget(key)
+
+    def _known(self, key: tuple[str, uuid.UUID, int]) -> SharePartition | None:
+        """The share-partition of `key` if it has state: made already, or persisted before a restart (then
+        made from it now)."""
+        share = self._partitions.get(key)
+        if share is None and key in self._persisted:
+            partition = self._partition(key[1], key[2])
+            if partition is not None:
+                share = self._share_partition(*key, partition)
+        return share
 
 
 def _covering(records: bytes, acquired: Sequence[AcquiredRecords]) -> bytes:

@@ -81,6 +81,11 @@ class ShareStateJournal:
         except ApiError as error:
             log.error("could not write the share state of %s to %s: %s", key, SHARE_GROUP_STATE_TOPIC, error)
 
+    def forget(self, key: StateKey) -> None:
+        """The share-partition's state is gone (DeleteShareGroupOffsets, or an alter leaving the start to
+        share.auto.offset.reset): a snapshot with start offset -1, which a restart reads as no state."""
+        self.write(key, ShareState(-1, -1, ()), 0)
+
     def load(self) -> dict[StateKey, PersistedState]:
         """Every share-partition's last persisted state, from the topic's logs."""
         found: dict[StateKey, PersistedState] = {}
@@ -92,7 +97,7 @@ class ShareStateJournal:
                     self._created[key] = value["create_timestamp"]
                 elif key in found:
                     found[key] = _updated(found[key], value)
-        return found
+        return {key: state for key, state in found.items() if state.start_offset >= 0}
 
 
 def _records(batches: Iterable[Any]) -> Iterator[tuple[str, StateKey, dict[str, Any]]]:

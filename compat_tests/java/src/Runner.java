@@ -26,6 +26,7 @@ public final class Runner {
         Map<String, Map<String, Common.Operation>> programs = new LinkedHashMap<>();
         programs.put("AdminCalls", AdminCalls.operations());
         programs.put("Groups", Groups.operations());
+        programs.put("ShareGroups", ShareGroups.operations());
         programs.put("Transactions", Transactions.operations());
         PrintStream answers = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         System.setOut(System.err);

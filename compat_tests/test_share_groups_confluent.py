@@ -298,3 +298,30 @@ def test_the_checker_catches_a_bent_broker_redelivering_accepted_records(
         assert violations and all(isinstance(v, ShareRedelivered) for v in violations)
         assert {(v.topic, v.partition, v.group_id, v.first_offset) for v in violations
                 if isinstance(v, ShareRedelivered)} == {(topic, 0, group, 0)}
+
+
+def test_a_share_consumer_gets_past_scripted_share_fetch_errors() -> None:
+    """Faults script the share APIs like any other: two ShareFetch answers turned into SHARE_SESSION_NOT_FOUND
+    (the client opens its session again) lose and duplicate nothing."""
+    from kemu.testing import Fault
+
+    with Broker() as broker:
+        topic, group = "share-faults", "faulted"
+        values = [f"job-{n}" for n in range(50)]
+        setup(broker.bootstrap_servers, topic, group, 1, values)
+        fault = broker.faults.add(Fault(api="ShareFetch", error="SHARE_SESSION_NOT_FOUND", count=2))
+        consumer = share_consumer(broker.bootstrap_servers, group, topic)
+        seen: Counter[str] = Counter()
+        try:
+            def drained() -> bool:
+                for message in consumer.poll(0.5):
+                    if message.error() is None:
+                        seen[message.value().decode()] += 1
+                return set(seen) == set(values)
+
+            wait_for(drained, what="every record despite the faults", timeout=60)
+            consumer.commit_sync(30)
+        finally:
+            consumer.close()
+        assert fault.hits == 2
+        assert max(seen.values()) == 1 and broker.inspect().violations == []

@@ -52,11 +52,22 @@ def test_describe_metadata_quorum(java_pair: Pair, java_kemu: JavaKemu, java: Ja
     assert {entry["version"] for entry in java_kemu.exchanges(DESCRIBE_QUORUM)} == {2}
 
 
+def set_group_config(bootstrap: str, group: str) -> None:
+    """A group with a config of its own, which ListConfigResources lists (a group without one it does not)."""
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
+        ConfigEntry("share.isolation.level", "read_committed", incremental_operation=AlterConfigOpType.SET)])
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # held until the answer: a dropped client aborts it
+    admin.incremental_alter_configs([resource])[resource].result(30)
+
+
 def test_list_config_resources(java_pair: Pair, java_kemu: JavaKemu, java: JavaClient) -> None:
     prefix = unique("java-lcr")
 
     def scenario(target: Target) -> Any:
         create_topics(target.bootstrap, [f"{prefix}-b", f"{prefix}-a"], partitions=1)
+        set_group_config(target.bootstrap, f"{prefix}-g")
         return {"all": java.run("AdminCalls", target.bootstrap, "config-resources", prefix),
                 "brokers and topics": java.run("AdminCalls", target.bootstrap, "config-resources", prefix,
                                                "BROKER", "TOPIC"),
@@ -65,6 +76,7 @@ def test_list_config_resources(java_pair: Pair, java_kemu: JavaKemu, java: JavaC
     kafka, result = java_pair.both(scenario)
     check(f"java.{java.line}.list_config_resources", kafka, result)
     assert result["brokers and topics"] == [["BROKER", "1"], ["TOPIC", f"{prefix}-a"], ["TOPIC", f"{prefix}-b"]]
-    assert result["all"] == [["BROKER", "1"], ["BROKER_LOGGER", "1"], *result["brokers and topics"][1:]]
-    assert result["groups"] == []
+    assert result["all"] == [["BROKER", "1"], ["BROKER_LOGGER", "1"], ["GROUP", f"{prefix}-g"],
+                             *result["brokers and topics"][1:]]
+    assert result["groups"] == [["GROUP", f"{prefix}-g"]]
     assert {entry["version"] for entry in java_kemu.exchanges(LIST_CONFIG_RESOURCES)} == {1}

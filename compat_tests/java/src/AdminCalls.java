@@ -18,8 +18,8 @@
 //       whether each replica's log end offset is the high watermark.
 //   AdminCalls <bootstrap> config-resources <prefix> <type>...
 //       listConfigResources of those ConfigResource.Type names (ListConfigResources v1; kafka-clients 4.1+,
-//       called by reflection so the program still compiles against 3.9): each [type, name], topics only
-//       those whose name starts with <prefix>, sorted.
+//       called by reflection so the program still compiles against 3.9): each [type, name], topics and groups
+//       only those whose name starts with <prefix> (other tests' stay out), sorted.
 //   AdminCalls <bootstrap> update-feature <feature> <level> <upgrade|safe-downgrade|unsafe-downgrade>
 //       updateFeatures as kafka-features upgrade/downgrade does it, then describeFeatures: reports the
 //       exception the update failed with (or null) and the feature's finalized and supported ranges after.
@@ -202,7 +202,9 @@ public final class AdminCalls {
                 (KafkaFuture<Collection<ConfigResource>>) result.getClass().getMethod("all").invoke(result);
             List<List<String>> listed = new ArrayList<>();
             for (ConfigResource resource : all.get()) {
-                if (resource.type() == ConfigResource.Type.TOPIC && !resource.name().startsWith(prefix)) continue;
+                String kind = resource.type().name();  // by name: 3.9 has no Type.GROUP
+                boolean named = kind.equals("TOPIC") || kind.equals("GROUP");
+                if (named && !resource.name().startsWith(prefix)) continue;
                 listed.add(List.of(resource.type().name(), resource.name()));
             }
             listed.sort(Comparator.comparing((List<String> entry) -> entry.get(0)).thenComparing(entry -> entry.get(1)));

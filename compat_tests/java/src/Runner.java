@@ -22,11 +22,23 @@ import org.apache.kafka.common.utils.AppInfoParser;
 public final class Runner {
     private Runner() {}
 
+    // The share consumer is kafka-clients 4.x's: the 3.9 line is compiled without ShareGroups.java.
+    @SuppressWarnings("unchecked")
+    private static void shareGroups(Map<String, Map<String, Common.Operation>> programs) throws Exception {
+        try {
+            Class<?> program = Class.forName("ShareGroups");
+            programs.put("ShareGroups", (Map<String, Common.Operation>) program.getDeclaredMethod("operations")
+                .invoke(null));
+        } catch (ClassNotFoundException e) {
+            // not on this line
+        }
+    }
+
     public static void main(String[] argv) throws Exception {
         Map<String, Map<String, Common.Operation>> programs = new LinkedHashMap<>();
         programs.put("AdminCalls", AdminCalls.operations());
         programs.put("Groups", Groups.operations());
-        programs.put("ShareGroups", ShareGroups.operations());
+        shareGroups(programs);
         programs.put("Transactions", Transactions.operations());
         PrintStream answers = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         System.setOut(System.err);

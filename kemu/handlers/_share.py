@@ -79,7 +79,7 @@ def by_topic(partitions: dict[TopicPartition, dict[str, Any]]) -> list[dict[str,
     return [{"topic_id": topic_id, "partitions": parts} for topic_id, parts in grouped.items()]
 
 
-def leader_of(ctx: RequestContext, tp: TopicPartition) -> dict[str, int]:
+def current_leader() -> dict[str, int]:
     """A partition's current_leader: Kafka fills it only for NOT_LEADER_OR_FOLLOWER, which a single kemu
     never answers; otherwise it is the message's default, leader 0 at epoch 0."""
     return {"leader_id": 0, "leader_epoch": 0}

@@ -20,13 +20,13 @@ from kemu.broker.errors import ApiError
 from kemu.groups import GroupCoordinator
 from kemu.handlers import _authorize as authz
 from kemu.handlers._coordinated import answer_in_group
+from kemu.handlers._share import MAX_MEMBER_ID_LENGTH
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 KEY = 76
-MAX_MEMBER_ID_LENGTH = 36  # KafkaApis.isMemberIdValid
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:

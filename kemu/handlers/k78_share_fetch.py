@@ -147,7 +147,7 @@ def _partition(ctx: RequestContext, tp: TopicPartition, ack: tuple[ErrorCode, st
     code, message = ack if ack is not None else (ErrorCode.NONE, None)
     return {"partition_index": tp[1], "error_code": 0, "error_message": None,
             "acknowledge_error_code": int(code), "acknowledge_error_message": message,
-            "current_leader": _share.leader_of(ctx, tp), "records": b"", "acquired_records": []}
+            "current_leader": _share.current_leader(), "records": b"", "acquired_records": []}
 
 
 def _respond(partitions: dict[TopicPartition, dict[str, Any]], lock_ms: int) -> dict[str, Any]:

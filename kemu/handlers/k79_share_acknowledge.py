@@ -37,7 +37,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     if epoch == FINAL_EPOCH:
         manager.release(opened.session)
     partitions = {tp: {"partition_index": tp[1], "error_code": int(code), "error_message": message,
-                       "current_leader": _share.leader_of(ctx, tp)} for tp, (code, message) in acks.items()}
+                       "current_leader": _share.current_leader()} for tp, (code, message) in acks.items()}
     answer: dict[str, Any] = {"error_code": 0, "error_message": None, "responses": _share.by_topic(partitions),
                               "node_endpoints": []}
     if version >= 2:

@@ -157,39 +157,41 @@ class OffsetGap(Violation):
 
 
 @dataclass(frozen=True, slots=True)
-class ShareRedelivered(Violation):
+class _ShareViolation(Violation):
+    """Records of a share group's partition that one exchange of a member got wrong."""
+
+    group_id: str
+    first_offset: int
+    last_offset: int
+    member_id: str
+    client_id: str | None
+    correlation_id: int
+
+    def _who(self) -> str:
+        return f"member {self.member_id!r}, client {self.client_id!r}, correlation id {self.correlation_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class ShareRedelivered(_ShareViolation):
     """A share group was handed records again after it had accepted them (KIP-932: an accepted record is
     delivered to no one again)."""
 
     rule: ClassVar[str] = "share-redelivered"
-    group_id: str
-    first_offset: int
-    last_offset: int
-    member_id: str
-    client_id: str | None
-    correlation_id: int
 
     def describe(self) -> str:
-        return (f"share group {self.group_id!r} acquired offsets {self.first_offset}-{self.last_offset} for member "
-                f"{self.member_id!r} (client {self.client_id!r}, correlation id {self.correlation_id}) after it "
-                f"had accepted them")
+        return (f"share group {self.group_id!r} acquired offsets {self.first_offset}-{self.last_offset} "
+                f"({self._who()}) after it had accepted them")
 
 
 @dataclass(frozen=True, slots=True)
-class ShareAcceptedTwice(Violation):
+class ShareAcceptedTwice(_ShareViolation):
     """The broker took an ACCEPT of records a share group had accepted before."""
 
     rule: ClassVar[str] = "share-accepted-twice"
-    group_id: str
-    first_offset: int
-    last_offset: int
-    member_id: str
-    client_id: str | None
-    correlation_id: int
 
     def describe(self) -> str:
         return (f"share group {self.group_id!r} accepted offsets {self.first_offset}-{self.last_offset} again "
-                f"(member {self.member_id!r}, client {self.client_id!r}, correlation id {self.correlation_id})")
+                f"({self._who()})")
 
 
 # ---- the ledger of one partition -------------------------------------------------------------------------

@@ -128,8 +128,10 @@ def test_transactional_transform_is_exactly_once_through_moves(kemu_broker: Brok
     fed: list[bytes] = []
     aborted: list[str] = []
     failures: list[BaseException] = []
-    feeder = threading.Thread(target=feed_input, args=(kemu_broker, feeding, fed, failures))
-    job = threading.Thread(target=transform, args=(kemu_broker, progress, stop, aborted, failures))
+    # Daemon threads: a client stuck past the joins below fails the test and must not keep pytest's process alive
+    # after its summary (librdkafka's handles are never destroyed while their thread still runs).
+    feeder = threading.Thread(target=feed_input, args=(kemu_broker, feeding, fed, failures), daemon=True)
+    job = threading.Thread(target=transform, args=(kemu_broker, progress, stop, aborted, failures), daemon=True)
     feeder.start()
     job.start()
     try:

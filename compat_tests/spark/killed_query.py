@@ -50,7 +50,11 @@ RECORDS_PER_STEP = 4
 # The schedule, in steps of RECORDS_PER_STEP records each (plain, committed, aborted in turn): the first ones are
 # there before the query starts, the rest are written while it runs, while it is dead and after its restart.
 PREFILL_STEPS = 10
-STALL_STEP = 24  # a plain step: its record 2 (partition 0, after record 0) is the one the first generation stalls on
+# A committed step: its record 2 (partition 0, after record 0) is the one the first generation stalls on. Its
+# records turn visible to a read_committed reader on both partitions at once, when its markers are written; a
+# plain step's two partitions were two Produce requests, and a trigger falling between them planned a batch
+# of partition 0's records alone.
+STALL_STEP = 22
 KILL_GATE = 25  # steps from here on wait for the kill
 RESTART_GATE = 40  # and from here on for the restarted query
 TOTAL_STEPS = 55

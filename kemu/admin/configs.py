@@ -71,8 +71,10 @@ class _Refused(Exception):
 
 
 def alter(broker: Broker, resources: Sequence[ResourceChange], validate_only: bool,
-          incremental: bool) -> list[Outcome]:
-    """One outcome per resource, in request order."""
+          incremental: bool, node_id: int | None = None) -> list[Outcome]:
+    """One outcome per resource, in request order, as the node `node_id` (default the first) answers: a BROKER
+    or BROKER_LOGGER resource names that node's id, as each Kafka broker takes only its own."""
+    node = broker.node_id if node_id is None else node_id
     counts = Counter((r.resource_type, r.resource_name) for r in resources)
     outcomes = []
     for resource in resources:
@@ -80,7 +82,7 @@ def alter(broker: Broker, resources: Sequence[ResourceChange], validate_only: bo
             outcomes.append(Outcome(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."))
             continue
         try:
-            _alter_resource(broker, resource, validate_only, incremental)
+            _alter_resource(broker, resource, validate_only, incremental, node)
         except _Refused as refused:
             outcomes.append(Outcome(refused.error, refused.message))
         else:
@@ -88,7 +90,8 @@ def alter(broker: Broker, resources: Sequence[ResourceChange], validate_only: bo
     return outcomes
 
 
-def _alter_resource(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool) -> None:
+def _alter_resource(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool,
+                    node_id: int) -> None:
     names = [c.name for c in resource.configs]
     if len(set(names)) != len(names):
         raise _Refused(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
@@ -97,9 +100,9 @@ def _alter_resource(broker: Broker, resource: ResourceChange, validate_only: boo
         raise _Refused(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
     kind = resource.resource_type
     if kind == RESOURCE_BROKER_LOGGER and incremental:
-        _alter_loggers(broker, resource, validate_only)
+        _alter_loggers(resource, validate_only, node_id)
     elif kind == RESOURCE_BROKER:
-        _alter_broker(broker, resource, validate_only, incremental)
+        _alter_broker(broker, resource, validate_only, incremental, node_id)
     elif kind == RESOURCE_TOPIC:
         _alter_topic(broker, resource, validate_only, incremental)
     elif kind == RESOURCE_GROUP:
@@ -109,9 +112,9 @@ def _alter_resource(broker: Broker, resource: ResourceChange, validate_only: boo
         raise _Refused(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
 
 
-def _alter_loggers(broker: Broker, resource: ResourceChange, validate_only: bool) -> None:
+def _alter_loggers(resource: ResourceChange, validate_only: bool, node_id: int) -> None:
     try:
-        broker_loggers.change(broker.node_id, resource.resource_name,
+        broker_loggers.change(node_id, resource.resource_name,
                               [(c.name, c.op, c.value) for c in resource.configs], validate_only)
     except broker_loggers.LoggerChangeRefused as refused:
         raise _Refused(ErrorCode[refused.code_name], refused.message) from None
@@ -124,15 +127,16 @@ def _check_op(change: ConfigChange) -> OpType:
     return OpType(change.op)
 
 
-def _alter_broker(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool) -> None:
+def _alter_broker(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool,
+                  node_id: int) -> None:
     name = resource.resource_name
     if name:
         requested = parse_java_int(name)
         if requested is None:
             raise _Refused(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}")
-        if requested != broker.node_id:
+        if requested != node_id:
             raise _Refused(ErrorCode.INVALID_REQUEST,
-                           f"Unexpected broker id, expected {broker.node_id}, but received {name}")
+                           f"Unexpected broker id, expected {node_id}, but received {name}")
     if incremental:
         values = dict(broker.dynamic_configs.layer(name))
         for change in resource.configs:

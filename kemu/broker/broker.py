@@ -306,8 +306,9 @@ class Broker:
 
     def config_layers(self, node_id: int | None = None) -> ConfigLayers:
         """A node's config (default the first's) as DescribeConfigs layers it: per-broker dynamic, cluster
-        default, static. Each node's static layer has its own id, listener port and rack; the dynamic layers
-        are the one process's, in force on every node."""
+        default, static. Each node's static and per-broker layers are its own (its id, listener port, rack, and
+        the values a BROKER resource of its id was given); the process's logs and live settings follow the first
+        node's, the partitions of every node being one process's."""
         # The static layer is what the broker was started with, not the live settings a dynamic value changed.
         node = self.cluster.node(self.node_id if node_id is None else node_id)
         # One rack per node (--rack a,b,c), else every node's is broker.rack.
@@ -316,7 +317,7 @@ class Broker:
             else replace(self.config, node_id=node.node_id, rack=rack)
         static = static_values(config, bound_port=self.listen_port(node.node_id) or None, data_dir=self.data_dir,
                                advertised=self.advertised_endpoint(node.node_id), started_with=self._started_with)
-        return self.dynamic_configs.layers(static)
+        return self.dynamic_configs.layers(static, node.node_id)
 
     def apply_log_defaults(self) -> None:
         """Give every partition log the broker's current log.* defaults (after a dynamic broker config change,

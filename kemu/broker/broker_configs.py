@@ -466,41 +466,54 @@ order: what static_values reads of a config, without looking through all ~340 na
 
 
 class DynamicBrokerConfigs:
-    """The dynamic layers: this broker's own values and the cluster-wide defaults, persisted."""
+    """The dynamic layers, persisted: each node's own values (a many-broker kemu's nodes each have theirs, as
+    each Kafka broker has its BROKER resource) and the cluster-wide defaults."""
 
     def __init__(self, data_dir: Path, node_id: int, min_insync_replicas: int = 1) -> None:
         self._path = data_dir / DYNAMIC_CONFIGS_FILE
         self._node_id = str(node_id)
         self.cluster_default: dict[str, str] = {}
-        self.per_broker: dict[str, str] = {}
+        self._brokers: dict[str, dict[str, str]] = {}
         if self._path.exists():
             doc = json.loads(self._path.read_text())
             self.cluster_default = dict(doc.get("cluster_default", {}))
-            self.per_broker = dict(doc.get("brokers", {}).get(self._node_id, {}))
+            self._brokers = {node: dict(values) for node, values in doc.get("brokers", {}).items() if values}
         else:
             # A new Kafka 4.1+ cluster (ELR on, ActivationRecordsGenerator) starts with the static
             # min.insync.replicas as a dynamic cluster-wide default, which topics then show as their source.
             self.cluster_default["min.insync.replicas"] = str(min_insync_replicas)
 
+    @property
+    def per_broker(self) -> dict[str, str]:
+        """The first node's own values: those the process's logs and live settings follow."""
+        return self.node_layer(int(self._node_id))
+
+    def node_layer(self, node_id: int) -> dict[str, str]:
+        return dict(self._brokers.get(str(node_id), {}))
+
     def layer(self, resource_name: str) -> dict[str, str]:
-        """The layer a BROKER resource names: "" is the cluster default, a node id this broker."""
-        return self.cluster_default if resource_name == "" else self.per_broker
+        """The layer a BROKER resource names: "" is the cluster default, a node id that node's own."""
+        return dict(self.cluster_default) if resource_name == "" else dict(self._brokers.get(resource_name, {}))
 
     def replace(self, resource_name: str, values: Mapping[str, str]) -> None:
-        layer = self.layer(resource_name)
-        layer.clear()
-        layer.update(values)
+        if resource_name == "":
+            self.cluster_default = dict(values)
+        elif values:
+            self._brokers[resource_name] = dict(values)
+        else:
+            self._brokers.pop(resource_name, None)
         self._save()
 
     def _save(self) -> None:
         doc: dict[str, Any] = {"version": _FORMAT_VERSION, "cluster_default": self.cluster_default,
-                               "brokers": {self._node_id: self.per_broker} if self.per_broker else {}}
+                               "brokers": self._brokers}
         tmp = self._path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(doc, indent=1, sort_keys=True))
         os.replace(tmp, self._path)
 
-    def layers(self, static: dict[str, str]) -> ConfigLayers:
-        return ConfigLayers(dict(self.per_broker), dict(self.cluster_default), static)
+    def layers(self, static: dict[str, str], node_id: int | None = None) -> ConfigLayers:
+        own = self.node_layer(int(self._node_id) if node_id is None else node_id)
+        return ConfigLayers(own, dict(self.cluster_default), static)
 
 
 class BrokerConfigRefused(Exception):

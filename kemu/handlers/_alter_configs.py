@@ -26,7 +26,8 @@ def answer_alter(ctx: RequestContext, request: Request, incremental: bool) -> di
     ]
     denied = [authz.config_denied(ctx, authz.ALTER_CONFIGS, r.resource_type, r.resource_name) for r in resources]
     allowed = [r for r, code in zip(resources, denied, strict=True) if code is ErrorCode.NONE]
-    outcomes = iter(alter(ctx.broker, allowed, body["validate_only"], incremental=incremental))
+    outcomes = iter(alter(ctx.broker, allowed, body["validate_only"], incremental=incremental,
+                          node_id=ctx.node_id))
     # A refusal is Kafka's ApiError without a message: the error's own ("Cluster authorization failed.").
     errors = [(code, code.message) if code is not ErrorCode.NONE else _error_of(next(outcomes)) for code in denied]
     return {"responses": [

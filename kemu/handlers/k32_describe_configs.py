@@ -92,6 +92,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
 def _describe(ctx: RequestContext, kind: int, name: str, synonyms: bool,
               documentation: bool) -> list[ConfigEntry] | None:
     broker = ctx.broker
+    node_id = ctx.node_id
     if kind == RESOURCE_TOPIC:
         reason = invalid_name_reason(name)
         if reason is not None:
@@ -99,8 +100,7 @@ def _describe(ctx: RequestContext, kind: int, name: str, synonyms: bool,
         topic = broker.topics.get(name)
         if topic is None:
             return None
-        return topic_configs.describe(topic.configs, broker.config_layers(), synonyms, documentation)
-    node_id = ctx.node_id
+        return topic_configs.describe(topic.configs, broker.config_layers(node_id), synonyms, documentation)
     if kind == RESOURCE_BROKER:
         if name == "":
             return broker_configs.describe(broker.config_layers(node_id), True, synonyms, documentation)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compat_tests.conformance.scripts import create_topic, step, versions
+from compat_tests.conformance.scripts import LEADER_SETTLING, SETTLING_WHY, create_topic, step, versions
 from compat_tests.conformance.scripts.admin import BROKER_RESOURCE, _describe
 from compat_tests.conformance.steps import Script, Step
 
@@ -81,11 +81,16 @@ def _at(node: int) -> list[Step]:
     ]
 
 
+def _brokers() -> Step:
+    """The nodes' addresses, which the steps sent to a node (`node=`) connect to."""
+    return step("brokers", 3, 12, {"topics": [], "allow_auto_topic_creation": False}, capture={"brokers": "brokers"},
+                key_by={"brokers": "node_id"}, varying={"controller_id": "any:node_id"},
+                why="the active controller of a three-node KRaft quorum is whichever won the election")
+
+
 def cluster_scripts() -> list[Script]:
     steps = [
-        step("brokers", 3, 12, {"topics": [], "allow_auto_topic_creation": False}, capture={"brokers": "brokers"},
-             key_by={"brokers": "node_id"}, varying={"controller_id": "any:node_id"},
-             why="the active controller of a three-node KRaft quorum is whichever won the election"),
+        _brokers(),
         *_at(1), *_at(2), *_at(3),
         step("list brokers", 74, 1, _resources(BROKER_RESOURCE), key_by={"config_resources": "resource_name"}),
         step("list broker loggers at node 2", 74, 1, _resources(BROKER_LOGGER_RESOURCE),
@@ -95,7 +100,54 @@ def cluster_scripts() -> list[Script]:
              varying={**QUORUM["varying"], "leader_id": "any:node_id", "leader_epoch": "any:leader_epoch"},
              why=f"{QUORUM['why']}; which node leads the quorum, and after how many elections, is the election's"),
     ]
-    return [Script("cluster.broker_configs", steps, group="cluster")]
+    return [Script("cluster.broker_configs", steps, group="cluster"),
+            Script("cluster.broker_alter", _alter_steps(), group="cluster")]
+
+
+SET, DELETE = 0, 1
+ALTERED = "message.max.bytes"
+
+
+def _incremental(node: str, op: int, value: str | None) -> dict[str, Any]:
+    return {"resources": [{"resource_type": BROKER_RESOURCE, "resource_name": node,
+                           "configs": [{"name": ALTERED, "config_operation": op, "value": value}]}],
+            "validate_only": False}
+
+
+def _applied_at(node: str, name: str) -> list[Step]:
+    """A topic created after a change, waited for at `node`: once that node serves it, it has applied the change
+    (the metadata log is one ordered log)."""
+    topic = f"conf-alter-barrier-{name}-{{run}}"
+    return [
+        step(f"create {topic}", 19, 4, {"topics": [{"name": topic, "num_partitions": 1, "replication_factor": 3,
+                                                    "configs": []}], "timeout_ms": 30000, "validate_only": False}),
+        step(f"{topic} known at node {node}", 32, 4, _describe([(TOPIC_RESOURCE, topic, ["retention.ms"])]),
+             retry_on=LEADER_SETTLING, why=SETTLING_WHY, node=node),
+    ]
+
+
+def _described(node: str) -> Step:
+    return step(f"broker {node}'s {ALTERED} at node {node}", 32, 4,
+                _describe([(BROKER_RESOURCE, node, [ALTERED])], synonyms=True), key_by={"configs": "name"},
+                node=node)
+
+
+def _alter_steps() -> list[Step]:
+    """IncrementalAlterConfigs and AlterConfigs of one broker at that broker (its own value, under which the
+    cluster default lies) and at another (refused, naming the id the node expected)."""
+    return [
+        _brokers(),
+        step("set on broker 2 at node 2", 44, 1, _incremental("2", SET, "2000000"), node="2"),
+        step("set on broker 3 at node 2", 44, 1, _incremental("3", SET, "2000000"), node="2"),
+        step("legacy set on broker 3 at node 1", 33, 2, {"resources": [
+            {"resource_type": BROKER_RESOURCE, "resource_name": "3",
+             "configs": [{"name": ALTERED, "value": "2000000"}]}], "validate_only": False}, node="1"),
+        *_applied_at("2", "set"),
+        _described("2"), _described("1"),
+        step("delete on broker 2 at node 2", 44, 1, _incremental("2", DELETE, None), node="2"),
+        *_applied_at("2", "deleted"),
+        _described("2"),
+    ]
 
 
 def scripts() -> list[Script]:

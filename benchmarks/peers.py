@@ -15,10 +15,8 @@ builds it ahead of a run.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -32,6 +30,7 @@ from benchmarks.brokers import (
     mock_definition,
     tansu_definition,
 )
+from compat_tests import go_build
 
 # The order of the report's columns: kemu first (every ratio is kemu's), then Kafka, the spec.
 BROKER_KEYS = ("kemu", "kafka", "kfake", "tansu", "mock")
@@ -58,7 +57,7 @@ KFAKE_SOURCES = ("go.mod", "go.sum", "main.go")
 KFAKE_MODULE = "github.com/twmb/franz-go/pkg/kfake"
 KFAKE_CACHE_ENV = "KEMU_KFAKE_CACHE"
 KFAKE_READY = re.compile(r"kfake serving on \[?([^\s\]]+?)\]?:(\d+)\s*$")
-GO_BUILD_TIMEOUT_S = 900.0
+GO_BUILD_TIMEOUT_S = go_build.BUILD_TIMEOUT_S
 
 
 class PeerUnavailable(RuntimeError):
@@ -117,10 +116,7 @@ def kfake_cache_dir() -> Path:
 
 def kfake_digest(source: Path = KFAKE_DIR) -> str:
     """What the binary is built from: a change to the pinned modules or to main.go builds a new one."""
-    digest = hashlib.sha256()
-    for name in KFAKE_SOURCES:
-        digest.update(name.encode() + b"\0" + (source / name).read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
+    return go_build.digest(source, KFAKE_SOURCES)
 
 
 def kfake_version(go_mod: str) -> str | None:
@@ -140,29 +136,11 @@ def kfake_label(version: str | None) -> str:
 def kfake_binary(source: Path = KFAKE_DIR, cache: Path | None = None,
                  progress: Callable[[str], None] | None = None) -> Path:
     """The kfake launcher built from `source`, building it with `go build` when the cache has none."""
-    target = (cache or kfake_cache_dir()) / f"kfake-{kfake_digest(source)}"
-    if target.is_file() and os.access(target, os.X_OK):
-        return target
-    go = shutil.which("go")
-    if go is None:
-        raise PeerUnavailable(f"go is not on PATH, and {target} is not built")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
-    if progress is not None:
-        progress(f"[kfake] go build -o {target} (once per go.sum and main.go) ...")
-    argv = [go, "build", "-buildvcs=false", "-trimpath", "-o", str(partial), "."]
     try:
-        completed = subprocess.run(argv, cwd=source, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                   timeout=GO_BUILD_TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired:
-        partial.unlink(missing_ok=True)
-        raise PeerUnavailable(f"go build did not finish in {GO_BUILD_TIMEOUT_S:.0f} s") from None
-    if completed.returncode != 0 or not partial.is_file():
-        partial.unlink(missing_ok=True)
-        detail = (completed.stderr or completed.stdout).strip().splitlines()
-        raise PeerUnavailable(f"go build exited {completed.returncode}: {detail[-1] if detail else 'no output'}")
-    partial.replace(target)
-    return target
+        return go_build.go_binary(source, "kfake", cache or kfake_cache_dir(), sources=KFAKE_SOURCES,
+                                  progress=progress, timeout_s=GO_BUILD_TIMEOUT_S)
+    except go_build.GoBuildFailed as failed:
+        raise PeerUnavailable(str(failed)) from None
 
 
 def kfake_plan(binary: Path) -> LaunchPlan:

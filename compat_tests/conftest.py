@@ -9,7 +9,11 @@ import pytest
 
 from compat_tests.external_clients import Kafkajs, Kcat, find_kafkajs, find_kcat
 from compat_tests.kemu_process import KemuServeProcess, running
-from compat_tests.reference.fixtures import reference_kafka, reference_kafka_cluster  # noqa: F401 - fixtures
+from compat_tests.reference.fixtures import (  # noqa: F401 - fixtures
+    reference_kafka,
+    reference_kafka_cluster,
+    reference_kafka_tv1,
+)
 
 
 @pytest.fixture(scope="session")

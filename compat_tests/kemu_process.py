@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import json
 import os
 import re
 import signal
@@ -11,6 +12,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 READY_LINE = re.compile(r"kemu serving on (\S+):(\d+)")
 START_TIMEOUT_S = 30.0
@@ -186,3 +188,28 @@ def running(process: KemuServeProcess) -> Iterator[KemuServeProcess]:
     finally:
         if process.is_running():
             process.stop_cleanly()
+
+
+class TranscribedKemu(KemuServeProcess):
+    """`kemu serve --transcript FILE` (every exchange, one JSON line each) with `--override` settings: a test reads
+    which APIs, at which versions, a client used."""
+
+    def __init__(self, data_dir: Path, transcript: Path, settings: tuple[str, ...] = ()) -> None:
+        overrides = tuple(arg for setting in settings for arg in ("--override", setting))
+        super().__init__(data_dir, extra_args=("--transcript", str(transcript), *overrides))
+        self.transcript = transcript
+
+    def exchanges(self, api_key: int) -> list[dict[str, Any]]:
+        lines = self.transcript.read_text(encoding="utf-8").splitlines()
+        return [entry for entry in map(json.loads, lines) if entry["api_key"] == api_key]
+
+
+Transcribed = TypeVar("Transcribed", bound=TranscribedKemu)
+
+
+def serving_transcribed(directory: Path, settings: tuple[str, ...] = (),
+                        kind: type[Transcribed] = TranscribedKemu) -> Iterator[Transcribed]:  # type: ignore[assignment]
+    """A session fixture's body: a `kind` serving from `directory` (data and transcript there) until it ends."""
+    server = kind(directory / "data", directory / "transcript.jsonl", settings)
+    for _ in running(server):
+        yield server

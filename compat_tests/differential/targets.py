@@ -51,3 +51,9 @@ class Pair(Generic[TargetT]):
     def both(self, scenario: Callable[[TargetT], T]) -> tuple[T, T]:
         """Run `scenario` against Kafka, then against kemu: (what Kafka showed, what kemu showed)."""
         return scenario(self.kafka), scenario(self.kemu)
+
+
+def pair_of(kafka_address: tuple[str, int], kemu_host: str, kemu_port: int) -> Pair:
+    """The Pair of a reference Kafka (its first node's address) and a kemu."""
+    host, port = kafka_address
+    return Pair(kafka=Target("kafka", host, port), kemu=Target("kemu", kemu_host, kemu_port))

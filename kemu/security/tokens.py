@@ -90,6 +90,15 @@ def principal_type_and_name(principal: str) -> tuple[str, str]:
     return kind, name
 
 
+def new_token_id() -> str:
+    """Kafka's Uuid.randomUuid().toString(): a random (version 4) UUID in URL-safe base64 without padding, never
+    starting with a dash."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
+
+
 def _sum(now: int, duration: int) -> int:
     """DelegationTokenControlManager.sum: saturated at Long.MAX_VALUE."""
     return _LONG_MAX if now > _LONG_MAX - duration else now + duration
@@ -99,7 +108,7 @@ class DelegationTokens:
     """The tokens of the cluster, written through to the data directory on every change."""
 
     def __init__(self, settings: TokenSettings, data_dir: Path | None,
-                 new_token_id: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+                 new_token_id: Callable[[], str] = new_token_id) -> None:
         self.settings = settings
         self._path = None if data_dir is None else data_dir / TOKENS_FILE
         self._new_token_id = new_token_id

@@ -56,7 +56,11 @@ class AuthorizerKafka(ReferenceKafka):
 
 # The `tokens` scripts: a SASL_PLAINTEXT listener (PLAIN) for the users they log in as, delegation tokens on.
 TOKEN_USERS: dict[str, str] = {user: f"{user}-secret" for user in ("alice", "bob", "carol")}
-TOKENS_SETTINGS: dict[str, str] = {"delegation.token.secret.key": "kemu-conformance-token-secret"}
+# The authorizer allows what no ACL names, so the scripts' own ACLs decide alone who may create a token for an
+# owner (CREATE_TOKENS on the USER) and see a token (DESCRIBE on it, DESCRIBE_TOKENS on its owner).
+TOKENS_SETTINGS: dict[str, str] = {"delegation.token.secret.key": "kemu-conformance-token-secret",
+                                   "authorizer.class.name": AUTHORIZER_SETTINGS["authorizer.class.name"],
+                                   "allow.everyone.if.no.acl.found": "true"}
 
 
 def kemu_tokens_settings() -> dict[str, str]:

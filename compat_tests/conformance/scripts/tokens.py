@@ -22,6 +22,9 @@ BOB = {"principal_type": "User", "principal_name": "bob"}
 MISSING_HMAC = "00" * 64
 HOUR = 3_600_000
 NOT_FOUND = 62  # DELEGATION_TOKEN_NOT_FOUND
+DELEGATION_TOKEN, USER = 6, 7  # resource types
+DESCRIBE, CREATE_TOKENS = 8, 13  # operations
+LITERAL, ALLOW = 3, 3
 PUBLISHED = ("a token's records reach the token caches (the controller's, the broker's) a moment after "
              "CreateDelegationToken or ExpireDelegationToken returns")
 
@@ -39,6 +42,14 @@ def as_user(user: str, name: str, api_key: int, version: int, request: dict[str,
     made = step(name, api_key, version, request, **options)
     made.user = user
     return made
+
+
+def barrier_as(user: str, name: str) -> list[Step]:
+    """scripts.barrier on this user's SASL connection."""
+    steps = barrier(name)
+    for made in steps:
+        made.user = user
+    return steps
 
 
 def plaintext() -> list[Script]:
@@ -69,10 +80,7 @@ def lifecycle() -> list[Script]:
           for v in versions(40)),
         as_user("bob", "expire at once", 40, 2, hmac | {"expiry_time_period_ms": -1}),
         # Until the removal reaches the controller's token cache a renewal would find the token and write it back.
-        *(as_user("bob", barrier_step.name, barrier_step.api_key, barrier_step.version, barrier_step.request,
-                  retry_on=barrier_step.retry_on, capture=barrier_step.capture, why=barrier_step.why,
-                  retry_unless=barrier_step.retry_unless, key_by=barrier_step.key_by)
-          for barrier_step in barrier("token-removed")),
+        *barrier_as("bob", "token-removed"),
         as_user("bob", "renew the expired", 39, 2, hmac | {"renew_period_ms": HOUR}),
         as_user("bob", "expire the expired", 40, 2, hmac | {"expiry_time_period_ms": -1}),
         as_user("alice", "describe the expired", 41, 3, {"owners": [OWNER]}),
@@ -90,5 +98,31 @@ def lifecycle() -> list[Script]:
     return [Script("delegation_tokens.lifecycle", steps, "tokens"), Script("delegation_tokens.own", own, "tokens")]
 
 
+def acl(resource_type: int, name: str, operation: int, principal: str) -> dict[str, Any]:
+    return {"resource_type": resource_type, "resource_name": name, "resource_pattern_type": LITERAL,
+            "principal": principal, "host": "*", "operation": operation, "permission_type": ALLOW}
+
+
+def acls() -> list[Script]:
+    """With an ACL on a USER or a DELEGATION_TOKEN, only the principals it names pass where it is asked."""
+    guarded = {"principal_type": "User", "principal_name": "conf-guarded-{run}"}
+    steps = [
+        as_user("alice", "bob may create for the guarded owner", 30, 3, {"creations": [
+            acl(USER, "User:conf-guarded-{run}", CREATE_TOKENS, "User:bob")]}),
+        *barrier_as("alice", "token-acl"),
+        as_user("alice", "alice may not", 38, 3, create(3, owner=guarded)),
+        as_user("bob", "bob creates", 38, 3, create(3, owner=guarded), capture={"token_id": "token_id"}, **TOKEN),
+        # No ACL names the token: anyone may DESCRIBE it, though DESCRIBE_TOKENS on its owner is bob's alone.
+        as_user("carol", "carol sees it", 41, 3, {"owners": [guarded]}, retry_unless="tokens/0",
+                varying=TOKEN["varying"], why=PUBLISHED),
+        as_user("alice", "bob alone may describe the token", 30, 3, {"creations": [
+            acl(DELEGATION_TOKEN, "{$token_id}", DESCRIBE, "User:bob")]}),
+        *barrier_as("alice", "token-describe-acl"),
+        as_user("carol", "carol no longer", 41, 3, {"owners": [guarded]}),
+        as_user("bob", "bob still", 41, 3, {"owners": [guarded]}, **TOKEN),
+    ]
+    return [Script("delegation_tokens.acls", steps, "tokens")]
+
+
 def scripts() -> list[Script]:
-    return [*plaintext(), *lifecycle()]
+    return [*plaintext(), *lifecycle(), *acls()]

@@ -111,3 +111,21 @@ def test_tokens_persist_and_their_hmacs_follow_the_secret(tmp_path: Path) -> Non
     assert DelegationTokens(SETTINGS, tmp_path).sweep(2010) == []  # expiry < now, as Kafka compares
     assert DelegationTokens(SETTINGS, tmp_path).sweep(2011) == [token.token_id]
     assert DelegationTokens(SETTINGS, tmp_path).tokens() == []
+
+
+def test_an_expired_token_not_yet_swept_logs_in_to_a_session_already_over(tmp_path: Path) -> None:
+    # Kafka's token cache keeps an expired token until the controller's sweep: the login succeeds, with a
+    # session lifetime of 0 (KIP-368), and the connection is closed at its next request.
+    clock = Clock()
+    tokens = DelegationTokens(SETTINGS._replace(expiry_time_ms=1000), tmp_path)
+    _, token = tokens.create("User:bob", "User:bob", [], -1, clock.now)
+    assert token is not None
+    clock.now += 5000
+    auth = _authenticator(tokens, clock)
+    handshake(auth, "SCRAM-SHA-256")
+    client = TokenClient("SCRAM-SHA-256", token.token_id, base64.b64encode(tokens.hmac(token.token_id)).decode())
+    _, first = authenticate(auth, client.first())
+    _, final = authenticate(auth, client.final(first["auth_bytes"]))
+    assert (final["error_code"], final["session_lifetime_ms"]) == (0, 0)
+    step = auth.receive(b"\x00\x03\x00\x0c\x00\x00\x00\x01\x00\x00")
+    assert step.close and not step.dispatch

@@ -36,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     rep = commands.add_parser("replay", help="replay the corpus against a broker")
     rep.add_argument("--bootstrap", required=True)
     rep.add_argument("--group", default="default", choices=("default", "authorizer", "cluster", "tokens"),
-                     help="which scripts: those of the shipped settings, of the authorizer settings, or of three nodes")
+                     help="which scripts: those of the shipped settings, of the authorizer settings, of three nodes, "
+                          "or of delegation tokens (--bootstrap their SASL_PLAINTEXT listener)")
     rep.add_argument("--verbose", action="store_true", help="also print the known differences, by reason")
     rep.add_argument("--corpus", type=Path, default=corpus.CORPUS_DIR, help="the corpus folder (default: the repo's)")
     args = parser.parse_args(argv)

@@ -23,7 +23,7 @@ MISSING_HMAC = "00" * 64
 HOUR = 3_600_000
 NOT_FOUND = 62  # DELEGATION_TOKEN_NOT_FOUND
 DELEGATION_TOKEN, USER = 6, 7  # resource types
-DESCRIBE, CREATE_TOKENS = 8, 13  # operations
+DESCRIBE, CREATE_TOKENS, DESCRIBE_TOKENS = 8, 13, 14  # operations
 LITERAL, ALLOW = 3, 3
 PUBLISHED = ("a token's records reach the token caches (the controller's, the broker's) a moment after "
              "CreateDelegationToken or ExpireDelegationToken returns")
@@ -120,6 +120,10 @@ def acls() -> list[Script]:
         *barrier_as("alice", "token-describe-acl"),
         as_user("carol", "carol no longer", 41, 3, {"owners": [guarded]}),
         as_user("bob", "bob still", 41, 3, {"owners": [guarded]}, **TOKEN),
+        as_user("alice", "carol may describe the owner's tokens", 30, 3, {"creations": [
+            acl(USER, "User:conf-guarded-{run}", DESCRIBE_TOKENS, "User:carol")]}),
+        *barrier_as("alice", "token-owner-acl"),
+        as_user("carol", "carol again", 41, 3, {"owners": [guarded]}, **TOKEN),
     ]
     return [Script("delegation_tokens.acls", steps, "tokens")]
 

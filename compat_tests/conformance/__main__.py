@@ -30,18 +30,22 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--authorizer-bootstrap",
                      help="a running Kafka 4.3 with the authorizer settings (conformance.authorizer)")
     rec.add_argument("--cluster-bootstrap", help="a running three-node Kafka 4.3 (conformance.cluster)")
+    rec.add_argument("--tokens-bootstrap", help="the SASL_PLAINTEXT listener of a running Kafka 4.3 with "
+                     "conformance.brokers.TOKENS_SETTINGS and its TOKEN_USERS (conformance.tokens)")
     rec.add_argument("--only", help="record only the scripts whose name starts so (the rest kept as they are)")
     rep = commands.add_parser("replay", help="replay the corpus against a broker")
     rep.add_argument("--bootstrap", required=True)
-    rep.add_argument("--group", default="default", choices=("default", "authorizer", "cluster"),
-                     help="which scripts: those of the shipped settings, of the authorizer settings, or of three nodes")
+    rep.add_argument("--group", default="default", choices=("default", "authorizer", "cluster", "tokens"),
+                     help="which scripts: those of the shipped settings, of the authorizer settings, of three nodes, "
+                          "or of delegation tokens (--bootstrap their SASL_PLAINTEXT listener)")
     rep.add_argument("--verbose", action="store_true", help="also print the known differences, by reason")
     rep.add_argument("--corpus", type=Path, default=corpus.CORPUS_DIR, help="the corpus folder (default: the repo's)")
     args = parser.parse_args(argv)
     if args.command == "record":
         for path in record(args.bootstrap and _address(args.bootstrap),
                            args.authorizer_bootstrap and _address(args.authorizer_bootstrap),
-                           args.cluster_bootstrap and _address(args.cluster_bootstrap), only=args.only):
+                           args.cluster_bootstrap and _address(args.cluster_bootstrap),
+                           args.tokens_bootstrap and _address(args.tokens_bootstrap), only=args.only):
             print(f"wrote {path}")
         return 0
     scripts = [script for script in corpus.load(args.corpus) if script.group == args.group]

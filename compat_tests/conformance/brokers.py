@@ -9,7 +9,7 @@ scripts gets the same three broker settings (AUTHORIZER_SETTINGS): it has no con
 
 from __future__ import annotations
 
-from compat_tests.reference.kafka import HOST, Node, ReferenceKafka
+from compat_tests.reference.kafka import HOST, Node, ReferenceKafka, SaslListener
 from kemu.testing.ports import free_port
 
 AUTHORIZER_SETTINGS: dict[str, str] = {
@@ -52,3 +52,30 @@ class AuthorizerKafka(ReferenceKafka):
             "listener.name.internal.plain.sasl.jaas.config": _JAAS,
         })
         return properties
+
+
+# The `tokens` scripts: a SASL_PLAINTEXT listener (PLAIN) for the users they log in as, delegation tokens on.
+TOKEN_USERS: dict[str, str] = {user: f"{user}-secret" for user in ("alice", "bob", "carol")}
+# The authorizer allows what no ACL names, so the scripts' own ACLs decide alone who may create a token for an
+# owner (CREATE_TOKENS on the USER) and see a token (DESCRIBE on it, DESCRIBE_TOKENS on its owner).
+TOKENS_SETTINGS: dict[str, str] = {"delegation.token.secret.key": "kemu-conformance-token-secret",
+                                   "authorizer.class.name": AUTHORIZER_SETTINGS["authorizer.class.name"],
+                                   "allow.everyone.if.no.acl.found": "true"}
+
+
+def kemu_tokens_settings() -> dict[str, str]:
+    """A kemu's settings for the `tokens` scripts: TokensKafka's listeners and users, and TOKENS_SETTINGS."""
+    from kemu.testing.certs import sasl_settings
+
+    return {"listeners": f"PLAINTEXT://{HOST}:0,SASL_PLAINTEXT://{HOST}:0", "inter.broker.listener.name": "PLAINTEXT",
+            **sasl_settings("sasl_plaintext", ("PLAIN",), TOKEN_USERS), **TOKENS_SETTINGS}
+
+
+class TokensKafka(ReferenceKafka):
+    """The reference Kafka with TOKENS_SETTINGS and a SASL_PLAINTEXT listener for TOKEN_USERS, which the
+    `tokens` scripts are recorded through (`sasl_addresses`)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.settings = {**TOKENS_SETTINGS, **self.settings}
+        self.sasl = self.sasl or SaslListener(mechanisms=("PLAIN",), plain_users=TOKEN_USERS)

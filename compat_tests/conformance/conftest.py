@@ -11,12 +11,18 @@ from collections.abc import Iterator
 import pytest
 
 from compat_tests import jars
-from compat_tests.conformance.brokers import AUTHORIZER_SETTINGS, CLUSTER_SETTINGS, AuthorizerKafka
+from compat_tests.conformance.brokers import (
+    AUTHORIZER_SETTINGS,
+    CLUSTER_SETTINGS,
+    AuthorizerKafka,
+    TokensKafka,
+    kemu_tokens_settings,
+)
 from compat_tests.differential.conftest import kemu_twin_args
 from compat_tests.external_clients import tool_missing
 from compat_tests.kemu_process import KemuServeProcess, running
 from compat_tests.reference.fixtures import _running as started
-from compat_tests.reference.kafka import KAFKA_JAR_SET, ReferenceKafka, find_java
+from compat_tests.reference.kafka import KAFKA_JAR_SET, SHIPPED_SETTINGS, ReferenceKafka, find_java
 
 
 @pytest.fixture(scope="session")
@@ -43,9 +49,32 @@ def conformance_kemu_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 
 @pytest.fixture(scope="session")
-def authorizer_kafka() -> Iterator[ReferenceKafka]:
+def conformance_kemu_tokens(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    """A kemu for the `tokens` scripts (in-process, as the SASL client tests run theirs): the address of its
+    SASL_PLAINTEXT listener."""
+    from kemu.testing import Broker
+
+    broker = Broker(config={**SHIPPED_SETTINGS, **kemu_tokens_settings()},
+                    data_dir=str(tmp_path_factory.mktemp("conformance-kemu-tokens")))
+    try:
+        host, _, port = broker.bootstrap("SASL_PLAINTEXT").rpartition(":")
+        yield host, int(port)
+    finally:
+        broker.close()
+
+
+def _reference(kind: type[ReferenceKafka]) -> Iterator[ReferenceKafka]:
     java = find_java()
     if java is None:
         tool_missing("the reference Kafka needs java (a JDK 17+) on PATH")
-    kafka = AuthorizerKafka(classpath=jars.classpath(KAFKA_JAR_SET), java=java)
-    yield from started(kafka)
+    yield from started(kind(classpath=jars.classpath(KAFKA_JAR_SET), java=java))
+
+
+@pytest.fixture(scope="session")
+def tokens_kafka() -> Iterator[ReferenceKafka]:
+    yield from _reference(TokensKafka)
+
+
+@pytest.fixture(scope="session")
+def authorizer_kafka() -> Iterator[ReferenceKafka]:
+    yield from _reference(AuthorizerKafka)

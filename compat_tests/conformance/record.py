@@ -8,7 +8,7 @@ from pathlib import Path
 
 from compat_tests import jars
 from compat_tests.conformance import corpus
-from compat_tests.conformance.brokers import AuthorizerKafka
+from compat_tests.conformance.brokers import AuthorizerKafka, TokensKafka
 from compat_tests.conformance.scripts import all_scripts
 from compat_tests.conformance.steps import Script, run_script
 from compat_tests.reference.kafka import KAFKA_JAR_SET, ReferenceKafka, find_java
@@ -21,7 +21,7 @@ def _started(stack: ExitStack, kind: type[ReferenceKafka], nodes: int) -> Addres
     if java is None:
         raise SystemExit("recording starts the reference Kafka, which needs java on PATH (or pass --bootstrap)")
     kafka = stack.enter_context(kind(classpath=jars.classpath(KAFKA_JAR_SET), java=java, nodes=nodes))
-    return kafka.addresses[0]
+    return kafka.sasl_addresses[0] if kafka.sasl is not None else kafka.addresses[0]
 
 
 def record_scripts(scripts: list[Script], address: Address) -> None:
@@ -32,7 +32,8 @@ def record_scripts(scripts: list[Script], address: Address) -> None:
 
 
 def record(bootstrap: Address | None = None, authorizer_bootstrap: Address | None = None,
-           cluster_bootstrap: Address | None = None, *, only: str | None = None,
+           cluster_bootstrap: Address | None = None, tokens_bootstrap: Address | None = None, *,
+           only: str | None = None,
            directory: Path = corpus.CORPUS_DIR) -> list[Path]:
     # In the order a replay takes them (corpus.load: by file, then as written), so that what one script leaves
     # on the broker is the same at recording and at replay.
@@ -41,7 +42,8 @@ def record(bootstrap: Address | None = None, authorizer_bootstrap: Address | Non
     kept = {script.name: script for script in corpus.load(directory)} if only else {}
     for group, kind, nodes, given in (("default", ReferenceKafka, 1, bootstrap),
                                       ("authorizer", AuthorizerKafka, 1, authorizer_bootstrap),
-                                      ("cluster", ReferenceKafka, 3, cluster_bootstrap)):
+                                      ("cluster", ReferenceKafka, 3, cluster_bootstrap),
+                                      ("tokens", TokensKafka, 1, tokens_bootstrap)):
         members = [script for script in fresh if script.group == group]
         if members:
             with ExitStack() as stack:  # a Kafka this starts is stopped before the next group's starts

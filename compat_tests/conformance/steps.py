@@ -47,6 +47,9 @@ class Step:
     only_run: tuple[str, ...] = ()  # list fields of which only the elements naming this run are kept
     retry_unless: str = ""  # a /-path the answer must hold, else the step is sent again (with `why`)
     node: str = ""  # "{$NAME}": to the broker of that node id; "not {$NAME}": to another one (see _address)
+    # Sent on a connection authenticated with SASL/PLAIN as this user (password `<user>-secret`): the `tokens`
+    # scripts, whose bootstrap is a SASL_PLAINTEXT listener.
+    user: str = ""
     response: Any = None  # what Kafka answered, normalised; CLOSED; None before recording
 
     def to_json(self) -> dict[str, Any]:
@@ -68,6 +71,8 @@ class Step:
             out["retry_unless"] = self.retry_unless
         if self.node:
             out["node"] = self.node
+        if self.user:
+            out["user"] = self.user
         out["response"] = self.response
         return out
 
@@ -76,14 +81,16 @@ class Step:
         return cls(raw["step"], raw["api_key"], raw["version"], raw["request"], raw.get("varying", {}),
                    raw.get("why", ""), raw.get("capture", {}), tuple(raw.get("retry_on", ())), raw.get("key_by", {}),
                    tuple(raw.get("only_run", ())), raw.get("retry_unless", ""),
-                   raw.get("node", ""), raw["response"])
+                   raw.get("node", ""), raw.get("user", ""), raw["response"])
 
 
 @dataclass
 class Script:
     name: str  # "<area>.<case>": the area names the corpus file, the whole is the scenario's stem
     steps: list[Step]
-    group: str = "default"  # "authorizer": against the Kafka with an authorizer; "cluster": three nodes
+    # "authorizer": against the Kafka with an authorizer; "cluster": three nodes; "tokens": a SASL listener with
+    # delegation tokens enabled (TOKENS_SETTINGS)
+    group: str = "default"
 
     @property
     def area(self) -> str:
@@ -172,8 +179,9 @@ def error_codes(value: Any) -> Iterator[int]:
 class Connection:
     """One TCP connection to a broker, speaking through protocol.py."""
 
-    def __init__(self, address: tuple[str, int]) -> None:
+    def __init__(self, address: tuple[str, int], user: str = "") -> None:
         self.address = address
+        self.user = user  # authenticate with SASL/PLAIN as this user first (password `<user>-secret`)
         self.sock: socket.socket | None = None
         self.correlation = 0
 
@@ -181,7 +189,19 @@ class Connection:
         if self.sock is None:
             self.sock = socket.create_connection(self.address, timeout=TIMEOUT_S)
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.user:
+                self._login()
         return self.sock
+
+    def _login(self) -> None:
+        """SaslHandshake v1 and SaslAuthenticate v2 with PLAIN; an answer that is not a success fails the step."""
+        handshake = self.exchange(17, 1, {"mechanism": "PLAIN"})
+        token = f"\0{self.user}\0{self.user}-secret".encode().hex()
+        answer = handshake if handshake == CLOSED or handshake.get("error_code") else self.exchange(
+            36, 2, {"auth_bytes": token})
+        if answer == CLOSED or answer.get("error_code"):
+            self.close()
+            raise ConnectionError(f"SASL/PLAIN as {self.user} failed: {answer}")
 
     def close(self) -> None:
         if self.sock is not None:
@@ -252,7 +272,7 @@ def run_script(script: Script, address: tuple[str, int], run: str | None = None)
     run = run or fresh_run()
     captured: dict[str, Any] = {}
     answers: list[Any] = []
-    connections: dict[tuple[str, int], Connection] = {}
+    connections: dict[tuple[str, int, str], Connection] = {}
     try:
         for step in script.steps:
             request = substitute(step.request, run, captured)
@@ -260,7 +280,7 @@ def run_script(script: Script, address: tuple[str, int], run: str | None = None)
             while True:
                 try:
                     target = _address(step, address, captured)
-                    connection = connections.setdefault(target, Connection(target))
+                    connection = connections.setdefault((*target, step.user), Connection(target, step.user))
                     answer = connection.exchange(step.api_key, step.version, request)
                 except (OSError, protocol.ProtocolError, ValueError, TypeError, KeyError, struct.error) as exc:
                     for opened in connections.values():

@@ -104,6 +104,19 @@ def test_cluster_scripts_against_kafka_itself(reference_kafka_cluster: Reference
     assert tally.known == 0, tally.known_seen
 
 
+def test_tokens_scripts_against_kemu(conformance_kemu_tokens: tuple[str, int]) -> None:
+    tally = replay(scripts_of("tokens"), conformance_kemu_tokens)
+    assert_no_difference(tally)
+    assert not tally.stale, "\n".join(tally.stale)
+    assert {38, 39, 40, 41} <= tally.api_keys
+
+
+def test_tokens_scripts_against_kafka_itself(tokens_kafka: ReferenceKafka) -> None:
+    tally = replay(scripts_of("tokens"), tokens_kafka.sasl_addresses[0])
+    assert_no_difference(tally)
+    assert tally.known == 0, tally.known_seen
+
+
 def test_replay_against_kafka_itself(reference_kafka: ReferenceKafka) -> None:
     tally = replay(scripts_of("default"), reference_kafka.addresses[0])
     assert_no_difference(tally)

@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from kemu.broker.group_configs import GroupConfigStore
     from kemu.log.cleaner import CleanerSource
     from kemu.log.log_cleaner import CleanResult, LogCleaner
+    from kemu.security.mechanisms import TokenCredential
+    from kemu.security.tokens import DelegationTokens
 
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 
@@ -98,7 +100,12 @@ class Broker:
         self.storage.load(self.topics, list(self.cluster.nodes))
         self._fetch_sessions: FetchSessionCache | None = None
         self._group_configs: GroupConfigStore | None = None
+        self._delegation_tokens: DelegationTokens | None = None
         self.housekeeping = Housekeeping(clock)
+        if config.properties.get("delegation.token.secret.key"):
+            # The controller's sweep of expired tokens, every delegation.token.expiry.check.interval.ms.
+            self.housekeeping.add("delegation-token-expiry", self._sweep_tokens,
+                                  clock.now_ms() + self.delegation_tokens.settings.expiry_check_interval_ms)
         self.housekeeping.add("log-retention", self._run_retention)
         # Kafka's cleaner thread, as a timer: one log per run, again at once while logs are due, else after
         # log.cleaner.backoff.ms. The internal topics are compacted topics like any other.
@@ -135,6 +142,33 @@ class Broker:
 
             self._group_configs = GroupConfigStore(self.data_dir)
         return self._group_configs
+
+    @property
+    def delegation_tokens(self) -> DelegationTokens:
+        """The cluster's delegation tokens, read from the data directory when first asked (a broker without
+        delegation.token.secret.key need not load them before a token request)."""
+        if self._delegation_tokens is None:
+            from kemu.security.tokens import DelegationTokens, TokenSettings
+
+            self._delegation_tokens = DelegationTokens(TokenSettings.from_properties(self.config.properties),
+                                                       self.data_dir)
+        return self._delegation_tokens
+
+    def token_credential(self, token_id: str, mechanism: str) -> TokenCredential | None:
+        """ScramServerCallbackHandler's view of a delegation token (SCRAM with tokenauth=true): None when the
+        token is unknown (or tokens are disabled)."""
+        from kemu.security.mechanisms import TokenCredential
+
+        tokens = self.delegation_tokens
+        token = tokens.token(token_id) if tokens.enabled else None
+        if token is None:
+            return None
+        owner_name = token.owner.partition(":")[2]
+        return TokenCredential(tokens.scram_credential(token_id, mechanism), owner_name, token.expiry_ms)
+
+    def _sweep_tokens(self, now_ms: int) -> int:
+        self.delegation_tokens.sweep(now_ms)
+        return now_ms + self.delegation_tokens.settings.expiry_check_interval_ms
 
     @property
     def fetch_sessions(self) -> FetchSessionCache:

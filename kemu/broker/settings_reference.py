@@ -157,6 +157,17 @@ BROKER_DECLARED.update({
                                      named=True),
 })
 
+_TOKENS = "delegation tokens (CreateDelegationToken and the rest, SCRAM with tokenauth=true)"
+BROKER_DECLARED.update({
+    "delegation.token.secret.key": Declared(HONOURED, f"set and not empty, enables {_TOKENS}; their HMACs are "
+                                                      "HmacSHA512 keyed with it", named=True),
+    "delegation.token.max.lifetime.ms": Declared(HONOURED, "the longest a token lives, renewed or not", named=True),
+    "delegation.token.expiry.time.ms": Declared(HONOURED, "how long a token lives unless renewed, and the longest "
+                                                          "renewal", named=True),
+    "delegation.token.expiry.check.interval.ms": Declared(HONOURED, "how often expired tokens are removed, on the "
+                                                                    "broker's clock", named=True),
+})
+
 NOT_SCANNED: dict[str, str] = {
     "kemu/broker/broker_configs.py": "the broker config table",
     "kemu/broker/kafka_broker_keys.py": "Kafka's broker configs, generated",

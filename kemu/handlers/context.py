@@ -27,6 +27,7 @@ class ClientInfo:
     # Who the connection authenticated as, in Kafka's "Type:name" form; a PLAINTEXT connection with no
     # SASL is Kafka's ANONYMOUS user. The security layer sets these; the authorizer reads them.
     principal: str = "User:ANONYMOUS"
+    token_authenticated: bool = False  # authenticated with a delegation token (SCRAM, tokenauth=true)
     listener_name: str = "PLAINTEXT"
     security_protocol: str = "PLAINTEXT"
 

@@ -16,6 +16,7 @@ import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kemu.security.errors import SaslAuthenticationError, SaslMechanismError, SaslServerFailure
 from kemu.security.scram import SCRAM_MECHANISMS, ScramCredential, client_proof_matches, server_signature
@@ -83,11 +84,23 @@ def saslname_to_user(name: str) -> str:
     return name.replace("=2C", ",").replace("=3D", "=")
 
 
+class TokenCredential(NamedTuple):
+    """What DelegationTokenCache tells ScramServerCallbackHandler of a token: its SCRAM credential, the name of
+    its owner, its expiry."""
+
+    credential: ScramCredential | None
+    owner_name: str
+    expiry_ms: int
+
+
 class ScramServer(SaslServer):
-    def __init__(self, mechanism: str, lookup: Callable[[str, str], ScramCredential | None]) -> None:
+    def __init__(self, mechanism: str, lookup: Callable[[str, str], ScramCredential | None],
+                 token_lookup: Callable[[str, str], TokenCredential | None] | None = None) -> None:
         super().__init__()
         self.mechanism = mechanism
         self._lookup = lookup
+        self._token_lookup = token_lookup
+        self.token_authenticated = False  # the `tokenauth=true` extension named a delegation token
         self._state = "client-first"
         self._client_first_bare = ""
         self._server_first = ""
@@ -111,11 +124,20 @@ class ScramServer(SaslServer):
             raise SaslMechanismError(f"Invalid SCRAM client first message format: {message}")
         username = saslname_to_user(match.group("saslname"))
         extensions = dict(item.split("=", 1) for item in match.group("extensions").split(",")[1:])
-        # Kafka's ScramSaslServer throws a SaslException for both (no delegation tokens here): the client is
-        # told only that its credentials were invalid.
+        # ScramSaslServer: with `tokenauth=true` the user name is a delegation token's id, its password the
+        # token's HMAC, and the session is its owner's, bounded by the token's expiry. Its failures, like a
+        # user's, are SaslExceptions: the client is told only that its credentials were invalid.
+        owner = username
         if extensions.get("tokenauth", "false").lower() == "true":
-            raise SaslMechanismError(f"Token Authentication failed: Invalid tokenId : {username}")
-        credential = self._lookup(username, self.mechanism)
+            token = None if self._token_lookup is None else self._token_lookup(username, self.mechanism)
+            if token is None:
+                raise SaslMechanismError(f"Token Authentication failed: Invalid tokenId : {username}")
+            credential = token.credential
+            owner = token.owner_name
+            self.credential_expiry_ms = token.expiry_ms
+            self.token_authenticated = True
+        else:
+            credential = self._lookup(username, self.mechanism)
         if credential is None:
             raise SaslMechanismError("Authentication failed: Invalid user credentials")
         authzid = match.group("authzid")
@@ -125,7 +147,7 @@ class ScramServer(SaslServer):
         if credential.iterations < SCRAM_MIN_ITERATIONS:
             raise SaslMechanismError(f"Iterations {credential.iterations} is less than the minimum "
                                      f"{SCRAM_MIN_ITERATIONS} for {self.mechanism}")
-        self.username = username
+        self.username = owner
         self._credential = credential
         self._nonce = match.group("nonce") + secrets.token_urlsafe(18).replace("-", "a").replace("_", "b")
         self._client_first_bare = message[message.index("n=", message.index(",", 2)):]

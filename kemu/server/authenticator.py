@@ -28,7 +28,7 @@ from kemu.wire.errors import ErrorCode
 
 if TYPE_CHECKING:
     # The mechanisms load with a SASL listener's first handshake: a broker without one never imports them.
-    from kemu.security.mechanisms import SaslServer
+    from kemu.security.mechanisms import SaslServer, TokenCredential
     from kemu.security.scram import ScramCredential
 
 log = logging.getLogger("kemu.server")
@@ -56,11 +56,13 @@ class Step(NamedTuple):
 
 class SaslAuthenticator:
     def __init__(self, security: ListenerSecurity, handlers: Mapping[int, Handler], now_ms: Callable[[], int],
-                 scram_lookup: Callable[[str, str], ScramCredential | None], peer: str) -> None:
+                 scram_lookup: Callable[[str, str], ScramCredential | None], peer: str,
+                 token_lookup: Callable[[str, str], TokenCredential | None] | None = None) -> None:
         self.security = security
         self.handlers = handlers
         self.now_ms = now_ms
         self.scram_lookup = scram_lookup
+        self.token_lookup = token_lookup
         self.peer = peer
         self.state = "initial"  # initial, handshake, authenticate, complete, failed
         self.raw_tokens = False  # after a v0 handshake
@@ -75,6 +77,11 @@ class SaslAuthenticator:
     @property
     def authenticated(self) -> bool:
         return self.state == "complete"
+
+    @property
+    def token_authenticated(self) -> bool:
+        """KafkaPrincipal.tokenAuthenticated: the session is a delegation token's (SCRAM with tokenauth)."""
+        return self.authenticated and bool(getattr(self.server, "token_authenticated", False))
 
     def receive(self, frame: bytes | memoryview) -> Step:
         """`frame` is read here and not kept (the connection reuses its bytes)."""
@@ -128,7 +135,7 @@ class SaslAuthenticator:
         if mechanism == "PLAIN":
             return PlainServer(self.security.plain_users)
         if mechanism in SCRAM_MECHANISMS:
-            return ScramServer(mechanism, self.scram_lookup)
+            return ScramServer(mechanism, self.scram_lookup, self.token_lookup)
         return OAuthBearerServer(self.security.oauth or UnsecuredValidatorOptions(), self.now_ms)
 
     # ---- the mechanism's exchange -------------------------------------------------------------------

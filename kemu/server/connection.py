@@ -95,7 +95,8 @@ class Connection:
             self.client.security_protocol = security.endpoint.protocol
             if security.endpoint.uses_sasl:
                 self.authenticator = SaslAuthenticator(security, handlers, broker.clock.now_ms,
-                                                       broker.scram_credentials.get, self.name)
+                                                       broker.scram_credentials.get, self.name,
+                                                       broker.token_credential)
         if principal is not None:
             self.client.principal = principal
 
@@ -163,6 +164,7 @@ class Connection:
                 step = authenticator.receive(frame)
                 if authenticator.authenticated and authenticator.principal is not None:
                     self.client.principal = authenticator.principal
+                    self.client.token_authenticated = authenticator.token_authenticated
                     frames.max_size = self.broker.config.socket_request_max_bytes
                 if not step.dispatch:
                     if step.close:

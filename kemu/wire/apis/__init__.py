@@ -53,6 +53,10 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     35: (0, 5),  # DescribeLogDirs
     36: (0, 2),  # SaslAuthenticate
     37: (0, 3),  # CreatePartitions
+    38: (1, 3),  # CreateDelegationToken
+    39: (1, 2),  # RenewDelegationToken
+    40: (1, 2),  # ExpireDelegationToken
+    41: (1, 3),  # DescribeDelegationToken
     42: (0, 2),  # DeleteGroups
     43: (0, 2),  # ElectLeaders
     44: (0, 1),  # IncrementalAlterConfigs

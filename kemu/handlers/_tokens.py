@@ -1,0 +1,44 @@
+"""What the four delegation token handlers share: KafkaApis.allowTokenRequests, and principals as the wire
+carries them (type and name) and as kemu keeps them ("Type:name")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kemu.handlers.context import RequestContext
+from kemu.wire.codec import Request
+from kemu.wire.errors import ErrorCode
+
+ANONYMOUS = "User:ANONYMOUS"
+ERROR_TIMESTAMP = -1  # DelegationTokenManager.ERROR_TIMESTAMP: what the broker's own refusals answer
+
+
+def allow_token_requests(ctx: RequestContext) -> bool:
+    """No token request over PLAINTEXT, over 1-way SSL (no client certificate: ANONYMOUS), or from a
+    connection that authenticated with a delegation token."""
+    client = ctx.client
+    if client.token_authenticated or client.security_protocol == "PLAINTEXT":
+        return False
+    return not (client.security_protocol == "SSL" and client.principal == ANONYMOUS)
+
+
+def principal(kind: str, name: str) -> str:
+    return f"{kind}:{name}"
+
+
+def wire_principal(value: str, prefix: str = "principal") -> dict[str, Any]:
+    kind, _, name = value.partition(":")
+    return {f"{prefix}_type": kind, f"{prefix}_name": name}
+
+
+def new_expiry(ctx: RequestContext, request: Request, period_field: str,
+               change: Callable[[bytes, str, int, int], tuple[str, int]]) -> dict[str, Any]:
+    """RenewDelegationToken and ExpireDelegationToken: refused as every token request is, else the
+    controller's outcome and the token's new expiry."""
+    if not allow_token_requests(ctx):
+        return {"error_code": int(ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED),
+                "expiry_timestamp_ms": ERROR_TIMESTAMP}
+    code, expiry = change(bytes(request.body["hmac"]), ctx.client.principal, request.body[period_field],
+                          ctx.clock.now_ms())
+    return {"error_code": int(ErrorCode[code]), "expiry_timestamp_ms": expiry}

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     # The cleaner loads with the first log it could clean (Broker.cleaner), the fetch session cache with
     # the first Fetch (Broker.fetch_sessions): a broker that has served neither need not import them.
+    from kemu.broker.client_metrics import ClientMetrics
     from kemu.broker.fetch_sessions import FetchSessionCache
     from kemu.broker.group_configs import GroupConfigStore
     from kemu.log.cleaner import CleanerSource
@@ -98,6 +99,7 @@ class Broker:
         self.storage.load(self.topics, list(self.cluster.nodes))
         self._fetch_sessions: FetchSessionCache | None = None
         self._group_configs: GroupConfigStore | None = None
+        self._client_metrics: ClientMetrics | None = None
         self.housekeeping = Housekeeping(clock)
         self.housekeeping.add("log-retention", self._run_retention)
         # Kafka's cleaner thread, as a timer: one log per run, again at once while logs are due, else after
@@ -135,6 +137,17 @@ class Broker:
 
             self._group_configs = GroupConfigStore(self.data_dir)
         return self._group_configs
+
+    @property
+    def client_metrics(self) -> ClientMetrics:
+        """The client metrics subscriptions (resource type CLIENT_METRICS) and the telemetry clients (KIP-714),
+        read from the data directory when first asked."""
+        if self._client_metrics is None:
+            from kemu.broker.client_metrics import ClientMetrics
+
+            self._client_metrics = ClientMetrics(self.data_dir, self.clock.now_ms, self.config.telemetry_max_bytes,
+                                                 self.config.kemu_client_telemetry_enable)
+        return self._client_metrics
 
     @property
     def fetch_sessions(self) -> FetchSessionCache:

@@ -2,8 +2,9 @@
 and describes and lists it, on kemu and on the reference Kafka, the outcomes compared; its producer, without a
 telemetry receiver on either (the reference has no ClientTelemetry reporter, and kemu's is off by default), gets
 no client instance id on both; and against a kemu with the receiver on, it is given the subscription and pushes
-producer metrics, which inspect() shows under the instance id the producer reports. (No terminating push from its close reached kemu
-in 20 s when tried, so none is asserted: the producer's sender may stop before the telemetry sender sends it.)"""
+producer metrics, which inspect() shows under the instance id the producer reports. (No terminating push from
+its close reached kemu in 20 s when tried, so none is asserted: the producer's sender may stop before the
+telemetry sender sends it.)"""
 
 from __future__ import annotations
 

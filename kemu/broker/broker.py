@@ -149,6 +149,12 @@ class Broker:
                                                  self.config.kemu_client_telemetry_enable)
         return self._client_metrics
 
+    def connection_closed(self, address: str, port: int) -> None:
+        """A client's connection closed: the telemetry client instance it made goes (ClientMetricsManager's
+        disconnect listener)."""
+        if self._client_metrics is not None:
+            self._client_metrics.disconnected(address, port)
+
     @property
     def fetch_sessions(self) -> FetchSessionCache:
         """KIP-227 incremental fetch sessions: they live as long as the broker, across connections."""

@@ -10,8 +10,8 @@ hash, as Kafka computes it. Requests before the push interval are throttled as C
 push is decompressed with telemetry.max.bytes as its bound (what fails: INVALID_RECORD, as the export fails in
 Kafka), and when the receiver (`kemu.client.telemetry.enable`) is on, kept for inspection.
 
-Kafka forgets an instance when its connection closes or after max(60 s, 3 push intervals) without a request;
-kemu forgets it after that time only (a client reconnecting with its id is served as the same instance).
+An instance is forgotten, as Kafka's ClientConnectionDisconnectListener and expiration timer forget it, when the
+connection that made it (or last re-evaluated it) closes, or after max(60 s, 3 push intervals) without a request.
 """
 
 from __future__ import annotations
@@ -242,6 +242,8 @@ class ClientMetrics:
         self._subscriptions = {name: _subscription(name, values) for name, values in self._configs.items()}
         self._version = 0
         self._instances: OrderedDict[uuid.UUID, ClientInstance] = OrderedDict()
+        # The connection (client address and port) that made or last re-evaluated each instance.
+        self._connections: dict[tuple[str | None, int | None], uuid.UUID] = {}
         self.pushes: deque[TelemetryPush] = deque(maxlen=_PUSHES_KEPT)
 
     # ---- the CLIENT_METRICS resources ----------------------------------------------------------------------
@@ -274,16 +276,21 @@ class ClientMetrics:
         instance = self._instances.get(instance_id)
         if instance is not None and instance.expires_ms <= now:
             instance = None
-        if instance is None:
-            instance = self._evaluate(instance_id, attributes)
-        elif instance.version < self._version:
-            instance = self._evaluate(instance_id, instance.attributes)
+        if instance is None or instance.version < self._version:
+            instance = self._evaluate(instance_id, attributes if instance is None else instance.attributes)
+            self._connections[(attributes.source_address, attributes.source_port)] = instance_id
         self._instances[instance_id] = instance
         self._instances.move_to_end(instance_id)
         while len(self._instances) > _CACHE_MAX_SIZE:
             self._instances.popitem(last=False)
         instance.expires_ms = now + max(_CACHE_EXPIRY_MS, instance.push_interval_ms * 3)
         return instance
+
+    def disconnected(self, address: str, port: int) -> None:
+        """A client connection closed: the instance it made is forgotten."""
+        instance_id = self._connections.pop((address, port), None)
+        if instance_id is not None:
+            self._instances.pop(instance_id, None)
 
     def _evaluate(self, instance_id: uuid.UUID, attributes: ClientAttributes) -> ClientInstance:
         """ClientMetricsManager.createClientInstance: the matching subscriptions' metrics and lowest interval."""

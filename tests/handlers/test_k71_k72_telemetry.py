@@ -5,8 +5,9 @@ receiver (`kemu.client.telemetry.enable`); the subscriptions as config resources
 from __future__ import annotations
 
 import gzip
+import time
 import uuid
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
@@ -17,7 +18,6 @@ from kemu.wire.compression import CompressionType, compress
 from kemu.wire.errors import ErrorCode
 from kemu.wire.schema import ZERO_UUID
 from tests.handlers.harness import MakeBroker, broker_config
-from tests.handlers.inprocess import InProcessConnection
 
 GET, PUSH, API_VERSIONS, DESCRIBE_CONFIGS, ALTER, LIST_RESOURCES = 71, 72, 18, 32, 44, 74
 CLIENT_METRICS = 16
@@ -25,7 +25,13 @@ PRODUCER = "org.apache.kafka.producer."
 INSTANCE = uuid.UUID("5e2b1c74-0000-4000-8000-000000000001")
 
 
-def subscribe(conn: InProcessConnection, name: str, **values: str) -> dict[str, Any]:
+class Requester(Protocol):
+    """An in-process connection or a real socket's (KafkaSocket): what sends a request."""
+
+    def request(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]: ...
+
+
+def subscribe(conn: Requester, name: str, **values: str) -> dict[str, Any]:
     body = {"resources": [{"resource_type": CLIENT_METRICS, "resource_name": name,
                            "configs": [{"name": key.replace("_", "."), "config_operation": 0, "value": value}
                                        for key, value in values.items()]}], "validate_only": False}
@@ -33,18 +39,18 @@ def subscribe(conn: InProcessConnection, name: str, **values: str) -> dict[str, 
     return dict(response)
 
 
-def get(conn: InProcessConnection, instance: uuid.UUID = INSTANCE) -> dict[str, Any]:
+def get(conn: Requester, instance: uuid.UUID = INSTANCE) -> dict[str, Any]:
     return conn.request(GET, 0, {"client_instance_id": instance})
 
 
-def push(conn: InProcessConnection, subscription: int, metrics: bytes = b"\x0a\x00", *, compression: int = 0,
+def push(conn: Requester, subscription: int, metrics: bytes = b"\x0a\x00", *, compression: int = 0,
          terminating: bool = False, instance: uuid.UUID = INSTANCE) -> int:
     body = conn.request(PUSH, 0, {"client_instance_id": instance, "subscription_id": subscription,
                                   "terminating": terminating, "compression_type": compression, "metrics": metrics})
     return int(body["error_code"])
 
 
-def advertised(conn: InProcessConnection) -> set[int]:
+def advertised(conn: Requester) -> set[int]:
     body = conn.request(API_VERSIONS, 3, {"client_software_name": "kemu-tests", "client_software_version": "1"})
     return {entry["api_key"] for entry in body["api_keys"]}
 
@@ -196,3 +202,21 @@ def test_subscriptions_survive_a_restart_and_are_described(make_broker: MakeBrok
     assert configs == {"interval.ms": ("300000", 5, []),
                        "match": ("client_id = x", 7, [{"name": "match", "value": "client_id = x", "source": 7}]),
                        "metrics": ("a,b", 7, [{"name": "metrics", "value": "a,b", "source": 7}])}
+
+
+@pytest.mark.real_socket
+def test_an_instance_goes_with_the_connection_that_made_it(make_broker: MakeBroker) -> None:
+    clock = VirtualClock(1_700_000_000_000)
+    with make_broker(clock=clock) as running:
+        with running.connect() as first:
+            subscribe(first, "s", metrics=PRODUCER, interval_ms="60000")
+            assert get(first)["error_code"] == 0
+            with running.connect() as second:
+                # The same instance from another connection: known, so throttled.
+                assert get(second)["error_code"] == ErrorCode.THROTTLING_QUOTA_EXCEEDED
+        deadline = time.monotonic() + 10
+        while running.call(lambda: running.broker.client_metrics.instances()) and time.monotonic() < deadline:
+            time.sleep(0.01)  # the server notices the close when it reads the end of the stream
+        with running.connect() as third:
+            # The connection that made it closed: a new instance, served at once, as by Kafka.
+            assert get(third)["error_code"] == 0

@@ -9,6 +9,7 @@ telemetry sender sends it.)"""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -69,10 +70,14 @@ def test_the_producer_pushes_its_metrics_to_the_receiver(receiving: Broker, java
     bootstrap = receiving.bootstrap_servers
     subscribe(java, bootstrap, "java-producers")
     receiving.create_topic("java-metered")
-    result = java.run("Telemetry", bootstrap, "produce", "java-metered", "20", "2500")
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(java.run, "Telemetry", bootstrap, "produce", "java-metered", "20", "5000")
+        # While the producer is connected (its instance goes with its connection, as in Kafka).
+        [client] = wait_for(lambda: [c for c in receiving.inspect().telemetry_clients if c.client_id == CLIENT_ID],
+                            what="the Java producer's client instance")
+        result = running.result()
     instance = result["instance"]
-    assert instance is not None and result["thrown"] is None, result
-    [client] = [c for c in receiving.inspect().telemetry_clients if c.client_instance_id == instance]
+    assert instance == client.client_instance_id and result["thrown"] is None, (result, client)
     assert (client.client_id, client.client_software_name, client.requested_metrics, client.push_interval_ms) == (
         CLIENT_ID, "apache-kafka-java", [PRODUCER_METRICS], 1000)
     pushes = wait_for(lambda: [p for p in receiving.inspect().telemetry if p.client_instance_id == instance],

@@ -16,6 +16,7 @@ connection that made it (or last re-evaluated it) closes, or after max(60 s, 3 p
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -211,6 +212,20 @@ class ClientInstance:
         return accepted
 
 
+def java_host_address(host: str) -> str:
+    """InetAddress.getHostAddress, which a `client_source_address` pattern matches: an IPv6 address in full
+    without leading zeros (0:0:0:0:0:0:0:1), an IPv4-mapped one as the IPv4 address."""
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return ":".join(format(int(group, 16), "x") for group in address.exploded.split(":"))
+    return str(address)
+
+
 def subscription_id(metrics: list[str], push_interval_ms: int, instance_id: uuid.UUID) -> int:
     """ClientMetricsManager.computeSubscriptionId: CRC-32C of `metrics.toString() + pushIntervalMs`, as an int,
     XORed with the instance id's hashCode."""
@@ -298,7 +313,8 @@ class ClientMetrics:
             "client_instance_id": uuid_text(instance_id), "client_id": attributes.client_id,
             "client_software_name": attributes.software_name,
             "client_software_version": attributes.software_version,
-            "client_source_address": attributes.source_address,
+            "client_source_address": None if attributes.source_address is None
+            else java_host_address(attributes.source_address),
             "client_source_port": None if attributes.source_port is None else str(attributes.source_port),
         }
         interval = INTERVAL_DEFAULT_MS

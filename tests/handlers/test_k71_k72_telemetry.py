@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import pytest
 
-from kemu.broker.client_metrics import subscription_id
+from kemu.broker.client_metrics import java_host_address, subscription_id
 from kemu.clock import VirtualClock
 from kemu.hashing import java_hash_set_order
 from kemu.wire.compression import CompressionType, compress
@@ -220,3 +220,11 @@ def test_an_instance_goes_with_the_connection_that_made_it(make_broker: MakeBrok
         with running.connect() as third:
             # The connection that made it closed: a new instance, served at once, as by Kafka.
             assert get(third)["error_code"] == 0
+
+
+@pytest.mark.parametrize(("host", "shown"), [
+    ("127.0.0.1", "127.0.0.1"), ("::1", "0:0:0:0:0:0:0:1"), ("::ffff:10.0.0.1", "10.0.0.1"),
+    ("2001:db8::abcd", "2001:db8:0:0:0:0:0:abcd"), ("fe80::1%eth0", "fe80:0:0:0:0:0:0:1"),
+])
+def test_a_source_address_is_matched_as_java_prints_it(host: str, shown: str) -> None:
+    assert java_host_address(host) == shown

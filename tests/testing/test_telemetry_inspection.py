@@ -66,7 +66,7 @@ def test_a_push_is_shown_decoded(broker: Broker) -> None:
                                        "subscription_id": given["subscription_id"], "terminating": True,
                                        "compression_type": 0, "metrics": b"\xff\xff"})
         assert garbage["error_code"] == 0
-    inspection = broker.inspect()
+        inspection = broker.inspect()  # while connected: the instance goes with its connection
     instance = uuid_text(given["client_instance_id"])
     [client] = inspection.telemetry_clients
     assert (client.client_instance_id, client.client_id, client.requested_metrics, client.push_interval_ms,
@@ -94,5 +94,5 @@ def test_nothing_is_kept_without_the_receiver() -> None:
             assert conn.request(72, 0, {"client_instance_id": given["client_instance_id"],
                                         "subscription_id": given["subscription_id"], "terminating": False,
                                         "compression_type": 0, "metrics": metrics_data()})["error_code"] == 0
-        inspection = running.inspect()
+            inspection = running.inspect()
     assert inspection.telemetry == [] and len(inspection.telemetry_clients) == 1

@@ -23,7 +23,7 @@ import re
 import uuid
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -194,7 +194,6 @@ class ClientInstance:
     terminating: bool = False
     last_error: ErrorCode = ErrorCode.NONE
     expires_ms: int = 0
-    selected: dict[str, str] = field(default_factory=dict)
 
     def may_get(self, now_ms: int) -> bool:
         """ClientMetricsInstance.maybeUpdateGetRequestTimestamp."""
@@ -330,8 +329,7 @@ class ClientMetrics:
                 interval = min(interval, subscription.interval_ms)
         ordered = [ALL_METRICS] if everything else java_hash_order(metrics, java_string_hash)
         return ClientInstance(instance_id, attributes, subscription_id(ordered, interval, instance_id), self._version,
-                              ordered, interval,
-                              selected={key: value for key, value in selected.items() if value is not None})
+                              ordered, interval)
 
     def get_subscriptions(self, instance_id: uuid.UUID, attributes: ClientAttributes) -> GetAnswer:
         """processGetTelemetrySubscriptionRequest: the zero id asks for a new one."""

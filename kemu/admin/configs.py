@@ -32,6 +32,7 @@ from kemu.wire.errors import ErrorCode
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
 RESOURCE_BROKER_LOGGER = 8
+RESOURCE_CLIENT_METRICS = 16
 RESOURCE_GROUP = 32
 MIN_ISR = "min.insync.replicas"
 
@@ -107,8 +108,10 @@ def _alter_resource(broker: Broker, resource: ResourceChange, validate_only: boo
         _alter_topic(broker, resource, validate_only, incremental)
     elif kind == RESOURCE_GROUP:
         _alter_group(broker, resource, validate_only, incremental)
+    elif kind == RESOURCE_CLIENT_METRICS:
+        _alter_client_metrics(broker, resource, validate_only, incremental)
     else:
-        # Legacy AlterConfigs never supported BROKER_LOGGER; kemu has no CLIENT_METRICS resources.
+        # Legacy AlterConfigs never supported BROKER_LOGGER.
         raise _Refused(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
 
 
@@ -213,25 +216,47 @@ def _alter_topic(broker: Broker, resource: ResourceChange, validate_only: bool, 
         broker.storage.save(broker.topics)
 
 
+def _new_configs(current: dict[str, str], resource: ResourceChange, incremental: bool) -> dict[str, str]:
+    """ConfigurationControlManager's new full set of a resource whose configs no schema splits: SET and DELETE
+    per key (APPEND and SUBTRACT refused, none being LIST to it), or the legacy request's whole set."""
+    if not incremental:
+        return {c.name: c.value for c in resource.configs if c.value is not None}
+    configs = dict(current)
+    for change in resource.configs:
+        op = _check_op(change)
+        if op == OpType.SET:
+            configs[change.name] = change.value or ""
+        elif op == OpType.DELETE:
+            configs.pop(change.name, None)
+        else:
+            raise _Refused(ErrorCode.INVALID_CONFIG,
+                           f"Can't {op.name} to key {change.name} because its type is not LIST.")
+    return configs
+
+
+def _alter_client_metrics(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool) -> None:
+    """A client metrics subscription: its new full set of configs, validated as ClientMetricsConfigs.validate
+    does; none left removes the subscription."""
+    from kemu.broker import client_metrics
+
+    name = resource.resource_name
+    store = broker.client_metrics
+    configs = _new_configs(store.get(name), resource, incremental)
+    try:
+        client_metrics.validate(name, configs)
+    except client_metrics.SubscriptionRefused as refused:
+        raise _Refused(refused.error, refused.message) from None
+    if not validate_only:
+        store.replace(name, configs)
+
+
 def _alter_group(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool) -> None:
     """ConfigurationControlManager over a GROUP resource: the new full set of overrides, then GroupConfig's
     validation of it over the broker's defaults."""
     from kemu.broker import group_configs
 
     name = resource.resource_name
-    if incremental:
-        configs = broker.group_configs.get(name)
-        for change in resource.configs:
-            op = _check_op(change)
-            if op == OpType.SET:
-                configs[change.name] = change.value or ""
-            elif op == OpType.DELETE:
-                configs.pop(change.name, None)
-            else:
-                raise _Refused(ErrorCode.INVALID_CONFIG,
-                               f"Can't {op.name} to key {change.name} because its type is not LIST.")
-    else:
-        configs = {c.name: c.value for c in resource.configs if c.value is not None}
+    configs = _new_configs(broker.group_configs.get(name), resource, incremental)
     if not name:
         raise _Refused(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
     try:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     # The cleaner loads with the first log it could clean (Broker.cleaner), the fetch session cache with
     # the first Fetch (Broker.fetch_sessions): a broker that has served neither need not import them.
+    from kemu.broker.client_metrics import ClientMetrics
     from kemu.broker.fetch_sessions import FetchSessionCache
     from kemu.broker.group_configs import GroupConfigStore
     from kemu.log.cleaner import CleanerSource
@@ -101,6 +102,7 @@ class Broker:
         self._fetch_sessions: FetchSessionCache | None = None
         self._group_configs: GroupConfigStore | None = None
         self._delegation_tokens: DelegationTokens | None = None
+        self._client_metrics: ClientMetrics | None = None
         self.housekeeping = Housekeeping(clock)
         if config.properties.get("delegation.token.secret.key"):
             # The controller's sweep of expired tokens, every delegation.token.expiry.check.interval.ms.
@@ -169,6 +171,23 @@ class Broker:
     def _sweep_tokens(self, now_ms: int) -> int:
         self.delegation_tokens.sweep(now_ms)
         return now_ms + self.delegation_tokens.settings.expiry_check_interval_ms
+
+    @property
+    def client_metrics(self) -> ClientMetrics:
+        """The client metrics subscriptions (resource type CLIENT_METRICS) and the telemetry clients (KIP-714),
+        read from the data directory when first asked."""
+        if self._client_metrics is None:
+            from kemu.broker.client_metrics import ClientMetrics
+
+            self._client_metrics = ClientMetrics(self.data_dir, self.clock.now_ms, self.config.telemetry_max_bytes,
+                                                 self.config.kemu_client_telemetry_enable)
+        return self._client_metrics
+
+    def connection_closed(self, address: str, port: int) -> None:
+        """A client's connection closed: the telemetry client instance it made goes (ClientMetricsManager's
+        disconnect listener)."""
+        if self._client_metrics is not None:
+            self._client_metrics.disconnected(address, port)
 
     @property
     def fetch_sessions(self) -> FetchSessionCache:

@@ -207,6 +207,16 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
             "Kafka 4.x cluster; 1 or 0 make clients run transactions the version-1 way). The levels are kept in "
             "the data directory and UpdateFeatures (kafka-features) changes them too; given, this sets them again "
             "at every start.")
+    yield BrokerConfigKey(
+        "kemu.client.telemetry.enable", "BOOLEAN", "false",
+        doc="kemu's own: a client telemetry receiver (KIP-714), as a Kafka broker has when a metric.reporters "
+            "plugin implements ClientTelemetry: ApiVersions then lists GetTelemetrySubscriptions and "
+            "PushTelemetry, so clients subscribed by a CLIENT_METRICS resource push their metrics, which "
+            "inspect() shows. Off, as Kafka without such a plugin, the two APIs are served but not advertised "
+            "and pushed metrics are dropped.")
+    yield BrokerConfigKey("telemetry.max.bytes", "INT", "1048576", at_least(1),
+                          doc="The largest telemetry push a client may send (after compression), and the most "
+                              "it may decompress to.")
     yield BrokerConfigKey("group.consumer.assignment.interval.ms", "INT", "1000", at_least(0),
                           doc="The least time between two target assignments of a consumer-protocol group.")
     yield BrokerConfigKey("group.consumer.heartbeat.interval.ms", "INT", "5000", at_least(1),

@@ -66,6 +66,10 @@ class BrokerConfig:
     offsets_retention_minutes: int = 10080  # offsets.retention.minutes
     offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
+    # Client telemetry (KIP-714): the largest push a client may send, and kemu's own receiver, which Kafka
+    # has when a `metric.reporters` plugin implements ClientTelemetry: only then are keys 71 and 72 advertised.
+    telemetry_max_bytes: int = 1048576  # telemetry.max.bytes
+    kemu_client_telemetry_enable: bool = False  # kemu.client.telemetry.enable
     # Other server.properties values kemu honours without a typed field of its own (the log.* defaults
     # topics inherit, e.g. log.retention.ms), under Kafka's names, as given.
     properties: dict[str, str] = field(default_factory=dict)

@@ -5,6 +5,9 @@ a name or version outside Kafka's pattern is INVALID_REQUEST); v3+ responses car
 finalized features (kemu.broker.features: as a new Kafka 4.3 cluster, transaction.version 2 among them, so
 the Java producer runs transactions version 2; UpdateFeatures changes them) and zk_migration_ready false;
 v4 lists the supported features whose minimum level is 0, which v3 leaves out (KAFKA-17492).
+GetTelemetrySubscriptions and PushTelemetry (71, 72) are listed only with a client telemetry receiver
+(`kemu.client.telemetry.enable`), as Kafka lists them only when a metrics reporter implements ClientTelemetry;
+without one they are still served when asked, as by Kafka.
 
 A request of a version kemu does not support is answered by the server as version 0 with
 UNSUPPORTED_VERSION and ApiVersions' own range (KIP-511), before reaching this module.
@@ -24,25 +27,27 @@ from kemu.wire.errors import ErrorCode
 KEY = 18
 
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+_TELEMETRY_KEYS = frozenset({71, 72})
 
 
-def supported_api_keys() -> list[dict[str, int]]:
+def supported_api_keys(telemetry: bool) -> list[dict[str, int]]:
     return [{"api_key": h.key, "min_version": h.advertised_min_version, "max_version": h.max_version}
-            for h in all_handlers().values()]
+            for h in all_handlers().values() if telemetry or h.key not in _TELEMETRY_KEYS]
 
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
+    telemetry = ctx.broker.config.kemu_client_telemetry_enable
     if request.version >= 3:
         name, version = body["client_software_name"], body["client_software_version"]
         if not (_SOFTWARE.fullmatch(name) and _SOFTWARE.fullmatch(version)):
             return error_response(request, ErrorCode.INVALID_REQUEST, None)
         ctx.client.software_name, ctx.client.software_version = name, version
         features = ctx.broker.features
-        return {"error_code": 0, "api_keys": supported_api_keys(),
+        return {"error_code": 0, "api_keys": supported_api_keys(telemetry),
                 "supported_features": features.supported_keys(request.version),
                 "finalized_features_epoch": features.epoch, "finalized_features": features.finalized_keys()}
-    return {"error_code": 0, "api_keys": supported_api_keys()}
+    return {"error_code": 0, "api_keys": supported_api_keys(telemetry)}
 
 
 def unsupported_version_response() -> dict[str, Any]:

@@ -15,9 +15,10 @@ Resources, as Kafka's ConfigHelper answers them:
 - BROKER_LOGGER (8): the log levels of `root` and the `kemu` loggers; the name must be the node's id.
 - GROUP (32): every group config (kemu.broker.group_configs), an override's source GROUP_CONFIG, the broker's
   value DEFAULT_CONFIG; a group need not exist to have configs. Unnamed, INVALID_REQUEST with Kafka's message.
-- CLIENT_METRICS (16), which Kafka 4 has, is not kept by kemu: that resource alone gets INVALID_REQUEST (with
-  Kafka's message when it has no name). A resource type Kafka does not know fails the
-  whole request, as in Kafka.
+- CLIENT_METRICS (16): a client metrics subscription's metrics, interval.ms and match
+  (kemu.broker.client_metrics), a set one's source CLIENT_METRICS_CONFIG, the rest DEFAULT_CONFIG with no
+  synonym; a subscription need not exist. Unnamed, INVALID_REQUEST with Kafka's message.
+A resource type Kafka does not know fails the whole request, as in Kafka.
 
 `configuration_keys` (null or empty: all) keeps only the named configs.
 """
@@ -28,7 +29,7 @@ from typing import Any
 
 from kemu.admin import loggers as broker_loggers
 from kemu.admin.configs import RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC
-from kemu.broker import broker_configs, group_configs, topic_configs
+from kemu.broker import broker_configs, client_metrics, group_configs, topic_configs
 from kemu.broker.broker_configs import CONFIG_TYPE_IDS, ConfigEntry, ConfigSource, parse_java_int
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import invalid_name_reason
@@ -44,8 +45,7 @@ VERSIONS = NARROWED[KEY]
 
 RESOURCE_CLIENT_METRICS = 16
 RESOURCE_GROUP = 32
-_NOT_KEPT = {RESOURCE_CLIENT_METRICS: "CLIENT_METRICS", RESOURCE_GROUP: "GROUP"}
-_KNOWN = {RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, *_NOT_KEPT}
+_KNOWN = {RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_CLIENT_METRICS, RESOURCE_GROUP}
 # ConfigHelper's first check of those, which kemu makes too.
 _UNNAMED = {RESOURCE_CLIENT_METRICS: "Client metrics subscription name must not be empty",
             RESOURCE_GROUP: "Group name must not be empty"}
@@ -121,7 +121,7 @@ def _describe(ctx: RequestContext, kind: int, name: str, synonyms: bool,
         raise _Refused(ErrorCode.INVALID_REQUEST, _UNNAMED[kind])
     if kind == RESOURCE_GROUP:
         return group_configs.describe(broker.group_configs.get(name), broker.config_layers(), synonyms, documentation)
-    raise _Refused(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {_NOT_KEPT[kind]}")
+    return client_metrics.describe(broker.client_metrics.get(name), synonyms, documentation)
 
 
 def _broker_id(name: str) -> int:

@@ -6,7 +6,7 @@ resources; v1 the types asked for, or with none asked every type v1 supports (TO
 CLIENT_METRICS, GROUP); a type outside those is UNSUPPORTED_VERSION with nothing listed. They come type by
 type in Kafka's order, whatever the request's: GROUP, CLIENT_METRICS, BROKER_LOGGER and BROKER (each live
 broker by id), TOPIC (every topic, internal ones too). GROUP lists the groups that have configs
-(kemu.broker.group_configs); kemu keeps no client metrics subscriptions, so that type lists nothing.
+(kemu.broker.group_configs), CLIENT_METRICS the client metrics subscriptions (kemu.broker.client_metrics).
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     listed: list[dict[str, Any]] = []
     if GROUP in asked:
         listed += [{"resource_name": group, "resource_type": GROUP} for group in broker.group_configs.groups()]
-    for kind in (BROKER_LOGGER, BROKER):  # CLIENT_METRICS, between GROUP and these in Kafka's order, has none
+    if CLIENT_METRICS in asked:
+        listed += [{"resource_name": name, "resource_type": CLIENT_METRICS} for name in broker.client_metrics.names()]
+    for kind in (BROKER_LOGGER, BROKER):
         if kind in asked:
             listed += [{"resource_name": str(node_id), "resource_type": kind} for node_id in broker.live_broker_ids()]
     if TOPIC in asked:

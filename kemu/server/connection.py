@@ -105,6 +105,7 @@ class Connection:
         try:
             await self._serve()
         finally:
+            self.broker.connection_closed(self.client.host, self.client.port)
             log.debug("connection from %s closed", self.name)
 
     async def _serve(self) -> None:

@@ -18,7 +18,9 @@ from kemu.broker.partition import Partition
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from kemu.coordinators import Coordinators
 from kemu.groups import ClassicGroup, ConsumerGroup, ConsumerGroupMember, ShareGroup, ShareGroupMember
+from kemu.testing import telemetry
 from kemu.testing.checker import Violation, checker_for
+from kemu.testing.telemetry import TelemetryClientInspection, TelemetryPushInspection
 from kemu.txn.state import TxnMetadata, TxnState
 
 # Past any offset: asked for the transactions overlapping [0, this), the index gives all it holds.
@@ -164,6 +166,15 @@ class Inspection:
     # Violations past the checker's limit, counted but not kept.
     violations_omitted: int = 0
     share_partitions: list[SharePartitionInspection] = field(default_factory=list)
+    # Client telemetry (KIP-714): the client instances the broker keeps, and what the receiver was pushed (with
+    # `kemu.client.telemetry.enable`; the last 1000 pushes).
+    telemetry_clients: list[TelemetryClientInspection] = field(default_factory=list)
+    telemetry: list[TelemetryPushInspection] = field(default_factory=list)
+
+    def telemetry_metric_names(self, client_id: str | None = None) -> set[str]:
+        """The names of every metric pushed (by the clients of that client.id)."""
+        return {metric.name for push in self.telemetry if client_id is None or push.client_id == client_id
+                for metric in push.metrics}
 
     def share_partition(self, group_id: str, topic: str, partition: int = 0) -> SharePartitionInspection:
         for found in self.share_partitions:
@@ -201,6 +212,8 @@ class Inspection:
             "violations": [v.to_json() for v in self.violations],
             "violations_omitted": self.violations_omitted,
             "share_partitions": [asdict(s) for s in self.share_partitions],
+            "telemetry_clients": [asdict(c) for c in self.telemetry_clients],
+            "telemetry": [asdict(p) for p in self.telemetry],
         }
 
     def render(self) -> str:
@@ -224,6 +237,8 @@ def inspect(core: CoreBroker, coordinators: Coordinators) -> Inspection:
         violations=checker.violations,
         violations_omitted=checker.omitted,
         share_partitions=_share_partitions(core, coordinators),
+        telemetry_clients=telemetry.clients(core.client_metrics),
+        telemetry=telemetry.pushes(core.client_metrics),
     )
 
 
@@ -393,6 +408,14 @@ def _render(inspection: Inspection) -> str:
             [s.group_id, f"{s.topic}-{s.partition}", f"{r.first_offset}-{r.last_offset}", r.state,
              r.member_id or "-", r.delivery_count, "-" if r.lock_deadline_ms is None else r.lock_deadline_ms]
             for s in inspection.share_partitions for r in s.in_flight])
+    if inspection.telemetry_clients or inspection.telemetry:
+        lines += _section("Telemetry clients", ["instance", "client id", "software", "interval", "metrics asked",
+                                                "pushes kept"], [
+            [c.client_instance_id, c.client_id or "-",
+             f"{c.client_software_name or '-'} {c.client_software_version or ''}".strip(),
+             _duration(c.push_interval_ms), ",".join(c.requested_metrics) or "(none)",
+             sum(1 for p in inspection.telemetry if p.client_instance_id == c.client_instance_id)]
+            for c in inspection.telemetry_clients])
     lines += ["", "Exactly-once violations"]
     if not inspection.violations:
         lines.append("(none)")

@@ -212,8 +212,8 @@ def test_describe_cluster_default_lists_only_what_is_set() -> None:
 def test_kafkas_broker_configs_and_kemus_own() -> None:
     """Every config Kafka's broker lists is kemu's too, with Kafka's type and default; the few of kemu's own
     are described only once set, as Kafka describes a setting it does not define."""
-    assert KEMU_ONLY == {"allow.everyone.if.no.acl.found", "kemu.features", "kemu.scram.credentials",
-                         "producer.id.expiration.check.interval.ms", "super.users"}
+    assert KEMU_ONLY == {"allow.everyone.if.no.acl.found", "kemu.client.telemetry.enable", "kemu.features",
+                         "kemu.scram.credentials", "producer.id.expiration.check.interval.ms", "super.users"}
     for name, kind, default, _, _ in KAFKA_BROKER_KEYS:
         assert (BROKER_CONFIGS[name].type, BROKER_CONFIGS[name].default) == (kind, default), name
     layers = ConfigLayers({}, {}, {"super.users": "User:admin"})

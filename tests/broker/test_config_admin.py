@@ -115,7 +115,8 @@ def test_append_and_subtract_on_lists(broker: Broker) -> None:
     (topic("bad name", ("retention.ms", SET, "1")), ErrorCode.INVALID_TOPIC_EXCEPTION,
      "Topic name is invalid: 'bad name' contains one or more characters other than ASCII alphanumerics, '.', '_' "
      "and '-'"),
-    (ResourceChange(16, "x", []), ErrorCode.INVALID_REQUEST, "Unknown resource type 16"),
+    (ResourceChange(64, "x", []), ErrorCode.INVALID_REQUEST, "Unknown resource type 64"),
+    (ResourceChange(16, "", []), ErrorCode.INVALID_REQUEST, "Subscription name can't be empty"),
 ])
 def test_incremental_refusals(broker: Broker, resource: ResourceChange, error: ErrorCode, message: str) -> None:
     assert incremental(broker, resource) == [Outcome(error, message)]

@@ -100,7 +100,7 @@ def test_topic_inherits_the_dynamic_default(conn: Connection) -> None:
     (BROKER, "x", "Broker id must be an integer, but it is: x"),
     (BROKER_LOGGER, "", "Broker id must not be empty"),
     (BROKER_LOGGER, "2", "Unexpected broker id, expected 1 but received 2"),
-    (16, "my-metrics", "Unsupported resource type: CLIENT_METRICS"),
+    (16, "", "Client metrics subscription name must not be empty"),
 ])
 def test_resource_errors(conn: Connection, kind: int, name: str, message: str) -> None:
     create_topic(conn, "t")

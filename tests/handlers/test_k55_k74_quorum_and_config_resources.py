@@ -94,7 +94,7 @@ def test_list_config_resources_every_type_in_kafkas_order(conn: Connection) -> N
     asked = conn.request(LIST_CONFIG_RESOURCES, 1, {"resource_types": [TOPIC, BROKER, TOPIC]})
     assert asked["config_resources"] == [{"resource_name": "1", "resource_type": BROKER},
                                          {"resource_name": "t", "resource_type": TOPIC}]
-    for kind in (GROUP, CLIENT_METRICS):  # kemu keeps neither
+    for kind in (GROUP, CLIENT_METRICS):  # none set
         assert conn.request(LIST_CONFIG_RESOURCES, 1, {"resource_types": [kind]})["config_resources"] == []
     assert conn.request(LIST_CONFIG_RESOURCES, 0, {}) == {"throttle_time_ms": 0, "error_code": 0,
                                                          "config_resources": []}

@@ -94,8 +94,9 @@ BODIES: dict[int, dict[str, object]] = {
 
 
 def test_every_advertised_api_answers_its_first_request_after_a_lazy_start() -> None:
-    # A fresh process: no handler module or wire declaration is loaded before its API's first request.
-    with kemu_serve() as (process, host, port):
+    # A fresh process: no handler module or wire declaration is loaded before its API's first request. With the
+    # client telemetry receiver, which the telemetry APIs are advertised with only.
+    with kemu_serve("--override", "kemu.client.telemetry.enable=true") as (process, host, port):
         with KafkaSocket((host, port)) as conn:
             advertised = conn.request(18, 4, {"client_software_name": "kemu-tests",
                                               "client_software_version": "1"})["api_keys"]

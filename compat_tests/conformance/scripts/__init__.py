@@ -31,6 +31,7 @@ KEMU_HIGHEST: dict[int, int] = {
     76: 1, 77: 1, 78: 2, 79: 2,  # added with their scripts (share.py)
     90: 1, 91: 0, 92: 0,  # added with their scripts (share_offsets.py)
     38: 3, 39: 2, 40: 2, 41: 3,  # added with their scripts (tokens.py)
+    71: 0, 72: 0,  # added with their scripts (telemetry.py)
 }
 SETTLING_WHY = ("a new topic's leader reaches the broker's metadata, and then its replica manager, a moment after "
                 "CreateTopics returns")
@@ -109,13 +110,14 @@ def all_scripts() -> list[Script]:
         security,
         share,
         share_offsets,
+        telemetry,
         tokens,
         transactions,
         unsupported,
     )
     found: list[Script] = []
     for module in (unsupported, metadata, admin, data, groups, transactions, security, authorizer, cluster, quorum,
-                   limits, share, share_offsets, tokens):
+                   limits, share, share_offsets, tokens, telemetry):
         found += module.scripts()
     names = [script.name for script in found]
     if len(set(names)) != len(names):

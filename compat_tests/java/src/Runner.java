@@ -22,13 +22,13 @@ import org.apache.kafka.common.utils.AppInfoParser;
 public final class Runner {
     private Runner() {}
 
-    // The share consumer is kafka-clients 4.x's: the 3.9 line is compiled without ShareGroups.java.
+    // The share consumer and listConfigResources are kafka-clients 4.x's: the 3.9 line is compiled without
+    // ShareGroups.java and Telemetry.java.
     @SuppressWarnings("unchecked")
-    private static void shareGroups(Map<String, Map<String, Common.Operation>> programs) throws Exception {
+    private static void lineOnly(Map<String, Map<String, Common.Operation>> programs, String name) throws Exception {
         try {
-            Class<?> program = Class.forName("ShareGroups");
-            programs.put("ShareGroups", (Map<String, Common.Operation>) program.getDeclaredMethod("operations")
-                .invoke(null));
+            Class<?> program = Class.forName(name);
+            programs.put(name, (Map<String, Common.Operation>) program.getDeclaredMethod("operations").invoke(null));
         } catch (ClassNotFoundException e) {
             // not on this line
         }
@@ -39,7 +39,8 @@ public final class Runner {
         programs.put("AdminCalls", AdminCalls.operations());
         programs.put("DelegationTokens", DelegationTokens.operations());
         programs.put("Groups", Groups.operations());
-        shareGroups(programs);
+        lineOnly(programs, "ShareGroups");
+        lineOnly(programs, "Telemetry");
         programs.put("Transactions", Transactions.operations());
         PrintStream answers = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         System.setOut(System.err);

@@ -73,6 +73,8 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     66: (0, 2),  # ListTransactions
     68: (0, 1),  # ConsumerGroupHeartbeat
     69: (0, 1),  # ConsumerGroupDescribe
+    71: (0, 0),  # GetTelemetrySubscriptions
+    72: (0, 0),  # PushTelemetry
     74: (0, 1),  # ListConfigResources
     75: (0, 0),  # DescribeTopicPartitions
     76: (1, 1),  # ShareGroupHeartbeat (declared only: no handler yet, so not advertised)

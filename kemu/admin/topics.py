@@ -70,6 +70,7 @@ def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: 
     """Check, create every log and register, all at once (see `plan_topics` for a caller that yields)."""
     outcomes, creation = plan_topics(broker, requested, validate_only)
     creation.run()
+    creation.mark_failed(outcomes)
     return outcomes
 
 

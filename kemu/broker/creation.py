@@ -9,7 +9,10 @@ the topics and partitions are not in the registry, and their names are in `Broke
 creation of the same name is refused instead of racing this one.
 
 A `kill -9` before `finish` leaves partition directories the topic list does not name: they are not opened
-at start-up, and a later creation of the same topic recovers (empty) files from them.
+at start-up, and a later creation of the same topic recovers (empty) files from them. A log that cannot be
+made (a full disk, an I/O error) fails the creation as a whole, as a Kafka broker fails a log it cannot create
+(KafkaStorageException): nothing of it is registered, `failure` says why, and `mark_failed` gives the request's
+topics KAFKA_STORAGE_ERROR, so a later request may create them once there is room.
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kemu.broker.broker import Broker
 from kemu.broker.partition import Partition
 from kemu.broker.topics import Topic
 from kemu.log import LogConfig
+from kemu.wire.errors import ErrorCode
 
 # Logs opened per step: ~0.25 ms of file creation each, so a step holds the loop for a few milliseconds.
 STEP_PARTITIONS = 16
@@ -36,6 +41,7 @@ class PartitionCreation:
     grown: list[tuple[Topic, list[Partition]]] = field(default_factory=list)  # partitions to append
     _queue: list[tuple[Topic, Partition]] = field(default_factory=list)
     _done: int = 0
+    failure: OSError | None = None
 
     def add_topic(self, topic: Topic) -> None:
         self._reserve(topic.name)
@@ -65,9 +71,18 @@ class PartitionCreation:
             config = configs.get(topic.name)
             if config is None:
                 config = configs[topic.name] = storage.log_config(topic)
-            storage.open_partition(topic, partition, config)
+            try:
+                storage.open_partition(topic, partition, config)
+            except OSError as failed:
+                self._failed(f"{topic.name}-{partition.index}", failed)
+                return True
         self._done = end
         return self._done == len(self._queue)
+
+    def _failed(self, what: str, failed: OSError) -> None:
+        self.failure = failed
+        self._done = len(self._queue)
+        log.error("cannot create the log of %s in %s: %s", what, self.broker.data_dir, failed.strerror or failed)
 
     def run(self) -> None:
         """All of it at once (internal topics, and callers with no loop to yield to)."""
@@ -83,6 +98,9 @@ class PartitionCreation:
         the names. A topic deleted while its partitions were being added gets none of them: their logs go."""
         broker = self.broker
         try:
+            if self.failure is not None:
+                self._drop_opened()
+                return
             for topic in self.topics:
                 broker.topics.add(topic)
                 log.debug("created topic %s: %d partitions, id %s", topic.name, len(topic.partitions), topic.topic_id)
@@ -94,9 +112,48 @@ class PartitionCreation:
                     broker.storage.log_dir.delete(topic.name, partition.index)
                     partition.detach()
             if self.topics or self.grown:
-                broker.storage.save(broker.topics)
+                try:
+                    broker.storage.save(broker.topics)
+                except OSError as failed:
+                    self._unregister()
+                    self._failed("the topic list", failed)
+                    self._drop_opened()
         finally:
             self.abandon()
+
+    def _unregister(self) -> None:
+        """Undo finish's registration: the topic list on disk never named them."""
+        for topic in self.topics:
+            if self.broker.topics.by_id(topic.topic_id) is topic:
+                self.broker.topics.remove(topic.topic_id)
+        for topic, partitions in self.grown:
+            for partition in partitions:
+                if partition in topic.partitions:
+                    topic.partitions.remove(partition)
+
+    def _drop_opened(self) -> None:
+        """The logs made before the failure go, their directories too: the room they took is given back, and
+        a later creation of the same names starts clean."""
+        for topic, partition in self._queue:
+            self.broker.storage.log_dir.delete(topic.name, partition.index)
+            partition.detach()
+
+    @property
+    def failure_message(self) -> str | None:
+        if self.failure is None:
+            return None
+        return f"Error while creating log in dir {self.broker.data_dir}: {self.failure.strerror or self.failure}"
+
+    def mark_failed(self, outcomes: Sequence[Any]) -> None:
+        """Each outcome (with `name`, `error`, `message`) of a topic this creation was to make: KAFKA_STORAGE_ERROR
+        when the creation failed on storage."""
+        if self.failure is None:
+            return
+        names = set(self.names)
+        for outcome in outcomes:
+            if outcome.name in names and outcome.error is ErrorCode.NONE:
+                outcome.error = ErrorCode.KAFKA_STORAGE_ERROR
+                outcome.message = self.failure_message
 
     def abandon(self) -> None:
         """Release the names (finish does; so does a caller whose step failed: what was opened stays

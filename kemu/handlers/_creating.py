@@ -44,6 +44,8 @@ async def create(broker: Broker, plan: Callable[[], tuple[T, PartitionCreation] 
         planned = plan()
         outcomes, creation = planned if isinstance(planned, tuple) else await _planned(planned)
         await _run(creation)
+    if isinstance(outcomes, list):
+        creation.mark_failed(outcomes)
     return outcomes
 
 

@@ -119,7 +119,11 @@ class LogDir:
             directory, topic, partition, config, self.clock, log_start_offset=self._checkpointed_starts.get(key)
         )
         if topic_id is not None:
-            write_partition_metadata(directory, topic_id)
+            try:
+                write_partition_metadata(directory, topic_id)
+            except OSError:
+                log.close()  # not registered: nothing else would close its files
+                raise
         log.on_log_start_offset_change = self._log_start_moved
         self._logs[key] = log
         return log

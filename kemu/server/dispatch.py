@@ -140,6 +140,8 @@ async def _start(handler: Handler, request: Request, ctx: RequestContext,
         return await handler.handle(ctx, request), False
     except ApiError as exc:
         return _error_body(handler, request, exc.code, exc.message, peer)
+    except OSError as exc:
+        return _storage_failed(handler, request, exc, peer)
     except Exception:
         log.exception("%s v%d from %s failed", handler.api.name, request.version, peer)
         return _error_body(handler, request, ErrorCode.UNKNOWN_SERVER_ERROR, None, peer)
@@ -155,10 +157,21 @@ async def _finish(handler: Handler, request: Request, ctx: RequestContext, peer:
         body = await continuation.finish()
     except ApiError as exc:
         body, close = _error_body(handler, request, exc.code, exc.message, peer)
+    except OSError as exc:
+        body, close = _storage_failed(handler, request, exc, peer)
     except Exception:
         log.exception("%s v%d from %s failed", handler.api.name, request.version, peer)
         body, close = _error_body(handler, request, ErrorCode.UNKNOWN_SERVER_ERROR, None, peer)
     return _encoded(handler, request, body, close, peer)
+
+
+def _storage_failed(handler: Handler, request: Request, exc: OSError,
+                    peer: str) -> tuple[dict[str, Any] | None, bool]:
+    """A handler's files could not be written or read (a full disk, an I/O error): Kafka's KafkaStorageException,
+    KAFKA_STORAGE_ERROR, with one line in the log rather than a traceback for every request while the disk stays
+    full."""
+    log.error("%s v%d from %s failed on storage: %s", handler.api.name, request.version, peer, exc.strerror or exc)
+    return _error_body(handler, request, ErrorCode.KAFKA_STORAGE_ERROR, None, peer)
 
 
 def _encoded(handler: Handler, request: Request, body: dict[str, Any] | None, close: bool, peer: str) -> Reply:

@@ -37,6 +37,7 @@ public final class Runner {
     public static void main(String[] argv) throws Exception {
         Map<String, Map<String, Common.Operation>> programs = new LinkedHashMap<>();
         programs.put("AdminCalls", AdminCalls.operations());
+        programs.put("ClientQuotas", ClientQuotas.operations());
         programs.put("Groups", Groups.operations());
         shareGroups(programs);
         programs.put("Transactions", Transactions.operations());

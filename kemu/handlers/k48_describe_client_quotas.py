@@ -34,5 +34,6 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
 
 
 def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
-    """DescribeClientQuotasRequest.getErrorResponse: the error with the exception's message, entries null."""
-    return {"error_code": code, "error_message": message or code.message, "entries": None}
+    """DescribeClientQuotasRequest.getErrorResponse: the error with the exception's message (none for a denied
+    request), entries null."""
+    return {"error_code": code, "error_message": message, "entries": None}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compat_tests.conformance.scripts import step, versions
+from compat_tests.conformance.scripts import barrier, step, versions
 from compat_tests.conformance.steps import Script, Step
 
 USER = "conf-cq-user-{run}"
@@ -33,10 +33,10 @@ def alter(name: str, entries: list[tuple[list[dict[str, Any]], list[dict[str, An
 
 
 def describe(name: str, components: list[tuple[str, int, str | None]], strict: bool = False,
-             version: int = 1) -> Step:
+             version: int = 1, **options: Any) -> Step:
     return step(name, 48, version, {"components": [{"entity_type": kind, "match_type": match_type, "match": match}
                                                    for kind, match_type, match in components], "strict": strict},
-                key_by=BY_ENTITY)
+                key_by=BY_ENTITY, **options)
 
 
 def _alter_steps() -> list[Step]:
@@ -129,11 +129,44 @@ def _cleanup_steps() -> list[Step]:
         ]),
         alter("remove some", [removal(("user", USER), keys=("producer_byte_rate",)),
                               removal(("user", USER), ("client-id", CLIENT), keys=("consumer_byte_rate",))]),
+        *barrier("cq-removed"),
         describe("removed user", [("user", EXACT, USER)]),
         describe("removed default user", [("user", DEFAULT, None)], strict=True),
         describe("removed default client", [("client-id", DEFAULT, None)], strict=True),
+        # Nothing of this script stays: a later script's unfiltered DescribeClientQuotas lists every entity.
+        alter("remove the rest", [
+            removal(("user", USER), keys=("request_percentage",)),
+            removal(("user", USER), ("client-id", CLIENT), keys=("request_percentage",)),
+            removal(("user", USER), ("client-id", None), keys=("producer_byte_rate",)),
+            removal(("client-id", CLIENT), keys=("controller_mutation_rate", "producer_byte_rate")),
+            removal(("ip", "192.0.2.7"), keys=("connection_creation_rate",)),
+            removal(("ip", "2001:db8::7"), keys=("connection_creation_rate",)),
+            removal(("user", OTHER), keys=("request_percentage", "producer_byte_rate")),
+            removal(("client-id", OTHER), keys=("consumer_byte_rate",)),
+            removal(("user", OTHER), ("client-id", OTHER), keys=("consumer_byte_rate",)),
+        ]),
+        *barrier("cq-all-removed"),
+        describe("nothing left of the run", [("user", ANY, None)], only_run=("entries",)),
     ]
 
 
+def _denied_steps() -> list[Step]:
+    """The `authorizer` group's principal holds no ACL: DESCRIBE_CONFIGS and ALTER_CONFIGS on the cluster are
+    denied, the alteration's entries each with the error, as sent."""
+    user = ("user", USER)
+    steps = []
+    for version in versions(48):
+        steps.append(describe(f"describe v{version}", [("user", EXACT, USER)], version=version))
+        steps.append(alter(f"alter v{version}", [(_entity(user), [_op("producer_byte_rate", 10)]),
+                                                 (_entity(("ip", "bad"), user), [_op("no_key", 1)])], version))
+    steps += [alter("alter validate only", [(_entity(("client-id", None)), [_op("consumer_byte_rate", 1)])],
+                    validate_only=True),
+              alter("alter nothing", [])]
+    return steps
+
+
 def scripts() -> list[Script]:
-    return [Script("client_quotas.versions", [*_alter_steps(), *_describe_steps(), *_cleanup_steps()])]
+    # Kafka's broker describes what its metadata image holds, a moment behind what the controller committed.
+    return [Script("client_quotas.versions", [*_alter_steps(), *barrier("cq-set"), *_describe_steps(),
+                                              *_cleanup_steps()]),
+            Script("client_quotas.denied", _denied_steps(), group="authorizer")]

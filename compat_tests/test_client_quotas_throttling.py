@@ -74,6 +74,5 @@ def test_a_producer_over_its_byte_rate_is_held_near_the_quota(kemu_server: KemuS
     for outcome in (kafka, kemu):
         assert max(outcome["throttles"], default=0) > 0, outcome
         assert 0.6 * QUOTA < outcome["throughput"] < 1.4 * QUOTA, outcome
-    # Within a third of each other: the same quota, the same window; Kafka counts the request's bytes, kemu the
-    # records' (all but a few dozen of them).
+    # Within a third of each other: the same quota, the same window, the requests' bytes counted by both.
     assert abs(kemu["elapsed_s"] - kafka["elapsed_s"]) < kafka["elapsed_s"] / 3, (kafka, kemu)

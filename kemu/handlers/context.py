@@ -50,6 +50,8 @@ class RequestContext:
     # The throttle time a quota gave the request (Produce, Fetch): the connection reads nothing more from the
     # client for that long once the response is out, as Kafka mutes a throttled channel.
     throttle_ms: int = 0
+    # The request's bytes as received (0 where no frame was read): what producer_byte_rate counts.
+    request_size: int = 0
 
     @property
     def node_id(self) -> int:

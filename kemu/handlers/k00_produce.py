@@ -138,10 +138,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
     throttling = ctx.broker.throttling
     if throttling is not None:
         # KafkaApis.handleProduceRequest: the request's bytes count against producer_byte_rate, whatever
-        # became of them (here the records' bytes, which are all but a few dozen of the request's).
-        size = sum(len(records) for records in entries.values() if records is not None)
+        # became of them.
         ctx.throttle_ms = throttling.record(ctx.node_id, PRODUCER_BYTE_RATE, user_of(ctx.client.principal),
-                                            ctx.client_id or "", size, ctx.clock.now_ms())
+                                            ctx.client_id or "", ctx.request_size, ctx.clock.now_ms())
     if acks == 0:
         if failed:
             # Kafka closes the connection so the producer, which reads no response, notices.

@@ -307,7 +307,7 @@ class Connection:
     async def _run_here(self, nursery: trio.Nursery, job: Dispatch, slot: _Slot) -> None:
         """Run a request on the reader; an answer that has to wait is finished in a task of its own."""
         ctx = RequestContext(self.broker, self.coordinators, self.client, job.request.header.client_id,
-                             node=self.node_id)
+                             node=self.node_id, request_size=job.size)
         try:
             outcome = await dispatch_or_defer(job.handler, job.request, ctx, self.name, self.hooks)
         except BaseException:
@@ -370,7 +370,7 @@ class Connection:
             if self.limits is not None:
                 self.limits.queue_slots.release()  # out of the queue: its turn has come (or never will)
         ctx = RequestContext(self.broker, self.coordinators, self.client, request.header.client_id, turn.set,
-                             node=self.node_id)
+                             node=self.node_id, request_size=job.size)
         try:
             self._fill(slot, await dispatch(job.handler, request, ctx, self.name, self.hooks))
         finally:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from kemu.clock import VirtualClock
+from kemu.wire import codec
 from kemu.wire.errors import ErrorCode
 from tests.handlers.config_wire import create_topic
 from tests.handlers.data_plane import FETCH, PRODUCE, batch, fetch_body, fetch_partitions, produce_body, values_of
@@ -73,12 +74,17 @@ def test_refusals(conn: Connection) -> None:
         ErrorCode.UNSUPPORTED_VERSION, "Unsupported entity type topic", None)
 
 
-def _produce(conn: Connection, size: int, acks: int = -1) -> dict[str, Any]:
-    return conn.request(PRODUCE, 11, produce_body({("q", 0): batch(b"x" * size)}, acks=acks))
+def _body(size: int) -> dict[str, Any]:
+    return produce_body({("q", 0): batch(b"x" * size)})
 
 
-def _record_bytes(size: int) -> int:
-    return len(batch(b"x" * size))
+def _produce(conn: Connection, size: int) -> dict[str, Any]:
+    return conn.request(PRODUCE, 11, _body(size))
+
+
+def _request_bytes(size: int) -> int:
+    """What producer_byte_rate counts of a request: all of it but its size prefix, as Kafka's sizeInBytes."""
+    return len(codec.encode_request(PRODUCE, 11, 0, _body(size), client_id=CLIENT))
 
 
 def test_a_producer_past_its_quota_is_throttled_until_the_rate_falls(make_broker: MakeBroker) -> None:
@@ -87,9 +93,9 @@ def test_a_producer_past_its_quota_is_throttled_until_the_rate_falls(make_broker
         assert _produce(conn, 10_000)["throttle_time_ms"] == 0  # no quota: nothing counted
         assert alter(conn, [("client-id", CLIENT)], producer_byte_rate=1000) == (0, None)
         # Just within 1000 B/s over the 10 s Kafka counts at least (quota.window.num 11 of 1 s, less one).
-        first = _record_bytes(9000)
+        first = _request_bytes(9000)
         assert _produce(conn, 9000)["throttle_time_ms"] == 0
-        second = _record_bytes(5000)
+        second = _request_bytes(5000)
         answer = _produce(conn, 5000)
         # (rate - quota) / quota * window: the time at the quota that would take the excess.
         expected = round(((first + second) / 10 - 1000) / 1000 * 10_000)
@@ -152,3 +158,13 @@ def test_quotas_survive_a_restart(make_broker: MakeBroker, tmp_path: Path) -> No
         assert alter(conn, [("client-id", CLIENT)], producer_byte_rate=None) == (0, None)
         assert broker.call(lambda: broker.broker.throttling) is None
         assert _produce(conn, 20_000)["throttle_time_ms"] == 0
+
+
+def test_every_node_of_a_cluster_shares_the_quotas(make_broker: MakeBroker) -> None:
+    with make_broker(broker_config(brokers=3)) as cluster:
+        with cluster.connect(node=1) as first:
+            assert alter(first, [("user", "alice")], producer_byte_rate=4096) == (0, None)
+        for node in (2, 3):
+            with cluster.connect(node=node) as other:
+                assert quotas(describe(other, [("user", 0, "alice")])) == {
+                    (("user", "alice"),): {"producer_byte_rate": 4096.0}}

@@ -1,8 +1,9 @@
-"""A producer_byte_rate quota with a stock client: confluent-kafka's producer (librdkafka), its client id given
-a quota, is throttled by kemu as by the reference Kafka: its throttle callback reports throttle times from the
-Produce responses, and the broker, muting its connection, holds its throughput near the quota. Kafka counts the
-rate over at least quota.window.num - 1 windows (10 s by default), so a burst of ten seconds' worth passes at
-once and what follows is held back; the producer here sends 13 s worth, and both brokers take about 13 s."""
+"""Byte-rate quotas with stock clients: confluent-kafka's producer (librdkafka), its client id given a
+producer_byte_rate, and its consumer, given a consumer_byte_rate, are throttled by kemu as by the reference
+Kafka: their throttle callbacks report throttle times from the Produce and Fetch responses, and the broker,
+muting the connection, holds their throughput near the quota. Kafka counts the rate over at least
+quota.window.num - 1 windows (10 s by default), so a burst of ten seconds' worth passes at once and what
+follows is held back; each client here moves 13 s worth, and both brokers take about 12 s."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import time
 import uuid
 from typing import Any
 
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer
 
 from compat_tests.conformance.steps import Connection
 from compat_tests.kemu_process import KemuServeProcess
@@ -23,12 +24,13 @@ MESSAGE = 1000
 SECONDS_WORTH = 13
 
 
-def set_quota(address: tuple[str, int], client_id: str, value: float | None) -> None:
+def set_quota(address: tuple[str, int], client_id: str, value: float | None,
+              key: str = "producer_byte_rate") -> None:
     connection = Connection(address)
     try:
         answer = connection.exchange(ALTER_CLIENT_QUOTAS, 1, {"entries": [{
             "entity": [{"entity_type": "client-id", "entity_name": client_id}],
-            "ops": [{"key": "producer_byte_rate", "value": value or 0.0, "remove": value is None}]}],
+            "ops": [{"key": key, "value": value or 0.0, "remove": value is None}]}],
             "validate_only": False})
     finally:
         connection.close()
@@ -67,6 +69,41 @@ def produce_under_quota(bootstrap: str, address: tuple[str, int]) -> dict[str, A
     return {"elapsed_s": elapsed, "throughput": count * MESSAGE / elapsed, "throttles": throttles}
 
 
+def consume_under_quota(bootstrap: str, address: tuple[str, int]) -> dict[str, Any]:
+    """Read SECONDS_WORTH seconds of the quota, produced beforehand, as fast as the consumer may."""
+    topic, client_id = f"cq-fetch-{uuid.uuid4().hex[:8]}", f"cq-reader-{uuid.uuid4().hex[:8]}"
+    create_topics(bootstrap, [topic], partitions=1)
+    count = QUOTA * SECONDS_WORTH // MESSAGE
+    # Small batches: a fetch returns at least its first batch whole, and one batch past what the quota lets
+    # through in a window would be throttled, and taken back, on every fetch (on Kafka too).
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "batch.size": 16384})
+    for _ in range(count):
+        producer.produce(topic, value=b"x" * MESSAGE)
+        producer.poll(0)
+    assert producer.flush(30) == 0
+    set_quota(address, client_id, QUOTA, "consumer_byte_rate")
+    throttles: list[int] = []
+    consumer = Consumer({"bootstrap.servers": bootstrap, "client.id": client_id, "group.id": client_id,
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                         "throttle_cb": lambda event: throttles.append(int(event.throttle_time * 1000))})
+    try:
+        consumer.subscribe([topic])
+        read, started = 0, None
+        deadline = time.monotonic() + 60
+        while read < count and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is None or message.error() is not None:
+                continue
+            started = started or time.monotonic()
+            read += 1
+        elapsed = time.monotonic() - (started or time.monotonic())
+    finally:
+        consumer.close()
+        set_quota(address, client_id, None, "consumer_byte_rate")
+    assert read == count
+    return {"elapsed_s": elapsed, "throughput": count * MESSAGE / elapsed, "throttles": throttles}
+
+
 def test_a_producer_over_its_byte_rate_is_held_near_the_quota(kemu_server: KemuServeProcess,
                                                               reference_kafka: ReferenceKafka) -> None:
     kafka = produce_under_quota(reference_kafka.bootstrap, reference_kafka.addresses[0])
@@ -75,4 +112,15 @@ def test_a_producer_over_its_byte_rate_is_held_near_the_quota(kemu_server: KemuS
         assert max(outcome["throttles"], default=0) > 0, outcome
         assert 0.6 * QUOTA < outcome["throughput"] < 1.4 * QUOTA, outcome
     # Within a third of each other: the same quota, the same window, the requests' bytes counted by both.
+    assert abs(kemu["elapsed_s"] - kafka["elapsed_s"]) < kafka["elapsed_s"] / 3, (kafka, kemu)
+
+
+def test_a_consumer_over_its_byte_rate_is_held_near_the_quota(kemu_server: KemuServeProcess,
+                                                              reference_kafka: ReferenceKafka) -> None:
+    kafka = consume_under_quota(reference_kafka.bootstrap, reference_kafka.addresses[0])
+    kemu = consume_under_quota(kemu_server.bootstrap, (kemu_server.host, kemu_server.port))
+    for outcome in (kafka, kemu):
+        assert max(outcome["throttles"], default=0) > 0, outcome
+        assert 0.6 * QUOTA < outcome["throughput"] < 1.4 * QUOTA, outcome
+    # Kafka counts the whole Fetch response's bytes, kemu its records' (all but a few dozen per partition).
     assert abs(kemu["elapsed_s"] - kafka["elapsed_s"]) < kafka["elapsed_s"] / 3, (kafka, kemu)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import Consumer, Producer
@@ -104,23 +105,25 @@ def consume_under_quota(bootstrap: str, address: tuple[str, int]) -> dict[str, A
     return {"elapsed_s": elapsed, "throughput": count * MESSAGE / elapsed, "throttles": throttles}
 
 
-def test_a_producer_over_its_byte_rate_is_held_near_the_quota(kemu_server: KemuServeProcess,
-                                                              reference_kafka: ReferenceKafka) -> None:
-    kafka = produce_under_quota(reference_kafka.bootstrap, reference_kafka.addresses[0])
-    kemu = produce_under_quota(kemu_server.bootstrap, (kemu_server.host, kemu_server.port))
+Run = Callable[[str, tuple[str, int]], dict[str, Any]]
+
+
+def held_alike(run: Run, kemu_server: KemuServeProcess, reference_kafka: ReferenceKafka) -> None:
+    """Both brokers throttle the client and hold it near the quota, taking about as long (within a third)."""
+    kafka = run(reference_kafka.bootstrap, reference_kafka.addresses[0])
+    kemu = run(kemu_server.bootstrap, (kemu_server.host, kemu_server.port))
     for outcome in (kafka, kemu):
         assert max(outcome["throttles"], default=0) > 0, outcome
         assert 0.6 * QUOTA < outcome["throughput"] < 1.4 * QUOTA, outcome
-    # Within a third of each other: the same quota, the same window, the requests' bytes counted by both.
     assert abs(kemu["elapsed_s"] - kafka["elapsed_s"]) < kafka["elapsed_s"] / 3, (kafka, kemu)
+
+
+def test_a_producer_over_its_byte_rate_is_held_near_the_quota(kemu_server: KemuServeProcess,
+                                                              reference_kafka: ReferenceKafka) -> None:
+    held_alike(produce_under_quota, kemu_server, reference_kafka)
 
 
 def test_a_consumer_over_its_byte_rate_is_held_near_the_quota(kemu_server: KemuServeProcess,
                                                               reference_kafka: ReferenceKafka) -> None:
-    kafka = consume_under_quota(reference_kafka.bootstrap, reference_kafka.addresses[0])
-    kemu = consume_under_quota(kemu_server.bootstrap, (kemu_server.host, kemu_server.port))
-    for outcome in (kafka, kemu):
-        assert max(outcome["throttles"], default=0) > 0, outcome
-        assert 0.6 * QUOTA < outcome["throughput"] < 1.4 * QUOTA, outcome
     # Kafka counts the whole Fetch response's bytes, kemu its records' (all but a few dozen per partition).
-    assert abs(kemu["elapsed_s"] - kafka["elapsed_s"]) < kafka["elapsed_s"] / 3, (kafka, kemu)
+    held_alike(consume_under_quota, kemu_server, reference_kafka)

@@ -132,16 +132,17 @@ def _valid_ip(name: str | None) -> bool:
     return True
 
 
-def _check_entity(entity: Entity) -> dict[str, str] | None:
-    """validateEntity then configKeysForEntityType: the keys the entity may set, or raise QuotaError."""
-    if not entity:
+def _check_entity(shown: Sequence[tuple[str, str | None]]) -> Mapping[str, str]:
+    """validateEntity (over the entity's parts in its map's order: the first refusal wins) then
+    configKeysForEntityType: the keys the entity may set, or raise QuotaError."""
+    if not shown:
         raise QuotaError(ErrorCode.INVALID_REQUEST, "Invalid empty client quota entity")
-    for kind, name in entity:
+    for kind, name in shown:
         if kind not in (USER, CLIENT_ID, IP):
             raise QuotaError(ErrorCode.INVALID_REQUEST, f"Unhandled client quota entity type: {kind}")
         if name == "":
             raise QuotaError(ErrorCode.INVALID_REQUEST, f"Empty {kind} not supported")
-    parts = dict(entity)
+    parts = dict(shown)
     if IP in parts:
         if USER in parts or CLIENT_ID in parts:
             # Kafka's message lacks the space between "should" and "not".
@@ -151,11 +152,6 @@ def _check_entity(entity: Entity) -> dict[str, str] | None:
             raise QuotaError(ErrorCode.INVALID_REQUEST, f"{parts[IP]} is not a valid IP or resolvable host.")
         return _IP_KEYS
     return _USER_CLIENT_KEYS
-
-
-def _java_number(value: float) -> str:
-    """Java's Double.toString, as far as quota messages show values."""
-    return repr(float(value)).replace("inf", "Infinity").replace("nan", "NaN")
 
 
 def _check_value(keys: Mapping[str, str], key: str, value: float) -> None:
@@ -228,7 +224,7 @@ class ClientQuotaStore:
                 results[entity] = (ErrorCode.INVALID_REQUEST, f"Ignoring duplicate entity {text}")
                 continue
             try:
-                changes += self._changes(entity, wanted)
+                changes += self._changes(entity, shown[entity], wanted)
             except QuotaError as refused:
                 results[entity] = (refused.code, refused.message)
             else:
@@ -257,9 +253,9 @@ class ClientQuotaStore:
         self.version += 1
         self._save()
 
-    def _changes(self, entity: Entity, wanted: Mapping[str, float | None]) -> list[tuple[Entity, str, float | None]]:
-        keys = _check_entity(entity)
-        assert keys is not None
+    def _changes(self, entity: Entity, shown: Sequence[tuple[str, str | None]],
+                 wanted: Mapping[str, float | None]) -> list[tuple[Entity, str, float | None]]:
+        keys = _check_entity(shown)
         current = self._quotas.get(entity, {})
         changes: list[tuple[Entity, str, float | None]] = []
         for key in java_hash_map_order(wanted):

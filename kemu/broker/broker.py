@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     # The cleaner loads with the first log it could clean (Broker.cleaner), the fetch session cache with
     # the first Fetch (Broker.fetch_sessions): a broker that has served neither need not import them.
     from kemu.broker.client_metrics import ClientMetrics
+    from kemu.broker.client_quotas import ClientQuotaStore, Throttling
     from kemu.broker.fetch_sessions import FetchSessionCache
     from kemu.broker.group_configs import GroupConfigStore
     from kemu.log.cleaner import CleanerSource
@@ -103,6 +104,12 @@ class Broker:
         self._group_configs: GroupConfigStore | None = None
         self._delegation_tokens: DelegationTokens | None = None
         self._client_metrics: ClientMetrics | None = None
+        self._client_quotas: ClientQuotaStore | None = None
+        # None while no client quota is set anywhere, so Produce and Fetch of a broker without quotas pay
+        # nothing for them; made when the first quota is (or was, before a restart).
+        self.throttling: Throttling | None = None
+        if (self.data_dir / "kemu-client-quotas.json").exists():
+            self.client_quotas_changed()
         self.housekeeping = Housekeeping(clock)
         if config.properties.get("delegation.token.secret.key"):
             # The controller's sweep of expired tokens, every delegation.token.expiry.check.interval.ms.
@@ -188,6 +195,27 @@ class Broker:
         disconnect listener)."""
         if self._client_metrics is not None:
             self._client_metrics.disconnected(address, port)
+
+    @property
+    def client_quotas(self) -> ClientQuotaStore:
+        """The quotas of users, client ids and ips, every node's (read from the data directory when first asked)."""
+        if self._client_quotas is None:
+            from kemu.broker.client_quotas import ClientQuotaStore
+
+            self._client_quotas = ClientQuotaStore(self.data_dir)
+        return self._client_quotas
+
+    def client_quotas_changed(self) -> None:
+        """Enforce the quotas there are now: with none left, stop counting."""
+        store = self.client_quotas
+        if not store:
+            self.throttling = None
+        elif self.throttling is None:
+            from kemu.broker.client_quotas import Throttling
+
+            properties = self.config.properties
+            self.throttling = Throttling(store, int(properties.get("quota.window.num", "11").strip()),
+                                         int(properties.get("quota.window.size.seconds", "1").strip()))
 
     @property
     def fetch_sessions(self) -> FetchSessionCache:

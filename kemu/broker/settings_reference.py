@@ -155,6 +155,10 @@ BROKER_DECLARED.update({
     "group.share.assignment.interval.ms": Declared(HONOURED, _SHARE_GROUPS, named=True),
     "group.share.max.size": Declared(HONOURED, "the most members a share group takes (GROUP_MAX_SIZE_REACHED)",
                                      named=True),
+    "quota.window.num": Declared(HONOURED, "the samples the producer_byte_rate and consumer_byte_rate quotas "
+                                           "are measured over", named=True),
+    "quota.window.size.seconds": Declared(HONOURED, "the span of each sample of the producer_byte_rate and "
+                                                    "consumer_byte_rate quotas", named=True),
 })
 
 _TOKENS = "delegation tokens (CreateDelegationToken and the rest, SCRAM with tokenauth=true)"

@@ -9,8 +9,9 @@ wire declaration is imported before its API is first asked for. A module may exp
 built by `kemu.handlers.error_responses` from the response schema), which answers a request the handler
 refused with `ApiError` or failed on unexpectedly; without it (or when it returns None, as Kafka's does for
 an acks=0 Produce) such a failure closes the connection.
-Handlers leave `throttle_time_ms` out: kemu throttles nothing, and the encoder writes every absent field
-as its schema default, here 0. Modules open with a note of what each version changes and what is left out.
+Handlers leave `throttle_time_ms` out but Produce and Fetch, which a client quota throttles
+(kemu.broker.client_quotas, `RequestContext.throttle_ms`); the encoder writes every absent field as its
+schema default, here 0. Modules open with a note of what each version changes and what is left out.
 
 ApiVersions advertises exactly the keys found here, with their ranges (from `advertised_min_version`: below
 the lowest served version for Produce, as Kafka 4's broker listener advertises it, `versions.ADVERTISED_MIN`).

@@ -48,6 +48,11 @@ class RequestContext:
     # The node of the cluster the request was sent to (None: the first, the one broker of a one-broker kemu);
     # it answers for the partitions it leads and the coordinators it hosts.
     node: int | None = None
+    # The throttle time a quota gave the request (Produce, Fetch): the connection reads nothing more from the
+    # client for that long once the response is out, as Kafka mutes a throttled channel.
+    throttle_ms: int = 0
+    # The request's bytes as received (0 where no frame was read): what producer_byte_rate counts.
+    request_size: int = 0
 
     @property
     def node_id(self) -> int:

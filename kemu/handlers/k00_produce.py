@@ -37,6 +37,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from kemu.broker.client_quotas import PRODUCER_BYTE_RATE, user_of
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import is_internal
 from kemu.handlers import _authorize as authz
@@ -134,6 +135,12 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
     # Only a refused partition names its current leader (NOT_LEADER_OR_FOLLOWER).
     moved = [r["current_leader"]["leader_id"] for parts in responses.values() for r in parts
              if "current_leader" in r] if failed else []
+    throttling = ctx.broker.throttling
+    if throttling is not None:
+        # KafkaApis.handleProduceRequest: the request's bytes count against producer_byte_rate, whatever
+        # became of them.
+        ctx.throttle_ms = throttling.record(ctx.node_id, PRODUCER_BYTE_RATE, user_of(ctx.client.principal),
+                                            ctx.client_id or "", ctx.request_size, ctx.clock.now_ms())
     if acks == 0:
         if failed:
             # Kafka closes the connection so the producer, which reads no response, notices.
@@ -141,7 +148,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
         return None
     field = "topic_id" if uses_ids else "name"
     return {"responses": [{field: topic_key, "partition_responses": parts} for topic_key, parts in responses.items()],
-            "node_endpoints": node_endpoints(ctx.broker, moved)}
+            "node_endpoints": node_endpoints(ctx.broker, moved), "throttle_time_ms": ctx.throttle_ms}
 
 
 def _topic_key(ctx: RequestContext, topic: dict[str, Any], names: dict[Any, str]) -> uuid.UUID:

@@ -34,7 +34,15 @@ from typing import Any, NamedTuple
 import trio
 
 from kemu.broker.broker import Broker
-from kemu.broker.fetch_sessions import FetchContext, PartitionFetch, PartitionKey, PartitionResults
+from kemu.broker.client_quotas import CONSUMER_BYTE_RATE, Throttling, user_of
+from kemu.broker.fetch_sessions import (
+    FetchContext,
+    IncrementalContext,
+    PartitionFetch,
+    PartitionKey,
+    PartitionResults,
+    SessionErrorContext,
+)
 from kemu.broker.partition import Partition, StorageError
 from kemu.handlers import _authorize as authz
 from kemu.handlers._leadership import current_leader, leads, node_endpoints
@@ -100,6 +108,14 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
             targets.append(_Target(key, topic.name, topic.topic_id, index, fetch))
 
     max_bytes = min(body["max_bytes"], FETCH_MAX_BYTES)
+    throttling = broker.throttling
+    consumer = throttling is not None and _replica_id(body, version) < 0
+    if throttling is not None and consumer:
+        # KafkaApis.handleFetch: no more than the quota lets through in one window with nothing recorded yet,
+        # which would be throttled whatever came before.
+        window = throttling.max_in_window(CONSUMER_BYTE_RATE, user_of(ctx.client.principal), ctx.client_id or "")
+        if window is not None:
+            max_bytes = min(max_bytes, int(window))
     min_bytes = min(body["min_bytes"], max_bytes)
     read_committed = body["isolation_level"] == READ_COMMITTED
     where = _Fetcher(ctx.node_id, version >= FIRST_CLIENT_METADATA_VERSION and _replica_id(body, version) < 0,
@@ -115,10 +131,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
         async def finish() -> dict[str, Any]:
             results = await _long_poll(broker, targets, max_bytes, min_bytes, read_committed, where, deadline,
                                        seen)
-            return _respond(broker, version, context, results + erroneous, uses_ids)
+            return _respond(ctx, version, context, results + erroneous, uses_ids, consumer)
 
         return Continuation(finish)
-    return _respond(broker, version, context, results + erroneous, uses_ids)
+    return _respond(ctx, version, context, results + erroneous, uses_ids, consumer)
 
 
 async def _long_poll(broker: Broker, targets: list[_Target], max_bytes: int, min_bytes: int,
@@ -143,8 +159,14 @@ async def _long_poll(broker: Broker, targets: list[_Target], max_bytes: int, min
     return _read_all(broker, targets, max_bytes, read_committed, where)[0]
 
 
-def _respond(broker: Broker, version: int, context: FetchContext, results: PartitionResults,
-             uses_ids: bool) -> dict[str, Any]:
+def _respond(ctx: RequestContext, version: int, context: FetchContext, results: PartitionResults,
+             uses_ids: bool, consumer: bool) -> dict[str, Any]:
+    broker = ctx.broker
+    throttling = broker.throttling
+    if consumer and throttling is not None:
+        throttled = _throttle(ctx, throttling, context, results)
+        if throttled is not None:
+            return throttled
     outcome = context.respond(results, broker.clock.monotonic_ms())
     partitions = outcome.partitions
     moved = [data["current_leader"]["leader_id"] for _, data in partitions if "current_leader" in data]
@@ -154,6 +176,27 @@ def _respond(broker: Broker, version: int, context: FetchContext, results: Parti
         "responses": _group_by_topic(partitions, uses_ids),
         "node_endpoints": node_endpoints(broker, moved),
     }
+
+
+def _throttle(ctx: RequestContext, throttling: Throttling, context: FetchContext,
+              results: PartitionResults) -> dict[str, Any] | None:
+    """KafkaApis.handleFetch's consumer_byte_rate: the response's bytes are recorded, and when they earn a
+    throttle time they are taken back and the answer is the context's throttled one, with no partitions and
+    the session left as it was (None: not throttled)."""
+    size = sum(len(data["records"]) for _, data in results if data.get("records"))
+    user, client_id, now_ms = user_of(ctx.client.principal), ctx.client_id or "", ctx.clock.now_ms()
+    throttle_ms = throttling.record(ctx.node_id, CONSUMER_BYTE_RATE, user, client_id, size, now_ms)
+    if throttle_ms <= 0:
+        return None
+    throttling.unrecord(ctx.node_id, CONSUMER_BYTE_RATE, user, client_id, size, now_ms)
+    ctx.throttle_ms = throttle_ms
+    error, session_id = ErrorCode.NONE, 0
+    if isinstance(context, IncrementalContext):
+        session_id = context.session.id
+    elif isinstance(context, SessionErrorContext):
+        error = context.error
+    return {"throttle_time_ms": throttle_ms, "error_code": int(error), "session_id": session_id, "responses": [],
+            "node_endpoints": []}
 
 
 class _Fetcher(NamedTuple):

@@ -36,6 +36,7 @@ class Answer(NamedTuple):
 class Dispatch(NamedTuple):  # a tuple: one is made per request
     handler: Handler
     request: Request
+    size: int = 0  # the request's bytes (its frame without the size prefix), which a produce quota counts
 
 
 class Offload:
@@ -75,7 +76,7 @@ def admit(frame: bytes | memoryview, handlers: Mapping[int, Handler],
         return Refuse(str(exc))
     except Exception as exc:  # a codec gap must not cost more than this one connection
         return Refuse(f"undecodable {handler.api.name} v{version} request: {exc!r}")
-    return Dispatch(handler, request)
+    return Dispatch(handler, request, len(frame))
 
 
 def admit_whole(frame: bytes | memoryview, handlers: Mapping[int, Handler]) -> Refuse | Answer | Dispatch:

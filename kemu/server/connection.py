@@ -81,6 +81,8 @@ class Connection:
         self._idle_finisher: trio.lowlevel.Task | None = None
         self._handed: tuple[Unfinished, _Slot] | None = None
         self._last_activity = trio.current_time()
+        # Until when (the broker clock's ms) a quota's throttle mutes the connection; 0: not muted.
+        self._muted_until_ms = 0
         self.node_id = broker.node_id if node_id is None else node_id  # the cluster node it connected to
         self.hooks = hooks
         self.broker = broker
@@ -192,6 +194,8 @@ class Connection:
                     if self._sent is None:
                         self._sent = trio.Event()
                     await self._sent.wait()  # a slow reader: admit nothing more until it has taken some
+            if self._muted_until_ms:
+                await self._wait_unmuted()
             first = admit(frame, self.handlers, ON_LOOP_ELEMENTS)
             # Past ON_LOOP_ELEMENTS, decoded again off the loop: the other connections are served meanwhile.
             decision = (await trio.to_thread.run_sync(admit_whole, frame, self.handlers)
@@ -222,6 +226,38 @@ class Connection:
             # The request holds views of the frame buffer; let them go, so the buffer is rewound for the
             # next frames instead of replaced (a bytearray cannot move while a view of it is alive).
             del first, decision, frame
+
+    def _mute(self, throttle_ms: int) -> None:
+        self._muted_until_ms = max(self._muted_until_ms, self.broker.clock.now_ms() + throttle_ms)
+
+    async def _wait_unmuted(self) -> None:
+        """Send what is finished (the throttled response first), then read nothing more until the broker's
+        clock reaches the end of the throttle: Kafka's muted channel. A virtual clock that moves wakes it."""
+        await self._drain()
+        clock = self.broker.clock
+        moved = trio.Event()
+        token = trio.lowlevel.current_trio_token()
+
+        def on_move(_now_ms: int) -> None:
+            # The clock may be moved from another thread (a test's); hop onto the Trio thread.
+            try:
+                token.run_sync_soon(moved.set)
+            except trio.RunFinishedError:
+                pass
+
+        add_listener, remove_listener = (getattr(clock, "add_listener", None),
+                                         getattr(clock, "remove_listener", None))
+        if add_listener is not None:
+            add_listener(on_move)
+        try:
+            while (remaining_ms := self._muted_until_ms - clock.now_ms()) > 0:
+                with trio.move_on_after(remaining_ms / 1000):
+                    await moved.wait()
+                moved = trio.Event()
+        finally:
+            if remove_listener is not None:
+                remove_listener(on_move)
+        self._muted_until_ms = 0
 
     async def _receive_once(self, frames: FrameBuffer) -> int:
         """Receive once (0: the peer closed), noting the activity for `expire_if_idle`."""
@@ -274,7 +310,7 @@ class Connection:
     async def _run_here(self, nursery: trio.Nursery, job: Dispatch, slot: _Slot) -> None:
         """Run a request on the reader; an answer that has to wait is finished in a task of its own."""
         ctx = RequestContext(self.broker, self.coordinators, self.client, job.request.header.client_id,
-                             node=self.node_id)
+                             node=self.node_id, request_size=job.size)
         try:
             outcome = await dispatch_or_defer(job.handler, job.request, ctx, self.name, self.hooks)
         except BaseException:
@@ -285,6 +321,8 @@ class Connection:
                 nursery.start_soon(self._finish_later, outcome, slot)
         else:
             self._fill(slot, outcome)
+            if ctx.throttle_ms:
+                self._mute(ctx.throttle_ms)
 
     async def _finish_later(self, unfinished: Unfinished, slot: _Slot) -> None:
         """Finish a request whose answer waits (a long-polling Fetch), then wait for the next one: a consumer
@@ -295,6 +333,8 @@ class Connection:
                 self._fill(slot, await unfinished.finish())
             finally:
                 slot.done = True
+            if unfinished.ctx.throttle_ms:
+                self._mute(unfinished.ctx.throttle_ms)
             await self._drain()
             if self._idle_finisher is not None:
                 return
@@ -333,11 +373,13 @@ class Connection:
             if self.limits is not None:
                 self.limits.queue_slots.release()  # out of the queue: its turn has come (or never will)
         ctx = RequestContext(self.broker, self.coordinators, self.client, request.header.client_id, turn.set,
-                             node=self.node_id)
+                             node=self.node_id, request_size=job.size)
         try:
             self._fill(slot, await dispatch(job.handler, request, ctx, self.name, self.hooks))
         finally:
             slot.done = True
+        if ctx.throttle_ms:
+            self._mute(ctx.throttle_ms)
         await self._drain()
 
 

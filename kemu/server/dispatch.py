@@ -72,6 +72,10 @@ class Unfinished:
         self._handler, self._request, self._ctx, self._peer = handler, request, ctx, peer
         self._hooks, self._continuation = hooks, continuation
 
+    @property
+    def ctx(self) -> RequestContext:
+        return self._ctx
+
     async def finish(self) -> Reply:
         handler, request, ctx = self._handler, self._request, self._ctx
         reply = await _finish(handler, request, ctx, self._peer, self._continuation)

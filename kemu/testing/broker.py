@@ -46,6 +46,7 @@ from kemu.admin.topics import NewTopic, create_topics, ensure_internal_topic
 from kemu.broker import meta_properties
 from kemu.broker.broker import Broker as CoreBroker
 from kemu.broker.broker_configs import apply_properties
+from kemu.broker.client_quotas import Alteration, Op, entity_of
 from kemu.broker.cluster import UnknownNode
 from kemu.broker.config import BrokerConfig
 from kemu.broker.errors import ApiError
@@ -606,6 +607,19 @@ class Broker:
             return out
 
         return self.call(read)
+
+    def set_client_quota(self, entity: Mapping[str, str | None], **quotas: float | None) -> None:
+        """Set client quotas of an entity as AlterClientQuotas does, e.g. `set_client_quota({"client-id": "app"},
+        producer_byte_rate=1024)` throttles that client's produce to 1 KiB/s; a None value removes the key, a
+        None name is the default entity. Raises BrokerError with Kafka's refusal (INVALID_REQUEST)."""
+        def alter() -> None:
+            [(_, code, message)] = self.core.client_quotas.alter(
+                [Alteration(entity_of(entity), [Op(key, value) for key, value in quotas.items()])])
+            self.core.client_quotas_changed()
+            if code is not ErrorCode.NONE:
+                raise BrokerError(code, message)
+
+        self.call(alter)
 
     def clean_logs(self, topic: str | None = None) -> list[CleanResult]:
         """Run the log cleaner now over every compacted log (of `topic`) that has anything cleanable, whatever

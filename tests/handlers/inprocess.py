@@ -277,7 +277,7 @@ class InProcessConnection:
             if after is not None:
                 await after.wait()
             ctx = RequestContext(self.owner.broker, self.owner.coordinators, self.client, request.header.client_id,
-                                 turn.set, node=self.node)
+                                 turn.set, node=self.node, request_size=job.size)
             try:
                 reply = await dispatch(job.handler, request, ctx, self.name)
             except Exception as exc:

@@ -28,6 +28,7 @@ KEMU_HIGHEST: dict[int, int] = {
     37: 3, 42: 2, 43: 2, 44: 1, 45: 0, 46: 0, 47: 0, 50: 0, 51: 0, 57: 2, 60: 1, 61: 0, 65: 0, 66: 1, 68: 1, 69: 0,
     75: 0,
     55: 2, 74: 1,  # added with their scripts (quorum.py)
+    48: 1, 49: 1,  # added with their scripts (client_quotas.py)
     76: 1, 77: 1, 78: 2, 79: 2,  # added with their scripts (share.py)
     90: 1, 91: 0, 92: 0,  # added with their scripts (share_offsets.py)
     38: 3, 39: 2, 40: 2, 41: 3,  # added with their scripts (tokens.py)
@@ -101,6 +102,7 @@ def all_scripts() -> list[Script]:
     from compat_tests.conformance.scripts import (
         admin,
         authorizer,
+        client_quotas,
         cluster,
         data,
         groups,
@@ -117,7 +119,7 @@ def all_scripts() -> list[Script]:
     )
     found: list[Script] = []
     for module in (unsupported, metadata, admin, data, groups, transactions, security, authorizer, cluster, quorum,
-                   limits, share, share_offsets, tokens, telemetry):
+                   limits, share, share_offsets, tokens, telemetry, client_quotas):
         found += module.scripts()
     names = [script.name for script in found]
     if len(set(names)) != len(names):

@@ -38,6 +38,7 @@ public final class Runner {
         Map<String, Map<String, Common.Operation>> programs = new LinkedHashMap<>();
         programs.put("AdminCalls", AdminCalls.operations());
         programs.put("DelegationTokens", DelegationTokens.operations());
+        programs.put("ClientQuotas", ClientQuotas.operations());
         programs.put("Groups", Groups.operations());
         lineOnly(programs, "ShareGroups");
         lineOnly(programs, "Telemetry");

@@ -63,6 +63,8 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     45: (0, 1),  # AlterPartitionReassignments
     46: (0, 0),  # ListPartitionReassignments
     47: (0, 0),  # OffsetDelete
+    48: (0, 1),  # DescribeClientQuotas
+    49: (0, 1),  # AlterClientQuotas
     50: (0, 0),  # DescribeUserScramCredentials
     51: (0, 0),  # AlterUserScramCredentials
     55: (0, 2),  # DescribeQuorum

@@ -40,8 +40,6 @@ def subscribe(java: JavaClient, bootstrap: str, name: str, interval_ms: int = 10
 
 
 def test_the_admin_subscribes_describes_and_lists(java_pair: Pair, java: JavaClient) -> None:
-    if java.line != "4.3":
-        pytest.skip("listConfigResources is kafka-clients 4.x's")
     name = unique("java-telemetry")
     kafka, kemu = java_pair.both(lambda target: subscribe(java, target.bootstrap, name))
     check(f"java.{java.line}.telemetry_subscription", kafka, kemu)
@@ -51,8 +49,6 @@ def test_the_admin_subscribes_describes_and_lists(java_pair: Pair, java: JavaCli
 
 
 def test_without_a_receiver_the_producer_gets_no_instance_id(java_pair: Pair, java: JavaClient) -> None:
-    if java.line != "4.3":
-        pytest.skip("Telemetry.java is compiled for kafka-clients 4.x")
     topic = unique("java-telemetry-off")
 
     def scenario(target: Target) -> Any:
@@ -65,8 +61,6 @@ def test_without_a_receiver_the_producer_gets_no_instance_id(java_pair: Pair, ja
 
 
 def test_the_producer_pushes_its_metrics_to_the_receiver(receiving: Broker, java: JavaClient) -> None:
-    if java.line != "4.3":
-        pytest.skip("Telemetry.java is compiled for kafka-clients 4.x")
     bootstrap = receiving.bootstrap_servers
     subscribe(java, bootstrap, "java-producers")
     receiving.create_topic("java-metered")

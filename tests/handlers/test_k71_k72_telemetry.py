@@ -5,12 +5,12 @@ receiver (`kemu.client.telemetry.enable`); the subscriptions as config resources
 from __future__ import annotations
 
 import gzip
-import time
 import uuid
 from typing import Any, Protocol
 
 import pytest
 
+from compat_tests.polling import wait_for
 from kemu.broker.client_metrics import java_host_address, subscription_id
 from kemu.clock import VirtualClock
 from kemu.hashing import java_hash_set_order
@@ -214,9 +214,9 @@ def test_an_instance_goes_with_the_connection_that_made_it(make_broker: MakeBrok
             with running.connect() as second:
                 # The same instance from another connection: known, so throttled.
                 assert get(second)["error_code"] == ErrorCode.THROTTLING_QUOTA_EXCEEDED
-        deadline = time.monotonic() + 10
-        while running.call(lambda: running.broker.client_metrics.instances()) and time.monotonic() < deadline:
-            time.sleep(0.01)  # the server notices the close when it reads the end of the stream
+        # The server notices the close when it reads the end of the stream.
+        wait_for(lambda: not running.call(lambda: running.broker.client_metrics.instances()),
+                 what="the closed connection's telemetry instance to go", timeout=10)
         with running.connect() as third:
             # The connection that made it closed: a new instance, served at once, as by Kafka.
             assert get(third)["error_code"] == 0

@@ -27,7 +27,7 @@ def _request_frame(api_key: int, api_version: int, correlation_id: int, body: by
     return struct.pack(">i", len(payload)) + payload
 
 
-def _read_exactly(sock: socket.socket, size: int) -> bytes:
+def read_exactly(sock: socket.socket, size: int) -> bytes:
     chunks: list[bytes] = []
     remaining = size
     while remaining:
@@ -44,8 +44,8 @@ def _exchange(host: str, port: int, api_key: int, api_version: int, body: bytes,
     correlation_id = 0x6B656D75  # arbitrary, but checked on the way back
     with socket.create_connection((host, port), timeout=timeout) as sock:
         sock.sendall(_request_frame(api_key, api_version, correlation_id, body))
-        (size,) = struct.unpack(">i", _read_exactly(sock, 4))
-        frame = _read_exactly(sock, size)
+        (size,) = struct.unpack(">i", read_exactly(sock, 4))
+        frame = read_exactly(sock, size)
     (answered_id,) = struct.unpack_from(">i", frame)
     if answered_id != correlation_id:
         raise ProbeError(f"correlation id {answered_id} in the answer, {correlation_id} was sent")

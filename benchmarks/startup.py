@@ -27,6 +27,7 @@ import sys
 import time
 
 from benchmarks.brokers import kemu_environment
+from benchmarks.kafka_probe import read_exactly
 from kemu.wire import codec
 
 BANNER = re.compile(r"kemu serving on (\S+):(\d+)")
@@ -47,8 +48,8 @@ def one_run(request: bytes) -> tuple[float, float, float]:
         banner = time.perf_counter() - started
         with socket.create_connection((match[1], int(match[2])), timeout=10) as conn:
             conn.sendall(request)
-            size = struct.unpack(">i", _exactly(conn, 4))[0]
-            codec.decode_response(3, 12, _exactly(conn, size))
+            size = struct.unpack(">i", read_exactly(conn, 4))[0]
+            codec.decode_response(3, 12, read_exactly(conn, size))
         answered = time.perf_counter() - started
     finally:
         process.send_signal(signal.SIGTERM)
@@ -70,16 +71,6 @@ def floor_run(code: str) -> tuple[float, float]:
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
-
-
-def _exactly(conn: socket.socket, count: int) -> bytes:
-    data = bytearray()
-    while len(data) < count:
-        chunk = conn.recv(count - len(data))
-        if not chunk:
-            raise ConnectionError("connection closed early")
-        data += chunk
-    return bytes(data)
 
 
 def main() -> None:

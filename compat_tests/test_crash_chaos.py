@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from compat_tests.kemu_process import KemuServeProcess
 
 CHAOS_SECONDS = float(os.environ.get("KEMU_CHAOS_SECONDS", "60"))
@@ -27,7 +29,10 @@ INPUT, OUTPUT, GROUP, TXN_ID = "chaos-in", "chaos-out", "chaos-job", "chaos-job-
 PARTITIONS = 3
 RATE = int(os.environ.get("KEMU_CHAOS_RATE", "500"))  # input records per second
 BATCH = 50  # records per transaction
-HUNG_S = 60.0
+HUNG_S = 30.0  # a transaction takes well under a second here; one stuck this long is librdkafka's hang
+# The job's own deadline (the chaos, then this long for the job to finish) ends the test with its figures
+# before pytest-timeout would, whatever the machine's load.
+FINISH_S = 300.0
 
 
 class Killer(threading.Thread):
@@ -84,6 +89,7 @@ class Feeder(threading.Thread):
         assert producer.flush(300) == 0
 
 
+@pytest.mark.timeout(CHAOS_SECONDS + FINISH_S + HUNG_S + 120)
 def test_exactly_once_through_sigkills(tmp_path: Path) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -100,7 +106,7 @@ def test_exactly_once_through_sigkills(tmp_path: Path) -> None:
         killer.start()
         job = Job(bootstrap)
         deadline = time.monotonic() + CHAOS_SECONDS
-        give_up = deadline + 300
+        give_up = deadline + FINISH_S
         while not job.done():
             assert time.monotonic() < give_up, (
                 f"the job did not finish: at {job.position} of {job.ends}, {job.commits} commits, "

@@ -61,16 +61,18 @@ def java_uuid_hash(value: uuid.UUID) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
-def java_hash_order(keys: Iterable[K], hash_code: Callable[[K], int], *, copied: bool = False) -> list[K]:
+def java_hash_order(keys: Iterable[K], hash_code: Callable[[K], int], *, copied: bool = False,
+                    sized: int | None = None) -> list[K]:
     """The order in which a java.util.HashMap (or HashSet) iterates these distinct keys, put in this order.
 
     By bucket in the table the map grew to (16, doubled each time the size passes three quarters of it; a
-    set made from a collection, `copied`, starts at the size that holds it), a bucket being the low bits of
+    set made from a collection, `copied`, starts at the size that holds it; a map made `new HashMap<>(sized)`
+    at the power of two that is at least `sized`, 1 at the least), a bucket being the low bits of
     the hash spread by `h ^ (h >>> 16)`; within a bucket, in insertion order (a resize splits buckets keeping
     it). Buckets of 8 or more keys become trees in Java, whose order this does not follow: no key set Kafka
     orders so is that large."""
     ordered = list(dict.fromkeys(keys))
-    capacity = _HASH_MAP_CAPACITY
+    capacity = _HASH_MAP_CAPACITY if sized is None else 1 << max(sized - 1, 0).bit_length()
     if copied:
         while capacity < int(len(ordered) / _HASH_MAP_LOAD_FACTOR) + 1:
             capacity *= 2

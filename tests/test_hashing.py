@@ -8,7 +8,14 @@ import uuid
 
 import pytest
 
-from kemu.hashing import java_hash_map_order, java_hash_order, java_hash_set_order, java_uuid_hash, partition_for
+from kemu.hashing import (
+    java_hash_map_order,
+    java_hash_order,
+    java_hash_set_order,
+    java_string_hash,
+    java_uuid_hash,
+    partition_for,
+)
 
 
 def test_mechanisms_in_java_hash_set_order() -> None:
@@ -62,3 +69,13 @@ def test_hash_set_of_kafka_uuids_is_javas() -> None:
             "AAAAAAAAAAAAAAAAAAAAAg Q0iwWCKUTD2XiBDNFCpKQA 3n7Zk2gRS3i2rFhyf5kqyw").split()
     ordered = java_hash_order([_uuid(u) for u in given], java_uuid_hash, copied=True)
     assert ordered == [_uuid(u) for u in java]
+
+
+def test_a_map_made_with_a_capacity_starts_at_its_power_of_two() -> None:
+    """`new HashMap<>(n)` (Kafka's Endpoints.fromAddVoterRequest sizes its map so): the table starts at the
+    power of two of at least n, 1 for 0, and grows from there; the orders are what Java 17's jshell printed."""
+    assert java_hash_order(["PLAINTEXT", "SSL"], java_string_hash, sized=2) == ["SSL", "PLAINTEXT"]
+    assert java_hash_order(["CONTROLLER_X", "PLAINTEXT", "SSL", "SASL_SSL", "EXTERNAL"], java_string_hash,
+                           sized=5) == ["SASL_SSL", "PLAINTEXT", "EXTERNAL", "SSL", "CONTROLLER_X"]
+    assert java_hash_order(["INTERNAL", "EXTERNAL", "REPLICATION"], java_string_hash, sized=0) == [
+        "INTERNAL", "EXTERNAL", "REPLICATION"]

@@ -22,8 +22,11 @@ def normalised(script: Script, answers: list[Any]) -> list[Any]:
     """The answers of one run of a script, normalised with one Normaliser, so a value (a producer id, a
     member id) seen in several steps keeps one placeholder across them."""
     normaliser = Normaliser()
-    return [normaliser(shaped(answer, step.key_by, step.only_run, step.varying), step.varying)
-            for step, answer in zip(script.steps, answers, strict=True)]
+    out = []
+    for step, answer in zip(script.steps, answers, strict=True):
+        normaliser.next_step()
+        out.append(normaliser(shaped(answer, step.key_by, step.only_run, step.varying), step.varying))
+    return out
 
 
 def load(directory: Path = CORPUS_DIR) -> list[Script]:

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -224,19 +225,39 @@ def _default(field: Field, version: int) -> Any:
     return text or ""
 
 
-def _encode_value(field: Field, kind: str, value: Any, version: int, flexible: bool) -> bytes:
+# A length or count as written: the true one (-1 for null) by default; the fuzzer's structure-aware mode
+# (compat_tests/fuzz/structured.py) passes one that lies, so a frame is well formed but for one prefix.
+Lengths = Callable[[str, int], int]
+
+
+def true_length(_kind: str, length: int) -> int:
+    return length
+
+
+def _prefix(kind: str, length: int, flexible: bool, lengths: Lengths) -> bytes:
+    """The length (or count) prefix of a string, bytes or array; `length` -1 for null."""
+    written = lengths(kind, length)
+    if flexible:
+        return _uvarint(written + 1) if written >= -1 else _uvarint(2**32 + written)  # a wrapped huge count
+    if kind == "string":
+        return struct.pack(">h", max(-2**15, min(written, 2**15 - 1)))
+    return struct.pack(">i", max(-2**31, min(written, 2**31 - 1)))
+
+
+def _encode_value(field: Field, kind: str, value: Any, version: int, flexible: bool,
+                  lengths: Lengths = true_length) -> bytes:
     if kind.startswith("[]"):
         element = kind[2:]
         if value is None:
-            return _uvarint(0) if flexible else struct.pack(">i", -1)
-        head = _uvarint(len(value) + 1) if flexible else struct.pack(">i", len(value))
-        return head + b"".join(_encode_value(field, element, item, version, flexible) for item in value)
+            return _prefix("array", -1, flexible, lengths)
+        return _prefix("array", len(value), flexible, lengths) + b"".join(
+            _encode_value(field, element, item, version, flexible, lengths) for item in value)
     if field.fields and kind not in _FIXED:
         nullable = kind == field.type and version in field.nullable  # a nullable struct, not an array's element
         if value is None:
             return struct.pack(">b", -1)
         prefix = struct.pack(">b", 1) if nullable else b""
-        return prefix + _encode_struct(field.fields, value, version, flexible)
+        return prefix + _encode_struct(field.fields, value, version, flexible, lengths)
     if kind in _FIXED:
         return struct.pack(_FIXED[kind], value)
     if kind == "bool":
@@ -249,14 +270,14 @@ def _encode_value(field: Field, kind: str, value: Any, version: int, flexible: b
         raw = None if value is None else record_batches.encode(value)
     else:
         raw = None if value is None else bytes.fromhex(value)
+    text = "string" if kind == "string" else "bytes"
     if raw is None:
-        return _uvarint(0) if flexible else struct.pack(">h" if kind == "string" else ">i", -1)
-    if flexible:
-        return _uvarint(len(raw) + 1) + raw
-    return struct.pack(">h" if kind == "string" else ">i", len(raw)) + raw
+        return _prefix(text, -1, flexible, lengths)
+    return _prefix(text, len(raw), flexible, lengths) + raw
 
 
-def _encode_struct(fields: tuple[Field, ...], body: dict[str, Any], version: int, flexible: bool) -> bytes:
+def _encode_struct(fields: tuple[Field, ...], body: dict[str, Any], version: int, flexible: bool,
+                   lengths: Lengths = true_length) -> bytes:
     out = bytearray()
     tagged: list[tuple[int, bytes]] = []
     for field in fields:
@@ -265,14 +286,17 @@ def _encode_struct(fields: tuple[Field, ...], body: dict[str, Any], version: int
         field_flexible = flexible if field.flexible_override is None else version in field.flexible_override
         if field.tag is not None and flexible and version in field.tagged:
             if field.name in body:
-                tagged.append((field.tag, _encode_value(field, field.type, body[field.name], version, True)))
+                tagged.append((field.tag, _encode_value(field, field.type, body[field.name], version, True,
+                                                        lengths)))
             continue
         value = body[field.name] if field.name in body else _default(field, version)
-        out += _encode_value(field, field.type, value, version, field_flexible)
+        out += _encode_value(field, field.type, value, version, field_flexible, lengths)
     if flexible:
-        out += _uvarint(len(tagged))
+        # Tags the spec does not name (`_unknown_tags`: tag -> hex), as a client of a newer Kafka may send.
+        tagged += [(int(tag), bytes.fromhex(raw)) for tag, raw in body.get("_unknown_tags", {}).items()]
+        out += _uvarint(max(0, lengths("tags", len(tagged))))
         for tag, raw in sorted(tagged):
-            out += _uvarint(tag) + _uvarint(len(raw)) + raw
+            out += _uvarint(tag) + _uvarint(max(0, lengths("tag", len(raw)))) + raw
     return bytes(out)
 
 
@@ -282,7 +306,7 @@ def request_flexible(api_key: int, version: int) -> bool:
 
 
 def encode_request(api_key: int, version: int, correlation_id: int, client_id: str | None,
-                   body: dict[str, Any]) -> bytes:
+                   body: dict[str, Any], lengths: Lengths = true_length) -> bytes:
     """A request frame without its size prefix. A version outside the spec's range (an ApiVersions v127)
     is sent with that number in the header and the body of the nearest version the spec has."""
     header = load("RequestHeader")
@@ -295,7 +319,7 @@ def encode_request(api_key: int, version: int, correlation_id: int, client_id: s
     header_body = {"request_api_key": api_key, "request_api_version": version, "correlation_id": correlation_id,
                    "client_id": client_id}
     return (_encode_struct(header.fields, header_body, 2 if flexible else 1, flexible)
-            + _encode_struct(spec.fields, body, body_version, flexible))
+            + _encode_struct(spec.fields, body, body_version, flexible, lengths))
 
 
 # --- decoding --------------------------------------------------------------------------------------------

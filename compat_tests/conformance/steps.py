@@ -28,7 +28,7 @@ from compat_tests.conformance import protocol
 CLIENT_ID = "kemu-conformance"
 CLOSED = "closed"
 TIMEOUT_S = 15.0
-RETRY_FOR_S = 20.0
+RETRY_FOR_S = 60.0
 RUN_TOKEN = "{run}"
 ANY = "any:"
 
@@ -45,7 +45,9 @@ class Step:
     retry_on: tuple[int, ...] = ()
     key_by: dict[str, str] = field(default_factory=dict)  # list field -> the element field to key it by
     only_run: tuple[str, ...] = ()  # list fields of which only the elements naming this run are kept
-    retry_unless: str = ""  # a /-path the answer must hold, else the step is sent again (with `why`)
+    # What the answer must hold, else the step is sent again (with `why`): a /-path that must exist, "!path"
+    # one that must not, "path==JSON" one that must hold that value (see holds)
+    retry_unless: str = ""
     node: str = ""  # "{$NAME}": to the broker of that node id; "not {$NAME}": to another one (see _address)
     # Sent on a connection authenticated with SASL/PLAIN as this user (password `<user>-secret`): the `tokens`
     # scripts, whose bootstrap is a SASL_PLAINTEXT listener.
@@ -159,8 +161,16 @@ def shaped(value: Any, key_by: dict[str, str], only_run: tuple[str, ...], varyin
 
 
 def at_path(value: Any, path: str) -> Any:
+    """The value a /-path leads to; in a list, a part "field=text" is the element whose field is that text."""
     for part in path.split("/"):
-        value = value[int(part)] if isinstance(value, list) else value[part]
+        if isinstance(value, list) and "=" in part:
+            field_name, _, text = part.partition("=")
+            chosen = [item for item in value if isinstance(item, dict) and str(item.get(field_name)) == text]
+            if not chosen:
+                raise KeyError(part)
+            value = chosen[0]
+        else:
+            value = value[int(part)] if isinstance(value, list) else value[part]
     return value
 
 
@@ -243,12 +253,21 @@ class Connection:
 def _settling(step: Step, answer: Any) -> bool:
     if set(error_codes(answer)) & set(step.retry_on):
         return True
-    if step.retry_unless:
-        try:
-            at_path(answer, step.retry_unless)
-        except (KeyError, IndexError, TypeError):
-            return True
-    return False
+    return bool(step.retry_unless) and not holds(answer, step.retry_unless)
+
+
+def holds(answer: Any, condition: str) -> bool:
+    """Whether an answer meets a step's `retry_unless`: a path that exists, "!path" one that does not,
+    "path==JSON" one whose value is that."""
+    path, _, expected = condition.partition("==")
+    absent = path.startswith("!")
+    try:
+        value = at_path(answer, path.removeprefix("!"))
+    except (KeyError, IndexError, TypeError, ValueError):
+        return absent
+    if absent:
+        return False
+    return not expected or value == json.loads(expected)
 
 
 def _address(step: Step, bootstrap: tuple[str, int], captured: dict[str, Any]) -> tuple[str, int]:

@@ -5,6 +5,10 @@ ports, timestamps, producer ids, member ids, throttle times, topic ids. A value 
 by a placeholder naming its kind and the order in which that value was first seen in the observation
 (`<producer_id#1>`), so two places that held the same producer id still hold the same placeholder, and a
 broker that handed out one id where Kafka handed out two still differs. Nothing else is touched.
+
+A kind named `step:<kind>` is numbered afresh in each step of a script (`next_step`): for times of day that
+two steps may or may not share, by the millisecond they ran in, while within a step they still must match
+(a token's expiry that is its max lifetime).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ VARYING_FIELDS: dict[str, str] = {
 # A field whose name ends so is a time of day in milliseconds (and never a duration: durations end in _ms
 # without "time", or in "timeout_ms").
 _TIMESTAMP_NAME = re.compile(r"(^|_)(timestamp|time)(_ms)?$")
+STEP = "step:"
 _DURATIONS = {"throttle_time_ms", "session_timeout_ms", "rebalance_timeout_ms", "transaction_timeout_ms"}
 
 
@@ -59,6 +64,13 @@ class Normaliser:
     def __init__(self) -> None:
         self._seen: dict[tuple[str, Any], str] = {}
         self._counts: dict[str, int] = {}
+
+    def next_step(self) -> None:
+        """Forgets the `step:` kinds' values, so the next step numbers them from 1."""
+        for key in [key for key in self._seen if key[0].startswith(STEP)]:
+            del self._seen[key]
+        for kind in [kind for kind in self._counts if kind.startswith(STEP)]:
+            del self._counts[kind]
 
     def placeholder(self, kind: str, value: Any) -> Any:
         if isinstance(value, (list, dict)):

@@ -40,11 +40,14 @@ class Stats:
     abandoned: int = 0  # connections given up with requests outstanding
     checks: int = 0
     slowest_check_s: float = 0.0
+    structured: int = 0  # frames built from the specs (structured.py) among those sent
+    tracebacks: int = 0  # tracebacks the broker printed, counted by the session at the end
 
     def line(self) -> str:
-        return (f"frames sent {self.sent}, answered {self.answered}, connections closed by the broker "
-                f"{self.closed}, abandoned {self.abandoned}, liveness checks {self.checks} "
-                f"(slowest {self.slowest_check_s * 1000:.0f} ms), crashes 0")
+        return (f"frames sent {self.sent} ({self.structured} structure-aware), answered {self.answered}, "
+                f"connections closed by the broker {self.closed}, abandoned {self.abandoned}, liveness checks "
+                f"{self.checks} (slowest {self.slowest_check_s * 1000:.0f} ms), tracebacks {self.tracebacks}, "
+                f"crashes 0")
 
 
 class FuzzFailure(AssertionError):
@@ -62,7 +65,8 @@ class _Conn:
 class ServerFuzzer:
     def __init__(self, address: tuple[str, int], corpus: list[bytes], *, seed: int = 0, connections: int = 16,
                  check_every: int = 1000, deadline_s: float = 1.0, canary: list[bytes] | None = None,
-                 alive: Callable[[], bool] = lambda: True) -> None:
+                 alive: Callable[[], bool] = lambda: True, structured: Callable[[], bytes] | None = None,
+                 structured_share: float = 0.0) -> None:
         self.address = address
         self.replay = [frame for frame in corpus if len(frame) >= HEADER.size]
         self.mutable = [frame for frame in self.replay if HEADER.unpack_from(frame)[0] not in KEPT_OUT]
@@ -74,12 +78,21 @@ class ServerFuzzer:
         self.alive = alive
         self.stats = Stats()
         self.conns: list[_Conn] = []
+        self.structured = structured
+        self.structured_share = structured_share if structured is not None else 0.0
 
-    def run(self, frames: int, progress: Callable[[Stats], None] | None = None) -> Stats:
+    def run(self, frames: int, progress: Callable[[Stats], None] | None = None,
+            seconds: float | None = None) -> Stats:
+        """Send `frames` frames, or (given `seconds`) as many as that time allows."""
         self.conns = [self._open() for _ in range(self.width)]
         next_check = self.check_every
+        until = None if seconds is None else time.monotonic() + seconds
+        if until is not None:
+            frames = 2**62
         try:
             while self.stats.sent < frames:
+                if until is not None and time.monotonic() >= until:
+                    break
                 # Lock-step per connection: a frame goes only to a connection whose last one was answered,
                 # so none is wasted on a connection the broker has already closed.
                 for index, conn in enumerate(self.conns):
@@ -101,6 +114,10 @@ class ServerFuzzer:
     # --- frames ------------------------------------------------------------------------------------------
 
     def next_frame(self) -> bytes:
+        if self.structured is not None and self.random.random() < self.structured_share:
+            self.stats.structured += 1
+            body = self.structured()
+            return SIZE.pack(len(body)) + body
         roll = self.random.random()
         if roll < 0.1 or not self.mutable:
             body = self.random.randbytes(self.random.randint(0, 256))

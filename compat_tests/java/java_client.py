@@ -27,9 +27,10 @@ from compat_tests.external_clients import ToolFailed, require_executable
 SOURCES = Path(__file__).parent / "src"
 LINES = {"4.3": "clients-4.3", "3.9": "clients-3.9"}
 LATEST = "4.3"
-# Programs that need a line's own API (the share consumer and listConfigResources are 4.x's): compiled for those
-# lines only; Runner finds them by name.
-LINE_ONLY = {"ShareGroups.java": {"4.3"}, "Telemetry.java": {"4.3"}}
+# Programs that need a line's own API (the share consumer, listConfigResources, a voter change's cluster id and Kafka
+# Streams' streams group protocol are 4.x's): compiled for those lines only; Runner finds them by name.
+LINE_ONLY = {"ShareGroups.java": {"4.3"}, "Telemetry.java": {"4.3"}, "Operations.java": {"4.3"},
+             "StreamsApps.java": {"4.3"}}
 RUNNER = "Runner"
 RUN_TIMEOUT_S = 90.0
 START_TIMEOUT_S = 30.0

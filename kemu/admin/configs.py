@@ -17,7 +17,7 @@ layers (persisted) and every topic that inherits the changed defaults.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -35,6 +35,8 @@ RESOURCE_BROKER_LOGGER = 8
 RESOURCE_CLIENT_METRICS = 16
 RESOURCE_GROUP = 32
 MIN_ISR = "min.insync.replicas"
+# A topic's config change takes about 0.1 ms: a slice of 128 resources holds the event loop ~15 ms.
+ALTER_SLICE_RESOURCES = 128
 
 
 class OpType(IntEnum):
@@ -75,20 +77,32 @@ def alter(broker: Broker, resources: Sequence[ResourceChange], validate_only: bo
           incremental: bool, node_id: int | None = None) -> list[Outcome]:
     """One outcome per resource, in request order, as the node `node_id` (default the first) answers: a BROKER
     or BROKER_LOGGER resource names that node's id, as each Kafka broker takes only its own."""
+    outcomes: list[Outcome] = []
+    for _ in altering(broker, resources, validate_only, incremental, outcomes, node_id):
+        pass
+    return outcomes
+
+
+def altering(broker: Broker, resources: Sequence[ResourceChange], validate_only: bool, incremental: bool,
+             outcomes: list[Outcome], node_id: int | None = None) -> Iterator[None]:
+    """`alter`, a slice of ALTER_SLICE_RESOURCES resources at a time: yields between slices (for an event loop
+    to serve others), filling `outcomes`. Each resource changes whole; the registry is saved once a slice."""
     node = broker.node_id if node_id is None else node_id
     counts = Counter((r.resource_type, r.resource_name) for r in resources)
-    outcomes = []
-    for resource in resources:
-        if counts[(resource.resource_type, resource.resource_name)] > 1:
-            outcomes.append(Outcome(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."))
-            continue
-        try:
-            _alter_resource(broker, resource, validate_only, incremental, node)
-        except _Refused as refused:
-            outcomes.append(Outcome(refused.error, refused.message))
-        else:
-            outcomes.append(Outcome())
-    return outcomes
+    for start in range(0, len(resources), ALTER_SLICE_RESOURCES):
+        if start:
+            yield
+        with broker.storage.one_save():
+            for resource in resources[start:start + ALTER_SLICE_RESOURCES]:
+                if counts[(resource.resource_type, resource.resource_name)] > 1:
+                    outcomes.append(Outcome(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."))
+                    continue
+                try:
+                    _alter_resource(broker, resource, validate_only, incremental, node)
+                except _Refused as refused:
+                    outcomes.append(Outcome(refused.error, refused.message))
+                else:
+                    outcomes.append(Outcome())
 
 
 def _alter_resource(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool,

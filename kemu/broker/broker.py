@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -310,16 +310,16 @@ class Broker:
     def brokers(self, listener: str | None = None) -> list[BrokerNode]:
         """The live brokers, as Metadata and DescribeCluster list them to clients of `listener` (Kafka
         answers each listener's clients with that listener's endpoints)."""
-        return [self._broker_node(n, listener) for n in self.cluster if n.alive]
+        return [self._broker_node(n, listener) for n in self.cluster if n.usable]
 
     def fenced_brokers(self, listener: str | None = None) -> list[BrokerNode]:
         """The stopped brokers: still registered, as a Kafka broker that shut down is, but fenced (DescribeCluster
-        v2 lists them when asked to)."""
-        return [self._broker_node(n, listener) for n in self.cluster if not n.alive]
+        v2 lists them when asked to); an unregistered one is not listed at all."""
+        return [self._broker_node(n, listener) for n in self.cluster if n.registered and not n.alive]
 
     def broker_node(self, node_id: int, listener: str | None = None) -> BrokerNode | None:
         found = self.cluster.nodes.get(node_id)
-        return None if found is None or not found.alive else self._broker_node(found, listener)
+        return None if found is None or not found.usable else self._broker_node(found, listener)
 
     def _broker_node(self, node: Node, listener: str | None = None) -> BrokerNode:
         host, port = self.advertised_endpoint(node.node_id, listener)
@@ -341,17 +341,34 @@ class Broker:
         node = self.cluster.node(node_id)
         if not node.alive:
             return
-        if len(self.cluster.live_ids()) == 1:
+        if [n.node_id for n in self.cluster if n.alive] == [node_id]:  # the server would have no listener left
             raise ApiError(ErrorCode.INVALID_REQUEST, "The last live broker cannot be stopped.")
+        was_usable = node.usable
         node.alive = False
-        self._each_partition(lambda p: leave(p, node_id, self.cluster))
+        if was_usable:  # an unregistered node left its partitions when it was unregistered
+            self._each_partition(lambda p: leave(p, node_id, self.cluster))
 
     def start_node(self, node_id: int) -> None:
+        """A stopped node starts again and registers, whether or not it was unregistered meanwhile."""
         node = self.cluster.node(node_id)
         if node.alive:
             return
-        node.alive = True
+        node.alive = node.registered = True
         self._each_partition(lambda p: rejoin(p, node_id, self.cluster))
+
+    def unregister_node(self, node_id: int) -> None:
+        """UnregisterBroker (ReplicationControlManager.unregisterBroker): the node's registration is removed. A
+        running node leaves its partitions as a fenced one does (out of every ISR it is not the last member of,
+        its leaderships to the next live ISR replica or to nobody) and is no longer listed, placed or elected,
+        though it keeps serving its listener, as a Kafka broker whose heartbeats the controller refuses from then
+        on; it registers again when it next starts."""
+        node = self.cluster.nodes.get(node_id)
+        if node is None or not node.registered:
+            raise ApiError(ErrorCode.BROKER_ID_NOT_REGISTERED, f"Broker ID {node_id} is not currently registered")
+        was_usable = node.usable
+        node.registered = False
+        if was_usable:
+            self._each_partition(lambda p: leave(p, node_id, self.cluster))
 
     def elect_leader(self, partition: Partition, node_id: int) -> None:
         """Move `partition`'s leadership to `node_id` (a live ISR replica), with the next leader epoch."""
@@ -372,10 +389,17 @@ class Broker:
 
 
     def delete_topic(self, topic_id: uuid.UUID) -> Topic:
-        topic = self.topics.remove(topic_id)
+        """One topic deleted at once — registry, logs, saved — for callers with no event loop to yield to."""
+        [topic] = self.remove_topics([topic_id])
         self.storage.delete_topic(topic)
         self.storage.save(self.topics)
         return topic
+
+    def remove_topics(self, topic_ids: Iterable[uuid.UUID]) -> list[Topic]:
+        """Take topics out of the registry: from here no request finds them. Not saved yet: the caller deletes
+        their logs (`storage.delete_topic`), then saves, so a crash in between brings the topics back as they
+        were (a client that got no answer retries) rather than leaving logs that no saved topic names."""
+        return [self.topics.remove(topic_id) for topic_id in topic_ids]
 
     def partition(self, topic: str, index: int) -> Partition | None:
         """An open partition this broker leads, or None if there is no such partition."""

@@ -18,9 +18,13 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kemu.hashing import java_hash_map_order, java_hash_order, java_string_hash
+
+if TYPE_CHECKING:
+    # AlterClientQuotas' entity is the same struct (TypedDicts compare by their keys).
+    from kemu.wire.messages.k48_describe_client_quotas import DescribeClientQuotasResponseEntriesEntity
 from kemu.wire.errors import ErrorCode
 
 CLIENT_QUOTAS_FILE = "kemu-client-quotas.json"
@@ -83,7 +87,7 @@ def entity_text(shown: Sequence[tuple[str, str | None]]) -> str:
     return f"ClientQuotaEntity(entries={{{body}}})"
 
 
-def entity_data(shown: Sequence[tuple[str, str | None]]) -> list[dict[str, str | None]]:
+def entity_data(shown: Sequence[tuple[str, str | None]]) -> list[DescribeClientQuotasResponseEntriesEntity]:
     return [{"entity_type": kind, "entity_name": name} for kind, name in shown]
 
 

@@ -29,6 +29,14 @@ class Node:
     rack: str | None
     alive: bool = True
     port: int | None = None  # where its listener is bound, set by the server; None before it binds
+    # Registered with the controller (KRaft's broker registration): UnregisterBroker takes it away, the node's
+    # next start gives it back, as a Kafka broker registers again when it restarts.
+    registered: bool = True
+
+    @property
+    def usable(self) -> bool:
+        """Running and registered: a node that may lead, be placed on, and be listed to clients."""
+        return self.alive and self.registered
 
 
 class UnknownNode(LookupError):
@@ -53,11 +61,11 @@ class Cluster:
         return found
 
     def live_ids(self) -> list[int]:
-        return [n.node_id for n in self.nodes.values() if n.alive]
+        return [n.node_id for n in self.nodes.values() if n.usable]
 
     def is_live(self, node_id: int) -> bool:
         found = self.nodes.get(node_id)
-        return found is not None and found.alive
+        return found is not None and found.usable
 
     def place(self, index: int, factor: int) -> list[int]:
         """The replicas of partition `index` with `factor` replicas, over the live brokers."""
@@ -65,7 +73,7 @@ class Cluster:
 
     def place_all(self, indexes: range, factor: int) -> list[list[int]]:
         """`place` for many partitions, the broker order worked out once (10,000 of them in a request)."""
-        ordered = rack_alternated([n for n in self.nodes.values() if n.alive])
+        ordered = rack_alternated([n for n in self.nodes.values() if n.usable])
         return [[ordered[(index + i) % len(ordered)] for i in range(factor)] for index in indexes]
 
 

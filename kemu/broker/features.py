@@ -13,12 +13,10 @@ A feature finalized at level 0 is not listed (kraft.version, with a static quoru
 supported features whose minimum is 0 are left out (KAFKA-17492: older clients fail to read them), which
 leaves metadata.version alone.
 
-kemu reports the same, except for the feature of a protocol it does not serve: streams groups (KIP-1071,
-streams.version). It supports it only at level 0 and does not finalize it, as a 4.3 cluster with them off
-would — so that an application or tool that asks the features whether streams groups are on is told the truth.
-(The clients themselves decide by the API keys: Kafka Streams asks for StreamsGroupHeartbeat, which kemu does
-not advertise; only transaction.version is read by a client to choose a protocol, the Java producer's
-transactions version 2.) Share groups (KIP-932) are served: share.version is finalized at 1 and stays there.
+kemu reports the same. Share groups (KIP-932) and streams groups (KIP-1071) are served: share.version and
+streams.version are finalized at 1 and stay there (Kafka Streams with group.protocol=streams asks for
+StreamsGroupHeartbeat, which kemu advertises; only transaction.version is read by a client to choose a
+protocol, the Java producer's transactions version 2).
 
 `transaction.version` may be set with `kemu.features` (kemu's own setting, in kafka-storage format's
 --feature syntax: `transaction.version=1`): 2 is Kafka 4.x's default (KIP-890 part 2), 1 and 0 make clients
@@ -44,7 +42,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from kemu.wire.messages.k18_api_versions import (
+        ApiVersionsResponseFinalizedFeatures,
+        ApiVersionsResponseSupportedFeatures,
+    )
 
 TRANSACTION_VERSION = "transaction.version"
 SETTING = "kemu.features"
@@ -55,14 +59,14 @@ SUPPORTED: Final[Mapping[str, tuple[int, int]]] = MappingProxyType({
     "kraft.version": (0, 1),
     "metadata.version": (7, 30),
     "share.version": (0, 1),
-    "streams.version": (0, 0),  # Kafka: 0-1; streams groups are issue 33
+    "streams.version": (0, 1),
     "transaction.version": (0, 2),
     "eligible.leader.replicas.version": (0, 1),
 })
 # The levels of a new cluster, in the order Kafka 4.3 lists its finalized features (0: not listed).
 DEFAULT_FINALIZED: Final[Mapping[str, int]] = MappingProxyType({
     "group.version": 1,
-    "streams.version": 0,  # Kafka: 1
+    "streams.version": 1,
     "transaction.version": 2,
     "eligible.leader.replicas.version": 1,
     "share.version": 1,
@@ -74,7 +78,8 @@ FINALIZED_EPOCH = 1
 FILE = "kemu-features.json"
 METADATA_VERSION, KRAFT_VERSION = "metadata.version", "kraft.version"
 # Features whose protocols kemu always serves: they stay at their level.
-FIXED: Final = frozenset({"group.version", "eligible.leader.replicas.version", "share.version"})
+FIXED: Final = frozenset({"group.version", "eligible.leader.replicas.version", "share.version",
+                          "streams.version"})
 # UpdateFeatures' upgrade types (FeatureUpdate.UpgradeType).
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
 
@@ -123,8 +128,8 @@ class Features:
         features = cls(path=None if data_dir is None else data_dir / FILE)
         if features.path is not None and features.path.exists():
             kept = json.loads(features.path.read_text())
-            # A fixed feature is at its level whatever an older kemu kept (share.version was 0 before share
-            # groups were served).
+            # A fixed feature is at its level whatever an older kemu kept (share.version and streams.version
+            # were 0 before share and streams groups were served).
             features.finalized.update({name: int(level) for name, level in kept.get("finalized", {}).items()
                                        if name in SUPPORTED and name not in FIXED})
             features.epoch = int(kept.get("epoch", FINALIZED_EPOCH))
@@ -199,11 +204,11 @@ class Features:
     def transaction_version(self) -> int:
         return self.finalized[TRANSACTION_VERSION]
 
-    def supported_keys(self, version: int) -> list[dict[str, Any]]:
+    def supported_keys(self, version: int) -> list[ApiVersionsResponseSupportedFeatures]:
         """ApiVersions' SupportedFeatures at `version`: below v4 without the features whose minimum is 0."""
         return [{"name": name, "min_version": low, "max_version": high}
                 for name, (low, high) in SUPPORTED.items() if version >= 4 or low != 0]
 
-    def finalized_keys(self) -> list[dict[str, Any]]:
+    def finalized_keys(self) -> list[ApiVersionsResponseFinalizedFeatures]:
         return [{"name": name, "max_version_level": level, "min_version_level": level}
                 for name, level in self.finalized.items() if level != 0]

@@ -142,19 +142,40 @@ def _group_config_declarations() -> dict[str, Declared]:
                                                      "refused outside them, clamped if they move", named=True)
         if key.synonym is not None and key.synonym not in own:
             declared[key.synonym] = Declared(
-                ACCEPTED_ONLY, f"the default the group config {key.name} shows and is validated against; kemu "
-                               "has no share or streams groups yet", named=True)
+                ACCEPTED_ONLY, f"the default the group config {key.name} shows and is validated against",
+                named=True)
     return declared
 
 
 BROKER_DECLARED.update(_group_config_declarations())
 _SHARE_GROUPS = "share groups' members run with it (ShareGroupHeartbeat), a group's own value first where it has one"
+_STREAMS_GROUPS = ("streams groups' members run with it (StreamsGroupHeartbeat), a group's own value first where it "
+                   "has one")
 BROKER_DECLARED.update({
     "group.share.session.timeout.ms": Declared(HONOURED, _SHARE_GROUPS, named=True),
     "group.share.heartbeat.interval.ms": Declared(HONOURED, _SHARE_GROUPS, named=True),
     "group.share.assignment.interval.ms": Declared(HONOURED, _SHARE_GROUPS, named=True),
     "group.share.max.size": Declared(HONOURED, "the most members a share group takes (GROUP_MAX_SIZE_REACHED)",
                                      named=True),
+    "group.streams.session.timeout.ms": Declared(HONOURED, _STREAMS_GROUPS, named=True),
+    "group.streams.heartbeat.interval.ms": Declared(HONOURED, _STREAMS_GROUPS, named=True),
+    "group.streams.assignment.interval.ms": Declared(HONOURED, _STREAMS_GROUPS, named=True),
+    "group.streams.initial.rebalance.delay.ms": Declared(
+        HONOURED, "how long a new streams group waits for more members before its first assignment "
+                  "(ASSIGNMENT_DELAYED), a group's own value first where it has one", named=True),
+    "group.streams.num.standby.replicas": Declared(
+        HONOURED, "the standby replicas of each stateful task the sticky assignor places, a group's own value "
+                  "first where it has one", named=True),
+    "group.streams.max.size": Declared(HONOURED, "the most members a streams group takes (GROUP_MAX_SIZE_REACHED)",
+                                       named=True),
+    "add.partitions.to.txn.retry.backoff.ms": Declared(
+        HONOURED, "how often a transactions-V2 Produce that found the producer's previous transaction completing "
+                  "tries again to add its partition", named=True),
+    "add.partitions.to.txn.retry.backoff.max.ms": Declared(
+        HONOURED, "how long a transactions-V2 Produce tries again before it answers CONCURRENT_TRANSACTIONS",
+        named=True),
+    "request.timeout.ms": Declared(HONOURED, "bounds add.partitions.to.txn.retry.backoff.max.ms, as in Kafka's "
+                                             "ReplicaManager", named=True),
     "quota.window.num": Declared(HONOURED, "the samples the producer_byte_rate and consumer_byte_rate quotas "
                                            "are measured over", named=True),
     "quota.window.size.seconds": Declared(HONOURED, "the span of each sample of the producer_byte_rate and "

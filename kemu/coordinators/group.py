@@ -344,6 +344,12 @@ def group_config(config: BrokerConfig, broker: Broker | None = None) -> GroupCon
         share_heartbeat_interval_ms=_share_setting(broker, "group.share.heartbeat.interval.ms", 5000),
         share_max_size=_share_setting(broker, "group.share.max.size", 200),
         share_assignment_interval_ms=_share_setting(broker, "group.share.assignment.interval.ms", 1000),
+        streams_session_timeout_ms=_share_setting(broker, "group.streams.session.timeout.ms", 45000),
+        streams_heartbeat_interval_ms=_share_setting(broker, "group.streams.heartbeat.interval.ms", 5000),
+        streams_max_size=_share_setting(broker, "group.streams.max.size", 2**31 - 1),
+        streams_num_standby_replicas=_share_setting(broker, "group.streams.num.standby.replicas", 0),
+        streams_initial_rebalance_delay_ms=_share_setting(broker, "group.streams.initial.rebalance.delay.ms", 3000),
+        streams_assignment_interval_ms=_share_setting(broker, "group.streams.assignment.interval.ms", 1000),
         offset_metadata_max_bytes=config.offset_metadata_max_bytes,
         offsets_retention_minutes=config.offsets_retention_minutes,
         offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
@@ -351,8 +357,8 @@ def group_config(config: BrokerConfig, broker: Broker | None = None) -> GroupCon
 
 
 def _share_setting(broker: Broker | None, name: str, default: int) -> int:
-    """A share-group broker setting (no BrokerConfig field of its own): the broker's value, else Kafka's
-    default."""
+    """A share- or streams-group broker setting (no BrokerConfig field of its own): the broker's value, else
+    Kafka's default."""
     value = None if broker is None else broker.config_layers().value(name)
     return default if value is None else int(value)
 

@@ -27,6 +27,9 @@ body for that version, without `throttle_time_ms`. The handler only adds the thr
     consumer_group_describe(request, ctx) -> dict     ConsumerGroupDescribe (69)
     share_group_heartbeat(request, ctx) -> dict       ShareGroupHeartbeat (76)
     share_group_describe(request, ctx) -> dict        ShareGroupDescribe (77)
+    streams_group_heartbeat(request, ctx)             StreamsGroupHeartbeat (88): a StreamsHeartbeat, the
+                                                      response and the internal topics to create
+    streams_group_describe(request, ctx) -> dict      StreamsGroupDescribe (89)
     offset_commit(request, ctx) -> dict               OffsetCommit (8)
     offset_fetch(request, ctx) -> dict                OffsetFetch (9); the single-group (v0-7) or groups (v8+) shape
     offset_delete(request, ctx) -> dict               OffsetDelete (47)
@@ -86,6 +89,13 @@ acknowledgements) is kept elsewhere (`share_partition.py`), which learns of memb
                                                           its session expires
     share_member(group_id, member_id) -> bool             whether it is a current member now
 
+Streams groups (KIP-1071)
+-------------------------
+A Kafka Streams application's members send their topology; the coordinator checks it against the topics,
+decides the internal (repartition and changelog) topics' partition counts and assigns tasks with Kafka's sticky
+task assignor. It creates no topic: a heartbeat's `StreamsHeartbeat.topics_to_create` names the internal topics
+missing, for the broker to create (Kafka's coordinator hands them to its auto-topic creation the same way).
+
 Inspection
 ----------
 `groups`, `group(group_id)`, `committed_offset(group, topic, partition)`, `committed_offsets(group)`.
@@ -101,6 +111,9 @@ from kemu.groups.offsets import OffsetAndMetadata
 from kemu.groups.pending import Pending
 from kemu.groups.records import CoordinatorRecord, Journal, RecordType
 from kemu.groups.share_group import ShareGroup, ShareGroupMember, ShareGroupState
+from kemu.groups.streams import StreamsHeartbeat
+from kemu.groups.streams_group import StreamsGroup, StreamsGroupMember, StreamsGroupState
+from kemu.groups.streams_topology import CreatableTopic
 from kemu.groups.topics import TopicInfo, TopicSource
 
 __all__ = [
@@ -112,6 +125,7 @@ __all__ = [
     "ConsumerGroupMember",
     "ConsumerGroupState",
     "CoordinatorRecord",
+    "CreatableTopic",
     "GroupConfig",
     "GroupCoordinator",
     "Journal",
@@ -123,6 +137,10 @@ __all__ = [
     "ShareGroup",
     "ShareGroupMember",
     "ShareGroupState",
+    "StreamsGroup",
+    "StreamsGroupMember",
+    "StreamsGroupState",
+    "StreamsHeartbeat",
     "TopicInfo",
     "TopicSource",
 ]

@@ -8,6 +8,7 @@ from kemu.groups.classic_group import ClassicGroup, ClassicGroupState
 from kemu.groups.context import CoordinatorState, RequestContext
 from kemu.groups.errors import GroupError
 from kemu.groups.offset_ops import OffsetOps
+from kemu.groups.streams_group import StreamsGroup
 from kemu.wire.errors import ErrorCode
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
@@ -25,7 +26,9 @@ class GroupAdmin:
         types = {t.lower() for t in request.get("types_filter") or ()}
         listed = []
         for group_id, group in self.state.groups.items():
-            if states and group.state_name().lower() not in states:
+            # Kafka spells a streams group's NotReady "not_ready" in the filter.
+            state = group.state.lower_name if isinstance(group, StreamsGroup) else group.state_name().lower()
+            if states and state not in states:
                 continue
             if types and group.group_type not in types:
                 continue

@@ -10,7 +10,7 @@ response bodies (without throttle_time_ms) for the request's version.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.groups.classic_group import (
     EMPTY_ASSIGNMENT,
@@ -26,7 +26,17 @@ from kemu.groups.errors import GroupError
 from kemu.groups.pending import Pending
 from kemu.groups.records import CoordinatorRecord, RecordType, group_metadata_key
 from kemu.groups.share_group import ShareGroup
+from kemu.groups.streams_group import StreamsGroup
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages.k12_heartbeat import HeartbeatRequest, HeartbeatResponse
+    from kemu.wire.messages.k13_leave_group import (
+        LeaveGroupRequest,
+        LeaveGroupRequestMembers,
+        LeaveGroupResponse,
+        LeaveGroupResponseMembers,
+    )
 
 S = ClassicGroupState
 JoinResponse = dict[str, Any]
@@ -123,7 +133,7 @@ class ClassicGroupManager:
     def get_or_create(self, group_id: str) -> ClassicGroup:
         """The classic group, created Empty if missing; an empty consumer group is replaced."""
         group = self.state.groups.get(group_id)
-        if group is None or (isinstance(group, ConsumerGroup) and group.is_empty()):
+        if group is None or (isinstance(group, (ConsumerGroup, StreamsGroup)) and group.is_empty()):
             if group is not None:
                 self.state.append(group.tombstone_records())
             group = ClassicGroup(group_id, self.state.now_ms())
@@ -165,8 +175,10 @@ class ClassicGroupManager:
         return pending
 
     def _join(self, join: _Join, pending: Pending[JoinResponse]) -> None:
-        if isinstance(self.state.groups.get(join.group_id), ShareGroup):
-            # Kafka's classicGroupJoin: a group of another protocol that cannot become classic.
+        existing = self.state.groups.get(join.group_id)
+        if isinstance(existing, ShareGroup) or (isinstance(existing, StreamsGroup) and not existing.is_empty()):
+            # Kafka's classicGroupJoin: a group of another protocol that cannot become classic (an empty
+            # streams group can).
             pending.set_result(join_response(join.version, error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
                                              member_id=UNKNOWN_MEMBER_ID))
             return
@@ -576,7 +588,7 @@ class ClassicGroupManager:
             self.state.cancel(sync_key(group.group_id))
 
     # ---- Heartbeat --------------------------------------------------------------------------------
-    def heartbeat(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    def heartbeat(self, request: HeartbeatRequest, ctx: RequestContext) -> HeartbeatResponse:
         group_id, member_id = request["group_id"], request["member_id"]
         if not group_id:
             return {"error_code": ErrorCode.INVALID_GROUP_ID}
@@ -600,10 +612,11 @@ class ClassicGroupManager:
         return {"error_code": ErrorCode.NONE}
 
     # ---- LeaveGroup -------------------------------------------------------------------------------
-    def leave_group(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    def leave_group(self, request: LeaveGroupRequest, ctx: RequestContext) -> LeaveGroupResponse:
         version = ctx.api_version
-        if version < 3:
-            identities = [{"member_id": request["member_id"], "group_instance_id": None}]
+        identities: list[LeaveGroupRequestMembers]
+        if version < 3:  # the one member, as a v3 entry
+            identities = [{"member_id": request["member_id"], "group_instance_id": None, "reason": None}]
         else:
             identities = request["members"]
         if not request["group_id"]:
@@ -620,7 +633,7 @@ class ClassicGroupManager:
         if group.is_in_state(S.DEAD):
             return self._leave_response(version, ErrorCode.COORDINATOR_NOT_AVAILABLE, [])
 
-        results: list[dict[str, Any]] = []
+        results: list[LeaveGroupResponseMembers] = []
         left_any = False
         for identity in identities:
             member_id = identity["member_id"]
@@ -660,7 +673,7 @@ class ClassicGroupManager:
         group.remove(member_id)
 
     @staticmethod
-    def _leave_response(version: int, error: ErrorCode, members: list[dict[str, Any]]) -> dict[str, Any]:
+    def _leave_response(version: int, error: int, members: list[LeaveGroupResponseMembers]) -> LeaveGroupResponse:
         if version < 3:
             # Before batching, the one member's error is the response's error.
             if error is ErrorCode.NONE and members:

@@ -36,6 +36,14 @@ class GroupConfig:
     share_max_size: int = 200  # group.share.max.size
     share_assignment_interval_ms: int = 1000  # group.share.assignment.interval.ms
 
+    # KIP-1071 streams groups.
+    streams_session_timeout_ms: int = 45000  # group.streams.session.timeout.ms
+    streams_heartbeat_interval_ms: int = 5000  # group.streams.heartbeat.interval.ms
+    streams_max_size: int = _INT_MAX  # group.streams.max.size
+    streams_num_standby_replicas: int = 0  # group.streams.num.standby.replicas
+    streams_initial_rebalance_delay_ms: int = 3000  # group.streams.initial.rebalance.delay.ms
+    streams_assignment_interval_ms: int = 1000  # group.streams.assignment.interval.ms
+
     # Offsets.
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
     offsets_retention_minutes: int = 10080  # offsets.retention.minutes
@@ -59,6 +67,22 @@ class GroupConfig:
 
     def share_assignment_interval(self, group_id: str) -> int:
         return self.overrides(group_id).get("share.assignment.interval.ms", self.share_assignment_interval_ms)
+
+    def streams_session_timeout(self, group_id: str) -> int:
+        return self.overrides(group_id).get("streams.session.timeout.ms", self.streams_session_timeout_ms)
+
+    def streams_heartbeat_interval(self, group_id: str) -> int:
+        return self.overrides(group_id).get("streams.heartbeat.interval.ms", self.streams_heartbeat_interval_ms)
+
+    def streams_standby_replicas(self, group_id: str) -> int:
+        return self.overrides(group_id).get("streams.num.standby.replicas", self.streams_num_standby_replicas)
+
+    def streams_initial_rebalance_delay(self, group_id: str) -> int:
+        return self.overrides(group_id).get("streams.initial.rebalance.delay.ms",
+                                            self.streams_initial_rebalance_delay_ms)
+
+    def streams_assignment_interval(self, group_id: str) -> int:
+        return self.overrides(group_id).get("streams.assignment.interval.ms", self.streams_assignment_interval_ms)
 
     @property
     def offsets_retention_ms(self) -> int:

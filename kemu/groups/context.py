@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from kemu.groups.classic_group import ClassicGroup
     from kemu.groups.consumer_group import ConsumerGroup
     from kemu.groups.share_group import ShareGroup
+    from kemu.groups.streams_group import StreamsGroup
 
-Group = Union["ClassicGroup", "ConsumerGroup", "ShareGroup"]
+Group = Union["ClassicGroup", "ConsumerGroup", "ShareGroup", "StreamsGroup"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.clock import Clock
 from kemu.groups.admin import GroupAdmin
@@ -21,7 +21,13 @@ from kemu.groups.replay import Replayer
 from kemu.groups.share import ShareGroupManager, no_listener
 from kemu.groups.share_group import ShareGroup
 from kemu.groups.share_offsets import AlteredOffsets, DeletedOffsets, alter_offsets, delete_offsets
+from kemu.groups.streams import StreamsGroupManager, StreamsHeartbeat
+from kemu.groups.streams_group import StreamsGroup
 from kemu.groups.topics import TopicSource, no_topics
+
+if TYPE_CHECKING:
+    from kemu.wire.messages.k12_heartbeat import HeartbeatRequest, HeartbeatResponse
+    from kemu.wire.messages.k13_leave_group import LeaveGroupRequest, LeaveGroupResponse
 
 Body = dict[str, Any]
 
@@ -48,6 +54,7 @@ class GroupCoordinator:
         self._classic = ClassicGroupManager(self._state)
         self._consumer = ConsumerGroupManager(self._state)
         self._share = ShareGroupManager(self._state, on_share_member_left)
+        self._streams = StreamsGroupManager(self._state)
         self._offsets = OffsetOps(self._state)
         self._admin = GroupAdmin(self._state, self._offsets)
         self._offsets.schedule_cleanup()
@@ -78,11 +85,11 @@ class GroupCoordinator:
         self.tick()
         return self._classic.sync_group(request, ctx)
 
-    def heartbeat(self, request: Body, ctx: RequestContext) -> Body:
+    def heartbeat(self, request: HeartbeatRequest, ctx: RequestContext) -> HeartbeatResponse:
         self.tick()
         return self._classic.heartbeat(request, ctx)
 
-    def leave_group(self, request: Body, ctx: RequestContext) -> Body:
+    def leave_group(self, request: LeaveGroupRequest, ctx: RequestContext) -> LeaveGroupResponse:
         self.tick()
         return self._classic.leave_group(request, ctx)
 
@@ -103,6 +110,16 @@ class GroupCoordinator:
     def share_group_describe(self, request: Body, ctx: RequestContext) -> Body:
         self.tick()
         return {"groups": self._share.describe(request["group_ids"])}
+
+    # ---- KIP-1071 ---------------------------------------------------------------------------------
+    def streams_group_heartbeat(self, request: Body, ctx: RequestContext) -> StreamsHeartbeat:
+        """StreamsGroupHeartbeat (88): the response, and the internal topics the broker is to create."""
+        self.tick()
+        return self._streams.heartbeat(request, ctx)
+
+    def streams_group_describe(self, request: Body, ctx: RequestContext) -> Body:
+        self.tick()
+        return {"groups": self._streams.describe(request["group_ids"])}
 
     def alter_share_group_offsets(self, group_id: str, topics: list[Body]) -> AlteredOffsets:
         """AlterShareGroupOffsets' group side (kemu.groups.share_offsets.alter_offsets)."""
@@ -183,6 +200,8 @@ class GroupCoordinator:
                 self._classic.on_loaded(group)
             elif isinstance(group, ShareGroup):
                 self._share.on_loaded(group)
+            elif isinstance(group, StreamsGroup):
+                self._streams.on_loaded(group)
             else:
                 self._consumer.on_loaded(group)
 

@@ -1,10 +1,10 @@
 """CoordinatorRecords as the bytes of `__consumer_offsets` records, and back.
 
 The key's version names the record type (OffsetCommit 1, GroupMetadata 2, ConsumerGroup* 3-8, ShareGroup*
-10-15). Values are written at the versions Kafka writes today, so that Kafka's own tools could read kemu's
-log: OffsetCommitValue v4 with the topic id as Kafka 4.3 writes it, or v1 when the commit carries an explicit
-expire timestamp (v1 is the only version with that field); GroupMetadataValue v3; the KIP-848 and KIP-932
-records at v0. A tombstone has a null value.
+10-15, StreamsGroup* 17-23). Values are written at the versions Kafka writes today, so that Kafka's own tools
+could read kemu's log: OffsetCommitValue v4 with the topic id as Kafka 4.3 writes it, or v1 when the commit
+carries an explicit expire timestamp (v1 is the only version with that field); GroupMetadataValue v3; the
+KIP-848, KIP-932 and KIP-1071 records at v0. A tombstone has a null value.
 """
 
 from __future__ import annotations
@@ -30,6 +30,12 @@ KEY_VERSIONS: dict[str, int] = {
     RecordType.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER: 13,
     RecordType.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT: 14,
     RecordType.SHARE_GROUP_STATE_PARTITION_METADATA: 15,
+    RecordType.STREAMS_GROUP_METADATA: 17,
+    RecordType.STREAMS_GROUP_MEMBER_METADATA: 19,
+    RecordType.STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA: 20,
+    RecordType.STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER: 21,
+    RecordType.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT: 22,
+    RecordType.STREAMS_GROUP_TOPOLOGY: 23,
 }
 
 _NO_EXPIRE_TIMESTAMP = -1

@@ -20,6 +20,7 @@ from kemu.groups.errors import GroupError
 from kemu.groups.offsets import NO_LEADER_EPOCH, NO_OFFSET, NO_TIMESTAMP, NO_TOPIC_ID, OffsetAndMetadata
 from kemu.groups.records import CoordinatorRecord, RecordType, offset_commit_key
 from kemu.groups.share_group import ShareGroup
+from kemu.groups.streams_group import StreamsGroup
 from kemu.groups.topics import TopicsView
 from kemu.wire.errors import ErrorCode
 
@@ -98,6 +99,8 @@ class OffsetOps:
                 try:
                     group.validate_offset_commit(member_id, instance_id, generation, transactional,
                                                  ctx.api_version)
+                    if isinstance(group, StreamsGroup) and group.commit_needs_partition_check(member_id, generation):
+                        self._check_streams_partitions(group, request, member_id, generation, transactional)
                 except GroupError as error:
                     if transactional and error.code is ErrorCode.STALE_MEMBER_EPOCH:
                         raise GroupError(ErrorCode.ILLEGAL_GENERATION) from error
@@ -105,6 +108,20 @@ class OffsetOps:
         except GroupError as error:
             return error.code
         return None
+
+    def _check_streams_partitions(self, group: StreamsGroup, request: dict[str, Any], member_id: str,
+                                  member_epoch: int, transactional: bool) -> None:
+        """A streams member committing with an epoch older than its own: each partition is checked against
+        the epoch its task was assigned in (Kafka's per-partition validator, which fails the whole commit). A
+        TxnOffsetCommit naming a topic that does not exist is ILLEGAL_GENERATION, as Kafka answers it."""
+        view = self.state.topics()
+        partitions = []
+        for topic in request["topics"]:
+            if transactional and topic["name"] not in view.by_name:
+                raise GroupError(ErrorCode.ILLEGAL_GENERATION)
+            partitions += [(topic["name"], p["partition_index"]) for p in topic["partitions"]
+                           if not self._metadata_too_large(p.get("committed_metadata"))]
+        group.validate_commit_partitions(member_id, member_epoch, partitions)
 
     def _accept_partitions(self, topics: list[dict[str, Any]],
                            accept: Callable[[dict[str, Any], dict[str, Any]], None]) -> list[dict[str, Any]]:
@@ -324,6 +341,6 @@ class OffsetOps:
 
 
 def is_subscribed_to_topic(group: Group, topic: str, view: TopicsView) -> bool:
-    if isinstance(group, (ConsumerGroup, ShareGroup)):
+    if isinstance(group, (ConsumerGroup, ShareGroup, StreamsGroup)):
         return group.is_subscribed_to_topic(topic, view)
     return group.is_subscribed_to_topic(topic)

@@ -34,6 +34,13 @@ class RecordType(StrEnum):
     SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER = "ShareGroupTargetAssignmentMember"  # 13
     SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT = "ShareGroupCurrentMemberAssignment"  # 14
     SHARE_GROUP_STATE_PARTITION_METADATA = "ShareGroupStatePartitionMetadata"  # 15
+    # KIP-1071 streams groups (Kafka 4.3).
+    STREAMS_GROUP_METADATA = "StreamsGroupMetadata"  # 17
+    STREAMS_GROUP_MEMBER_METADATA = "StreamsGroupMemberMetadata"  # 19
+    STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA = "StreamsGroupTargetAssignmentMetadata"  # 20
+    STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER = "StreamsGroupTargetAssignmentMember"  # 21
+    STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT = "StreamsGroupCurrentMemberAssignment"  # 22
+    STREAMS_GROUP_TOPOLOGY = "StreamsGroupTopology"  # 23
 
 
 class CoordinatorRecord(NamedTuple):

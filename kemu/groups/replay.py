@@ -15,6 +15,7 @@ from kemu.groups.context import CoordinatorState
 from kemu.groups.offsets import OffsetAndMetadata
 from kemu.groups.records import CoordinatorRecord, RecordType
 from kemu.groups.share_group import ShareGroup
+from kemu.groups.streams_group import StreamsGroup
 
 
 class Replayer:
@@ -31,6 +32,8 @@ class Replayer:
             self._consumer_group(record)
         elif kind in _SHARE_GROUP_TYPES:
             self._share_group(record)
+        elif kind in _STREAMS_GROUP_TYPES:
+            self._streams_group(record)
         else:
             raise ValueError(f"not a group coordinator record: {kind!r}")
 
@@ -156,6 +159,39 @@ class Replayer:
         elif kind == RecordType.SHARE_GROUP_STATE_PARTITION_METADATA:
             group.apply_state_partition_metadata(value)
 
+    # ---- streams groups ---------------------------------------------------------------------------
+    def _streams_group(self, record: CoordinatorRecord) -> None:
+        group_id = record.key["group_id"]
+        value = record.value
+        group = self.state.groups.get(group_id)
+        if not isinstance(group, StreamsGroup):
+            if value is None:
+                return
+            if group is not None and not (isinstance(group, ClassicGroup) and group.is_simple_group()):
+                # Kafka's getOrMaybeCreatePersistedStreamsGroup: only a group that held offsets gives way.
+                raise AssertionError(f"streams group record for {group.group_type} group {group_id}")
+            group = StreamsGroup(group_id)
+            self.state.groups[group_id] = group
+
+        kind = record.type
+        if kind == RecordType.STREAMS_GROUP_METADATA:
+            if value is None:
+                if group.members:
+                    raise AssertionError(f"streams group {group_id} deleted with members")
+                del self.state.groups[group_id]
+            else:
+                group.apply_metadata(value)
+        elif kind == RecordType.STREAMS_GROUP_TOPOLOGY:
+            group.apply_topology(value)
+        elif kind == RecordType.STREAMS_GROUP_MEMBER_METADATA:
+            group.apply_member_metadata(record.key["member_id"], value)
+        elif kind == RecordType.STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA:
+            group.apply_target_assignment_metadata(value)
+        elif kind == RecordType.STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER:
+            group.apply_target_assignment(record.key["member_id"], value)
+        elif kind == RecordType.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT:
+            group.apply_current_assignment(record.key["member_id"], value)
+
 
 _CONSUMER_GROUP_TYPES = frozenset({
     RecordType.CONSUMER_GROUP_METADATA,
@@ -173,4 +209,13 @@ _SHARE_GROUP_TYPES = frozenset({
     RecordType.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER,
     RecordType.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT,
     RecordType.SHARE_GROUP_STATE_PARTITION_METADATA,
+})
+
+_STREAMS_GROUP_TYPES = frozenset({
+    RecordType.STREAMS_GROUP_METADATA,
+    RecordType.STREAMS_GROUP_TOPOLOGY,
+    RecordType.STREAMS_GROUP_MEMBER_METADATA,
+    RecordType.STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA,
+    RecordType.STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER,
+    RecordType.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT,
 })

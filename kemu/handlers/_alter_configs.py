@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.admin.configs import ConfigChange, OpType, ResourceChange, alter
+import trio
+
+from kemu.admin.configs import ConfigChange, OpType, Outcome, ResourceChange, altering
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ErrorResponder, each, error_responder
@@ -15,7 +17,7 @@ from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
 
-def answer_alter(ctx: RequestContext, request: Request, incremental: bool) -> dict[str, Any]:
+async def answer_alter(ctx: RequestContext, request: Request, incremental: bool) -> dict[str, Any]:
     body = request.body
     resources = [
         ResourceChange(r["resource_type"], r["resource_name"],
@@ -26,8 +28,11 @@ def answer_alter(ctx: RequestContext, request: Request, incremental: bool) -> di
     ]
     denied = [authz.config_denied(ctx, authz.ALTER_CONFIGS, r.resource_type, r.resource_name) for r in resources]
     allowed = [r for r, code in zip(resources, denied, strict=True) if code is ErrorCode.NONE]
-    outcomes = iter(alter(ctx.broker, allowed, body["validate_only"], incremental=incremental,
-                          node_id=ctx.node_id))
+    altered: list[Outcome] = []
+    with trio.CancelScope(shield=True):  # begun, it completes whatever the client does, as Kafka's would
+        for _ in altering(ctx.broker, allowed, body["validate_only"], incremental, altered, node_id=ctx.node_id):
+            await trio.lowlevel.checkpoint()  # other connections are served between slices of a big request
+    outcomes = iter(altered)
     # A refusal is Kafka's ApiError without a message: the error's own ("Cluster authorization failed.").
     errors = [(code, code.message) if code is not ErrorCode.NONE else _error_of(next(outcomes)) for code in denied]
     return {"responses": [

@@ -5,8 +5,9 @@ authorized-operations bitfields list every operation of the resource type."""
 from __future__ import annotations
 
 import uuid
+import zlib
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.authorizer.acls import (
     CLUSTER_NAME,
@@ -22,6 +23,11 @@ from kemu.authorizer.acls import (
 )
 from kemu.broker.errors import ApiError
 from kemu.handlers.context import RequestContext
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k29_describe_acls import DescribeAclsRequest
+    from kemu.wire.messages.k31_delete_acls import DeleteAclsRequestFilters
 from kemu.wire.errors import ErrorCode
 
 NOT_REQUESTED = -2147483648  # Integer.MIN_VALUE: the client did not ask for authorized operations
@@ -72,6 +78,26 @@ def require(ctx: RequestContext, op: AclOperation, resource: ResourceType, name:
 def require_cluster(ctx: RequestContext, op: AclOperation) -> None:
     """AuthHelper.authorizeClusterOperation."""
     require(ctx, op, ResourceType.CLUSTER)
+
+
+def authorize_cluster_operation(ctx: RequestContext, request: Incoming[Any], op: AclOperation) -> None:
+    """AuthHelper.authorizeClusterOperation, as the controller's calls and DescribeAcls use it: refuse the
+    whole request unless `op` is allowed on the cluster, with Kafka's message, which quotes the request."""
+    if not allowed(ctx, op, CLUSTER):
+        raise ApiError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                       f"Request {request_text(ctx, request)} needs {op.name} permission.")
+
+
+def request_text(ctx: RequestContext, request: Incoming[Any]) -> str:
+    """RequestChannel.Request.toString as a broker shows a request it authorizes itself: kemu forwards nothing
+    to a controller, so where Kafka's controller quotes the forwarded request (its own connection, an
+    envelope) kemu quotes the client's. Java prints the request's Session by its identity hash, new for every
+    request: here a hash of the connection and the correlation id stands in for it."""
+    client = ctx.client
+    session = zlib.crc32(f"{client.connection_id}/{request.header.correlation_id}".encode()) & 0x7FFFFFFF
+    return (f"Request(processor=0, connectionId={client.connection_id}, "
+            f"session=org.apache.kafka.network.Session@{session:x}, listenerName=ListenerName({client.listener_name}), "
+            f"securityProtocol={client.security_protocol}, buffer=null, envelope=None)")
 
 
 def denied_topics(ctx: RequestContext, op: AclOperation, topics: Iterable[dict[str, Any]]) -> set[str]:
@@ -152,7 +178,7 @@ def cluster_operations(ctx: RequestContext, requested: bool) -> int:
     return operations(ctx, CLUSTER, CLUSTER_NAME)
 
 
-def acl_filter(entry: dict[str, Any]) -> AclFilter:
+def acl_filter(entry: DescribeAclsRequest | DeleteAclsRequestFilters) -> AclFilter:
     """A DescribeAcls request or DeleteAcls filter as an AclBindingFilter. One Kafka cannot parse (an element
     coded 0, UNKNOWN) fails the request, which closes the connection (INVALID_REQUEST has no error response
     here); a code it does not know reads as UNKNOWN, which matches no ACL."""

@@ -4,29 +4,36 @@ ConsumerGroupHeartbeat): the coordinator check Kafka's KafkaApis makes first, th
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from kemu.groups import GroupCoordinator
 from kemu.groups import RequestContext as CoreContext
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+
 Body = dict[str, Any]
-Operation = Callable[[GroupCoordinator, Body, CoreContext], Body]
-ErrorResponse = Callable[[Request, ErrorCode, str | None], Body]
+# The operation's answer: its API's response TypedDict where the groups core is typed, else a Body. The
+# operation takes the body as Any: the core checks what it reads of it against its own signature.
+Answer = TypeVar("Answer")
+ErrorResponse = Callable[["Incoming[Any]", ErrorCode, str | None], Body]
 
 
-def answer_in_group(ctx: RequestContext, request: Request, operation: Operation,
-                    error_response: ErrorResponse) -> Body:
+def answer_in_group(ctx: RequestContext, request: Incoming[Any],
+                    operation: Callable[[GroupCoordinator, Any, CoreContext], Answer],
+                    error_response: ErrorResponse) -> Answer:
     """`error_response` for a group this broker does not coordinate (or not yet), else `operation`'s answer."""
     body = request.body
     authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
     service = ctx.groups
     error = service.coordinator_error(body["group_id"], ctx.node_id)
     if error is not ErrorCode.NONE:
-        return error_response(request, error, error.message)
+        # GroupCoordinatorService's handleOperationException: ApiError.fromThrowable drops a generic message.
+        # Built from the response declaration (kemu.handlers.error_responses), so of the operation's kind.
+        return cast(Answer, error_response(request, error, None))
     context = core_context(request.version, ctx.client_id, ctx.client.host)
     return service.run(lambda coordinator: operation(coordinator, body, context))

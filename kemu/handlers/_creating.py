@@ -1,6 +1,6 @@
 """Planning and running a partition creation (kemu.broker.creation) a step at a time, yielding to the event
-loop between steps, so a 10,000-topic CreateTopics leaves other connections answered while it is checked and
-its logs are made."""
+loop between steps (paced: kemu.handlers._pacing), so a 10,000-topic CreateTopics leaves other connections
+answered while it is checked and its logs are made."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import trio
 
 from kemu.broker.broker import Broker
 from kemu.broker.creation import PartitionCreation
+from kemu.handlers._pacing import Pacer
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -34,13 +35,23 @@ class Planning(Protocol[T_co]):
 _queues: weakref.WeakKeyDictionary[Broker, trio.Lock] = weakref.WeakKeyDictionary()
 
 
-async def create(broker: Broker, plan: Callable[[], tuple[T, PartitionCreation] | Planning[T]]) -> T:
-    """Plan (`plan()` returns the outcomes and the creation, or a Planning that makes them a slice at a time)
-    once no other creation is under way, then run the creation to its end; the outcomes."""
+def _queue(broker: Broker) -> trio.Lock:
     queue = _queues.get(broker)
     if queue is None:
         queue = _queues[broker] = trio.Lock()
-    async with queue:
+    return queue
+
+
+def creations_paused(broker: Broker) -> trio.Lock:
+    """Held (`async with`) while no creation may run: a DeleteTopics deleting logs a slice at a time, so
+    that a topic created under a deleted one's name never opens the directory still being emptied."""
+    return _queue(broker)
+
+
+async def create(broker: Broker, plan: Callable[[], tuple[T, PartitionCreation] | Planning[T]]) -> T:
+    """Plan (`plan()` returns the outcomes and the creation, or a Planning that makes them a slice at a time)
+    once no other creation is under way, then run the creation to its end; the outcomes."""
+    async with _queue(broker):
         planned = plan()
         outcomes, creation = planned if isinstance(planned, tuple) else await _planned(planned)
         await _run(creation)
@@ -52,9 +63,10 @@ async def create(broker: Broker, plan: Callable[[], tuple[T, PartitionCreation] 
 async def _planned(planning: Planning[T]) -> tuple[T, PartitionCreation]:
     # Shielded as the creation is: the names a slice reserved are released if anything fails.
     with trio.CancelScope(shield=True):
+        pacer = Pacer()
         try:
             while not planning.step():
-                await trio.lowlevel.checkpoint()
+                await pacer.tick()
         except BaseException:
             planning.creation.abandon()
             raise
@@ -65,9 +77,10 @@ async def _run(creation: PartitionCreation) -> None:
     # Shielded: once planned, the creation completes even if the client goes away (as Kafka's controller
     # does), and its names are released whatever happens.
     with trio.CancelScope(shield=True):
+        pacer = Pacer()
         try:
             while not creation.step():
-                await trio.lowlevel.checkpoint()
+                await pacer.tick()
         except BaseException:
             creation.abandon()
             raise

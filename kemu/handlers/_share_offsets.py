@@ -4,11 +4,13 @@ GroupCoordinatorService makes before the group coordinator runs, and their answe
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ErrorResponder, error_responder
-from kemu.wire.codec import Request
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
 from kemu.wire.errors import ErrorCode
 
 Body = dict[str, Any]
@@ -25,13 +27,13 @@ def top_level_responder(key: int) -> ErrorResponder:
     """Kafka's getErrorResponse: the code with the coordinator's message or the code's own, no topics."""
     plain = error_responder(key)
 
-    def error_response(request: Request, code: ErrorCode, message: str | None) -> Body:
+    def error_response(request: Incoming[Any], code: ErrorCode, message: str | None) -> Body:
         return plain(request, code, message or code.message)
 
     return error_response
 
 
-def answer(request: Request, response: Body, refused: list[Body], error_response: ErrorResponder,
+def answer(request: Incoming[Any], response: Body, refused: list[Body], error_response: ErrorResponder,
            apply: Callable[[], None]) -> Body:
     """The group coordinator's answer: its error alone, or (its change applied) the topics refused before
     it ran, then its own."""

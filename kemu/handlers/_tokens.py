@@ -4,10 +4,13 @@ carries them (type and name) and as kemu keeps them ("Type:name")."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.handlers.context import RequestContext
-from kemu.wire.codec import Request
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k39_renew_delegation_token import RenewDelegationTokenResponse
 from kemu.wire.errors import ErrorCode
 
 ANONYMOUS = "User:ANONYMOUS"
@@ -27,15 +30,17 @@ def principal(kind: str, name: str) -> str:
     return f"{kind}:{name}"
 
 
-def wire_principal(value: str, prefix: str = "principal") -> dict[str, Any]:
+def split_principal(value: str) -> tuple[str, str]:
+    """A principal as the wire carries it: (type, name)."""
     kind, _, name = value.partition(":")
-    return {f"{prefix}_type": kind, f"{prefix}_name": name}
+    return kind, name
 
 
-def new_expiry(ctx: RequestContext, request: Request, period_field: str,
-               change: Callable[[bytes, str, int, int], tuple[str, int]]) -> dict[str, Any]:
+def new_expiry(ctx: RequestContext, request: Incoming[Any], period_field: str,
+               change: Callable[[bytes, str, int, int], tuple[str, int]]) -> RenewDelegationTokenResponse:
     """RenewDelegationToken and ExpireDelegationToken: refused as every token request is, else the
-    controller's outcome and the token's new expiry."""
+    controller's outcome and the token's new expiry. Their responses have the same fields, so the one type
+    is the other's too (TypedDicts compare by their keys)."""
     if not allow_token_requests(ctx):
         return {"error_code": int(ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED),
                 "expiry_timestamp_ms": ERROR_TIMESTAMP}

@@ -30,6 +30,9 @@ class ClientInfo:
     token_authenticated: bool = False  # authenticated with a delegation token (SCRAM, tokenauth=true)
     listener_name: str = "PLAINTEXT"
     security_protocol: str = "PLAINTEXT"
+    # Kafka's connection id, "localHost:localPort-remoteHost:remotePort-processor-index", which some of its
+    # error messages quote (the server sets it; "" where no socket is known).
+    connection_id: str = ""
 
 
 @dataclass(slots=True)
@@ -78,9 +81,14 @@ class Continuation:
     """What a handler returns when its answer has to wait (a long-polling Fetch): `finish()` waits and
     returns the response body. Everything before the wait has run, in request order; the connection
     finishes it in a task of its own while its next requests start (as `detach` lets them), so the
-    handler itself never suspends and a request that needs no wait costs no task."""
+    handler itself never suspends and a request that needs no wait costs no task.
 
-    __slots__ = ("finish",)
+    `holds_turn`: the connection's next requests wait until it has finished (Kafka's muted channel), for a
+    wait that a later request must not overtake — a Produce retrying its transaction's verification, whose
+    producer's next batches would otherwise be appended first."""
 
-    def __init__(self, finish: Callable[[], Awaitable[dict[str, Any] | None]]) -> None:
+    __slots__ = ("finish", "holds_turn")
+
+    def __init__(self, finish: Callable[[], Awaitable[dict[str, Any] | None]], holds_turn: bool = False) -> None:
         self.finish = finish
+        self.holds_turn = holds_turn

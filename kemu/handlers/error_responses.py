@@ -10,7 +10,9 @@ that echo:
 
 and the rest follows from the schema: every field gets its default, every `error_code` of the top level and
 of each echoed entry the error, every `error_message` there the message. The declaration is checked
-against the request and response schemas when the module is imported.
+against the request and response schemas when the module is imported. That check is why a typed handler
+(kemu.wire.messages) that answers with its error response may `cast` it to its API's response TypedDict: the
+answer is a `dict[str, Any]` to mypy, but only the response's own fields can be in it.
 
 APIs whose `getErrorResponse` does more than this (Produce answering nothing for acks=0, entries merged by
 key) keep a hand-written one.
@@ -20,14 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from kemu.wire.apis import get_api
-from kemu.wire.codec import Request
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
 from kemu.wire.errors import ErrorCode
 from kemu.wire.schema import Field, Versions
 
-ErrorResponder = Callable[[Request, ErrorCode, "str | None"], dict[str, Any]]
+ErrorResponder = Callable[["Incoming[Any]", ErrorCode, "str | None"], dict[str, Any]]
 
 
 class _Item:
@@ -71,7 +75,7 @@ def error_responder(api_key: int, **fields: Spec) -> ErrorResponder:
         raise KeyError(f"no API with key {api_key}")
     _check(api.name, api.response, api.request, fields)
 
-    def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+    def error_response(request: Incoming[Any], code: ErrorCode, message: str | None) -> dict[str, Any]:
         return _struct(request.api.response, request.body, fields, request.version, code, message)
 
     return error_response

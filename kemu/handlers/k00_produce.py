@@ -23,10 +23,11 @@ transactional batch that would open a transaction on a partition is first verifi
 coordinator (KIP-890, `transaction.partition.verification.enable`): a partition not added to the transaction
 is INVALID_TXN_STATE ("Partition was not added to the transaction"), or TRANSACTION_ABORTABLE from v11. From
 v12 the coordinator adds the partition to the transaction instead, whatever the verification setting (a
-stale epoch is INVALID_PRODUCER_EPOCH; CONCURRENT_TRANSACTIONS while the previous transaction completes stays
-as it is — Kafka retries it for up to add.partitions.to.txn.retry.backoff.max.ms, 100 ms, before it answers;
-kemu writes due markers at once instead, so only held markers make it answer that), and a producer new to
-the partition must start at sequence 0;
+stale epoch is INVALID_PRODUCER_EPOCH; CONCURRENT_TRANSACTIONS while the previous transaction completes is
+tried again every `add.partitions.to.txn.retry.backoff.ms` until `add.partitions.to.txn.retry.backoff.max.ms`
+(or `request.timeout.ms`, if less) has passed, as ReplicaManager does, and then answered as it is; kemu writes
+due markers at once, so only held markers make a producer wait or see it), and a producer new to the partition
+must start at sequence 0;
 transactional batches of more than one producer in one request fail it with INVALID_PRODUCER_ID_MAPPING. The
 followers are caught up the moment the leader appends (one log), so acks=-1 completes at once. acks=0 gets no
 response — and, as in Kafka, any error closes the connection instead. `timeout_ms` is moot. Appends wake
@@ -35,14 +36,19 @@ long-polling fetches through the log's listeners."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from functools import partial
 from typing import Any
+
+import trio
 
 from kemu.broker.client_quotas import PRODUCER_BYTE_RATE, user_of
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import is_internal
 from kemu.handlers import _authorize as authz
 from kemu.handlers._leadership import current_leader, leads, node_endpoints
-from kemu.handlers.context import RequestContext
+from kemu.handlers._pacing import Pacer
+from kemu.handlers.context import Continuation, RequestContext
 from kemu.handlers.versions import NARROWED
 from kemu.log import LogError
 from kemu.txn.producer_state import ProducerStateError
@@ -69,6 +75,16 @@ ZSTD_PRODUCE_VERSION = 7
 TOPIC_ID_VERSION = 13  # topic ids instead of names, both ways (KIP-516)
 FIRST_TV2_PRODUCE_VERSION = 12  # the coordinator's shell says so too (kemu.coordinators.txn), for verify_produce
 _CODEC_IDS = frozenset(int(codec) for codec in CompressionType)
+# A request this big appends its partitions with yields to the event loop between them (kemu.handlers._pacing):
+# 50 MiB over 50 partitions held it for ~0.1 s of CRC checks and writes. Smaller ones never look at a clock.
+PACED_BYTES = 1 << 20
+
+
+class _Paused:
+    """`_Partitions.produce` stopped between partitions: the pacer's budget is spent."""
+
+
+PAUSED = _Paused()
 ADMIN_CLIENT_ID = "__admin_client"  # Kafka's AdminUtils.ADMIN_CLIENT_ID: may write internal topics
 # Errors ReplicaManager answers without a log start offset (LogAppendInfo.UNKNOWN_LOG_APPEND_INFO); the
 # others carry the partition's log start offset.
@@ -79,7 +95,7 @@ _WITHOUT_LOG_START = frozenset({
 })
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None:
+async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Continuation | None:
     body = request.body
     acks: int = body["acks"]
     transactional_id: str | None = body["transactional_id"]
@@ -118,20 +134,36 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | None
     writable = authz.allowed_names(ctx, authz.WRITE, authz.TOPIC, names.values())
     if request.version < ZSTD_PRODUCE_VERSION:
         _refuse_unknown_codec_ids(ctx, firsts, writable)
-    failed = False
     responses: dict[Any, list[dict[str, Any]]] = {}
-    for (topic_key, index), records in entries.items():
-        name = names.get(topic_key)
-        if name is None:  # v13: an id no topic has
-            result = _failed(index, ErrorCode.UNKNOWN_TOPIC_ID)
-        elif name in writable:
-            result = _produce_partition(ctx, request.version, name, index, records, firsts[(topic_key, index)],
-                                        wholes.get((topic_key, index)), acks, internal_allowed, transactional_id)
-        else:
-            result = _failed(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-        failed = failed or result["error_code"] != 0
-        responses.setdefault(topic_key, []).append(result)
+    pending = iter(entries.items())
+    partitions = _Partitions(ctx, request.version, names, writable, firsts, wholes, acks, internal_allowed,
+                             transactional_id, responses)
+    pacer = Pacer() if ctx.request_size > PACED_BYTES else None
+    blocked = partitions.produce(pending, pacer)
+    if blocked is None:
+        return _answer(ctx, request, acks, uses_ids, responses, partitions.failed)
 
+    async def finish() -> dict[str, Any] | None:
+        retry_until = trio.current_time() + _add_retry_window_ms(ctx) / 1000
+        waiting: tuple[Any, tuple[Any, ...]] | _Paused | None = blocked
+        while waiting is not None:
+            if isinstance(waiting, _Paused):
+                assert pacer is not None
+                await pacer.tick()
+            else:
+                topic_key, arguments = waiting
+                result = await _retry_while_concurrent(ctx, partial(_produce_partition, *arguments), retry_until)
+                partitions.record(topic_key, result)
+            waiting = partitions.produce(pending, pacer)
+        return _answer(ctx, request, acks, uses_ids, responses, partitions.failed)
+
+    # Holding the connection's turn, as Kafka's muted channel does while it retries or yields: a producer's
+    # later batches must not be appended before this one.
+    return Continuation(finish, holds_turn=True)
+
+
+def _answer(ctx: RequestContext, request: Request, acks: int, uses_ids: bool,
+            responses: dict[Any, list[dict[str, Any]]], failed: bool) -> dict[str, Any] | None:
     # Only a refused partition names its current leader (NOT_LEADER_OR_FOLLOWER).
     moved = [r["current_leader"]["leader_id"] for parts in responses.values() for r in parts
              if "current_leader" in r] if failed else []
@@ -187,6 +219,74 @@ def _first_header(records: Any) -> BatchHeader | None:
     if first is None or first[MAGIC_OFFSET] != MAGIC_V2 or len(first) < HEADER_SIZE:
         return None
     return BatchHeader.parse(first)
+
+
+def _add_retry_window_ms(ctx: RequestContext) -> int:
+    """ReplicaManager's retryTimeoutMs: add.partitions.to.txn.retry.backoff.max.ms, at most request.timeout.ms."""
+    properties = ctx.broker.config.properties
+    return min(_int_setting(properties, "add.partitions.to.txn.retry.backoff.max.ms", 100),
+               _int_setting(properties, "request.timeout.ms", 30000))
+
+
+def _int_setting(properties: dict[str, str], name: str, default: int) -> int:
+    value = properties.get(name)
+    return default if value is None else int(value.strip())
+
+
+async def _retry_while_concurrent(ctx: RequestContext, attempt: partial[dict[str, Any]],
+                                  retry_until: float) -> dict[str, Any]:
+    """A TV2 Produce whose partition could not be added while the producer's previous transaction completes:
+    tried again after each backoff until the window closes (the answer then is CONCURRENT_TRANSACTIONS), so
+    the producer does not back off a whole retry.backoff.ms of its own for markers about to be written."""
+    backoff_s = _int_setting(ctx.broker.config.properties, "add.partitions.to.txn.retry.backoff.ms", 20) / 1000
+    while True:
+        await trio.sleep(min(backoff_s, max(0.0, retry_until - trio.current_time())))
+        result = attempt()
+        if result["error_code"] != ErrorCode.CONCURRENT_TRANSACTIONS or trio.current_time() >= retry_until:
+            return result
+
+
+class _Partitions:
+    """The request's partitions produced in order, up to one that must wait for its transaction to complete."""
+
+    __slots__ = ("ctx", "version", "names", "writable", "firsts", "wholes", "acks", "internal_allowed",
+                 "transactional_id", "responses", "failed")
+
+    def __init__(self, ctx: RequestContext, version: int, names: dict[Any, str], writable: set[str],
+                 firsts: dict[tuple[Any, int], BatchHeader | None], wholes: dict[tuple[Any, int], BatchHeader],
+                 acks: int, internal_allowed: bool, transactional_id: str | None,
+                 responses: dict[Any, list[dict[str, Any]]]) -> None:
+        self.ctx, self.version, self.names, self.writable = ctx, version, names, writable
+        self.firsts, self.wholes, self.acks, self.internal_allowed = firsts, wholes, acks, internal_allowed
+        self.transactional_id, self.responses, self.failed = transactional_id, responses, False
+
+    def produce(self, pending: Iterator[tuple[tuple[Any, int], Any]],
+                pacer: Pacer | None = None) -> tuple[Any, tuple[Any, ...]] | _Paused | None:
+        """Produce to `pending`'s partitions until one answers CONCURRENT_TRANSACTIONS from v12 (ReplicaManager
+        then retries): that one's topic key and arguments, its answer not yet recorded; None when all are done;
+        PAUSED after a partition once `pacer` is due."""
+        for (topic_key, index), records in pending:
+            name = self.names.get(topic_key)
+            if name is None:  # v13: an id no topic has
+                result = _failed(index, ErrorCode.UNKNOWN_TOPIC_ID)
+            elif name in self.writable:
+                arguments = (self.ctx, self.version, name, index, records, self.firsts[(topic_key, index)],
+                             self.wholes.get((topic_key, index)), self.acks, self.internal_allowed,
+                             self.transactional_id)
+                result = _produce_partition(*arguments)
+                if result["error_code"] == ErrorCode.CONCURRENT_TRANSACTIONS \
+                        and self.version >= FIRST_TV2_PRODUCE_VERSION:
+                    return topic_key, arguments
+            else:
+                result = _failed(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+            self.record(topic_key, result)
+            if pacer is not None and pacer.due():
+                return PAUSED
+        return None
+
+    def record(self, topic_key: Any, result: dict[str, Any]) -> None:
+        self.failed = self.failed or result["error_code"] != 0
+        self.responses.setdefault(topic_key, []).append(result)
 
 
 def _produce_partition(ctx: RequestContext, version: int, name: str, index: int, records: Any,

@@ -35,6 +35,7 @@ import trio
 
 from kemu.broker.broker import Broker
 from kemu.broker.client_quotas import CONSUMER_BYTE_RATE, Throttling, user_of
+from kemu.broker.errors import ApiError
 from kemu.broker.fetch_sessions import (
     FetchContext,
     IncrementalContext,
@@ -59,6 +60,7 @@ VERSIONS = NARROWED[KEY]
 
 FETCH_MAX_BYTES = 57671680  # fetch.max.bytes: the broker's cap on a response's max_bytes (55 MiB)
 READ_COMMITTED = 1
+ISOLATION_LEVELS = (0, READ_COMMITTED)  # read_uncommitted, read_committed
 NO_EPOCH = -1
 FIRST_CLIENT_METADATA_VERSION = 11  # rack_id: a consumer may fetch from a follower (KIP-392)
 
@@ -94,16 +96,25 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
 
     targets: list[_Target] = []
     erroneous: PartitionResults = []
+    # KafkaApis.handleFetchRequest: a follower needs CLUSTER_ACTION, else every partition it asks for is
+    # TOPIC_AUTHORIZATION_FAILED; a consumer needs READ on each topic, asked before the topic is looked up, so
+    # one it may not read is refused whether or not it exists (only an id no topic has is UNKNOWN_TOPIC_ID).
+    follower = _replica_id(body, version) >= 0
+    follower_denied = follower and not authz.allowed(ctx, authz.CLUSTER_ACTION, authz.CLUSTER)
     for key, fetch in context.partitions():
         topic_key, index = key
-        topic = broker.topics.by_id(topic_key) if isinstance(topic_key, uuid.UUID) else broker.topics.get(topic_key)
-        if topic is None:
-            code = ErrorCode.UNKNOWN_TOPIC_ID if uses_ids else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            erroneous.append((key, _refused_partition(index, code)))
-        elif not 0 <= index < len(topic.partitions):
-            erroneous.append((key, _refused_partition(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
-        elif not authz.allowed(ctx, authz.READ, authz.TOPIC, topic.name):
+        if isinstance(topic_key, uuid.UUID):
+            topic = broker.topics.by_id(topic_key)
+            name = None if topic is None else topic.name
+        else:
+            topic, name = broker.topics.get(topic_key), topic_key
+        if follower_denied or (not follower and name is not None
+                               and not authz.allowed(ctx, authz.READ, authz.TOPIC, name)):
             erroneous.append((key, _refused_partition(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)))
+        elif name is None:
+            erroneous.append((key, _refused_partition(index, ErrorCode.UNKNOWN_TOPIC_ID)))
+        elif topic is None or not 0 <= index < len(topic.partitions):
+            erroneous.append((key, _refused_partition(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
         else:
             targets.append(_Target(key, topic.name, topic.topic_id, index, fetch))
 
@@ -117,6 +128,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
         if window is not None:
             max_bytes = min(max_bytes, int(window))
     min_bytes = min(body["min_bytes"], max_bytes)
+    if targets and body["isolation_level"] not in ISOLATION_LEVELS:
+        # KafkaApis builds its FetchParams (IsolationLevel.forId, which throws) only when some partition is
+        # left to read: the whole request then fails as an unexpected error.
+        raise ApiError(ErrorCode.UNKNOWN_SERVER_ERROR)
     read_committed = body["isolation_level"] == READ_COMMITTED
     where = _Fetcher(ctx.node_id, version >= FIRST_CLIENT_METADATA_VERSION and _replica_id(body, version) < 0,
                      body["rack_id"] if version >= FIRST_CLIENT_METADATA_VERSION else "",
@@ -401,7 +416,7 @@ def _group_by_topic(partitions: PartitionResults, uses_ids: bool) -> list[dict[s
 
 
 # FetchRequest.getErrorResponse: the top-level error, and before v13 the same error on every requested
-# partition, as FetchResponse.partitionResponse fills one (what _error_partition gives).
+# partition, as FetchResponse.partitionResponse fills one: -1 high watermark, no records, and the other fields at
+# the message's defaults (aborted_transactions an empty list, as _refused_partition).
 error_response = error_responder(KEY, responses=each("topics", versions="0-12", topic="topic", partitions=each(
-    "partitions", partition_index="partition", high_watermark=Fixed(-1), aborted_transactions=Fixed(None),
-    records=Fixed(b""))))
+    "partitions", partition_index="partition", high_watermark=Fixed(-1), records=Fixed(b""))))

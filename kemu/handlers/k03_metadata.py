@@ -30,6 +30,7 @@ from kemu.broker.partition import NO_LEADER
 from kemu.broker.topic_names import invalid_name_reason, is_internal
 from kemu.broker.topics import Topic
 from kemu.handlers import _authorize as authz
+from kemu.handlers._pacing import Pacer
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -79,8 +80,12 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     present: list[dict[str, Any]] = []
     missing: list[dict[str, Any]] = []
     to_create: list[str] = []
-    for name in names:
-        topic = broker.topics.get(name) if name is not None else None
+    # Looked up before the first yield: the answer names the topics as they were when it began, as Kafka's
+    # answers from one image of its metadata, though a request deletes or creates some in between.
+    looked_up = [(name, broker.topics.get(name) if name is not None else None) for name in names]
+    pacer = Pacer()  # 2,000 topics held the loop for ~50 ms: others are served in between
+    for name, topic in looked_up:
+        await pacer.tick()
         if name is not None and name not in describable:
             missing.append(_missing(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
         elif topic is not None:
@@ -105,6 +110,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     topics = present + missing
     if body["include_topic_authorized_operations"]:
         for entry in topics:
+            await pacer.tick()
             if entry["error_code"] != ErrorCode.TOPIC_AUTHORIZATION_FAILED:
                 entry["topic_authorized_operations"] = authz.operations(ctx, authz.TOPIC, entry["name"])
     for topic_id in unknown_ids:

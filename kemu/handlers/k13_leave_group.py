@@ -9,18 +9,21 @@ NOT_COORDINATOR for a group this broker does not coordinate.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.groups import GroupCoordinator
 from kemu.handlers._coordinated import answer_in_group
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k13_leave_group import LeaveGroupRequest, LeaveGroupResponse
 
 KEY = 13
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[LeaveGroupRequest]) -> LeaveGroupResponse:
     return answer_in_group(ctx, request, GroupCoordinator.leave_group, error_response)
 
 

@@ -14,20 +14,27 @@ one the client may not DESCRIBE, GROUP_AUTHORIZATION_FAILED.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, Fixed, each, error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k15_describe_groups import (
+        DescribeGroupsRequest,
+        DescribeGroupsResponse,
+        DescribeGroupsResponseGroups,
+    )
 
 KEY = 15
 FIRST_VERSION_WITH_OPERATIONS = 3
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[DescribeGroupsRequest]) -> DescribeGroupsResponse:
     body, version = request.body, request.version
     service = ctx.groups
     context = core_context(version, ctx.client_id, ctx.client.host)
@@ -36,7 +43,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     allowed = authz.allowed_names(ctx, authz.DESCRIBE, authz.GROUP, body["groups"])
     denied = [_group_error(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED) for group_id in body["groups"]
               if group_id not in allowed]
-    described: list[dict[str, Any]] = []
+    described: list[DescribeGroupsResponseGroups] = []
     for group_id in (group_id for group_id in body["groups"] if group_id in allowed):
         error = service.coordinator_error(group_id, ctx.node_id) if group_id else ErrorCode.NONE
         if error is not ErrorCode.NONE:
@@ -52,7 +59,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     return {"groups": denied + described}
 
 
-def _group_error(group_id: str, code: ErrorCode) -> dict[str, Any]:
+def _group_error(group_id: str, code: ErrorCode) -> DescribeGroupsResponseGroups:
     return {"error_code": code, "group_id": group_id, "group_state": "", "protocol_type": "", "protocol_data": "",
             "members": [], "authorized_operations": authz.NOT_REQUESTED}
 

@@ -8,16 +8,20 @@ successful handshake (SaslAuthenticate framing), which never happens here.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k17_sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
+
 KEY = 17
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[SaslHandshakeRequest]) -> SaslHandshakeResponse:
     return {"error_code": int(ErrorCode.ILLEGAL_SASL_STATE), "mechanisms": []}
 
 

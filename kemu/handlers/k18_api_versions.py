@@ -16,13 +16,16 @@ UNSUPPORTED_VERSION and ApiVersions' own range (KIP-511), before reaching this m
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kemu.handlers import all_handlers
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k18_api_versions import ApiVersionsRequest, ApiVersionsResponse, ApiVersionsResponseApiKeys
 
 KEY = 18
 
@@ -30,18 +33,18 @@ _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 _TELEMETRY_KEYS = frozenset({71, 72})
 
 
-def supported_api_keys(telemetry: bool) -> list[dict[str, int]]:
+def supported_api_keys(telemetry: bool) -> list[ApiVersionsResponseApiKeys]:
     return [{"api_key": h.key, "min_version": h.advertised_min_version, "max_version": h.max_version}
             for h in all_handlers().values() if telemetry or h.key not in _TELEMETRY_KEYS]
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[ApiVersionsRequest]) -> ApiVersionsResponse:
     body = request.body
     telemetry = ctx.broker.config.kemu_client_telemetry_enable
     if request.version >= 3:
         name, version = body["client_software_name"], body["client_software_version"]
         if not (_SOFTWARE.fullmatch(name) and _SOFTWARE.fullmatch(version)):
-            return error_response(request, ErrorCode.INVALID_REQUEST, None)
+            return cast("ApiVersionsResponse", error_response(request, ErrorCode.INVALID_REQUEST, None))
         ctx.client.software_name, ctx.client.software_version = name, version
         features = ctx.broker.features
         return {"error_code": 0, "api_keys": supported_api_keys(telemetry),
@@ -60,7 +63,7 @@ def unsupported_version_response() -> dict[str, Any]:
 _no_api_keys = error_responder(KEY)
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+def error_response(request: Incoming[Any], code: ErrorCode, message: str | None) -> dict[str, Any]:
     if code == ErrorCode.UNSUPPORTED_VERSION:
         return unsupported_version_response()
     return _no_api_keys(request, code, message)

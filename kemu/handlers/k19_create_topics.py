@@ -16,11 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import trio
-
 from kemu.admin.topics import CreateOutcome, NewTopic, TopicPlan
 from kemu.handlers import _authorize as authz
 from kemu.handlers._creating import create
+from kemu.handlers._pacing import Pacer
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.handlers.versions import NARROWED
@@ -55,13 +54,11 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                                                           validate_only=request.body["validate_only"]))
     outcomes += denied
     results = []
-    for start in range(0, len(outcomes), RESULTS_PER_TURN):
-        results += [_result(o) for o in outcomes[start:start + RESULTS_PER_TURN]]
-        await trio.lowlevel.checkpoint()  # each result holds every config: let the other connections run
+    pacer = Pacer()
+    for outcome in outcomes:
+        await pacer.tick()  # each result holds every config: let the other connections run
+        results.append(_result(outcome))
     return {"topics": results}
-
-
-RESULTS_PER_TURN = 500
 
 
 def _result(outcome: CreateOutcome) -> dict[str, Any]:

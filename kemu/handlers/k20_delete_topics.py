@@ -5,7 +5,10 @@ versions get INVALID_REQUEST when `delete.topic.enable` is false); v4 flexible; 
 v6 names each topic by name or by id: an unknown name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id
 UNKNOWN_TOPIC_ID, both or neither given, duplicates, or a name and an id of the same topic are
 INVALID_REQUEST. Like Kafka's controller, results come back shuffled, so their order says nothing.
-Deletion completes before the response; `timeout_ms` is moot.
+Deletion completes before the response; `timeout_ms` is moot. The topics leave the registry at once (no
+request finds them after); their logs are then deleted a slice at a time, the event loop serving other
+connections in between, with no partition creation under way meanwhile (a topic of the same name must not
+find its predecessor's files), and the registry is saved when the last is gone.
 """
 
 from __future__ import annotations
@@ -13,8 +16,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from kemu.admin.topics import DeleteOutcome, delete_topics
+import trio
+
+from kemu.admin.topics import DeleteOutcome, delete_logs, delete_topics
 from kemu.handlers import _authorize as authz
+from kemu.handlers._creating import creations_paused
+from kemu.handlers._pacing import Pacer
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, each, error_responder
 from kemu.handlers.versions import NARROWED
@@ -23,6 +30,7 @@ from kemu.wire.errors import ErrorCode
 
 KEY = 20
 VERSIONS = NARROWED[KEY]
+SUSPENDS = True  # deleting many topics' logs yields to the event loop
 
 
 
@@ -35,12 +43,19 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     denied = [DeleteOutcome(name, topic_id, refused, refused.message)
               for name, topic_id in [(n, authz.ZERO_UUID) for n in names] + by_state
               if authz.topic_denied(ctx, authz.DELETE, name, topic_id)]
-    outcomes = delete_topics(
+    deleted, removed = delete_topics(
         ctx.broker,
         names=[n for n in names if not authz.topic_denied(ctx, authz.DELETE, n)],
         by_state=[(n, i) for n, i in by_state if not authz.topic_denied(ctx, authz.DELETE, n, i)],
         version=request.version,
-    ) + denied
+    )
+    if removed:
+        async with creations_paused(ctx.broker):
+            with trio.CancelScope(shield=True):  # once out of the registry, the logs go whatever the client does
+                pacer = Pacer()
+                for _ in delete_logs(ctx.broker, removed):
+                    await pacer.tick()
+    outcomes = deleted + denied
     random.shuffle(outcomes)
     # Kafka's ApiError: an error without a message of its own carries its code's default message.
     return {"responses": [{"name": o.name, "topic_id": o.topic_id, "error_code": int(o.error),

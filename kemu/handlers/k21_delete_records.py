@@ -13,7 +13,7 @@ retention pass, as in Kafka.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.broker.topic_names import is_internal
 from kemu.handlers import _authorize as authz
@@ -21,21 +21,28 @@ from kemu.handlers._leadership import leads
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import Fixed, each, error_responder
 from kemu.log import LogClosedError, LogError
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k21_delete_records import (
+        DeleteRecordsRequest,
+        DeleteRecordsResponse,
+        DeleteRecordsResponseTopicsPartitions,
+    )
 
 KEY = 21
 
 INVALID_LOW_WATERMARK = -1
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[DeleteRecordsRequest]) -> DeleteRecordsResponse:
     # A map, as Kafka's: a partition named twice is deleted up to its last offset and answered once.
     wanted: dict[tuple[str, int], int] = {}
     for topic in request.body["topics"]:
         for partition in topic["partitions"]:
             wanted[(topic["name"], partition["partition_index"])] = partition["offset"]
-    responses: dict[str, list[dict[str, Any]]] = {}
+    responses: dict[str, list[DeleteRecordsResponseTopicsPartitions]] = {}
     deletable = authz.allowed_names(ctx, authz.DELETE, authz.TOPIC, (name for name, _ in wanted))
     for (name, index), offset in wanted.items():
         responses.setdefault(name, []).append(_delete(ctx, name, index, offset) if name in deletable
@@ -43,7 +50,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     return {"topics": [{"name": name, "partitions": parts} for name, parts in responses.items()]}
 
 
-def _delete(ctx: RequestContext, name: str, index: int, offset: int) -> dict[str, Any]:
+def _delete(ctx: RequestContext, name: str, index: int, offset: int) -> DeleteRecordsResponseTopicsPartitions:
     partition = ctx.broker.partition(name, index)
     if partition is None:
         return _result(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -63,7 +70,8 @@ def _delete(ctx: RequestContext, name: str, index: int, offset: int) -> dict[str
     return _result(index, ErrorCode.NONE, low_watermark)
 
 
-def _result(index: int, code: ErrorCode, low_watermark: int = INVALID_LOW_WATERMARK) -> dict[str, Any]:
+def _result(index: int, code: ErrorCode,
+            low_watermark: int = INVALID_LOW_WATERMARK) -> DeleteRecordsResponseTopicsPartitions:
     return {"partition_index": index, "low_watermark": low_watermark, "error_code": int(code)}
 
 

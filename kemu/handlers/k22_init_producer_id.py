@@ -17,22 +17,25 @@ listens, so NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS never occur.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.broker.errors import ApiError
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import Fixed, error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k22_init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 
 KEY = 22
 FIRST_FENCED_VERSION = 4
 _NO_PRODUCER = (-1, -1)
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[InitProducerIdRequest]) -> InitProducerIdResponse:
     body = request.body
     producer_id, producer_epoch = body["producer_id"], body["producer_epoch"]
     authz.require_producer_id(ctx, body["transactional_id"])

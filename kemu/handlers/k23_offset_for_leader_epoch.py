@@ -12,7 +12,7 @@ Unknown topics and partitions are UNKNOWN_TOPIC_OR_PARTITION.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers._leadership import leads
@@ -20,8 +20,16 @@ from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.handlers.versions import NARROWED
 from kemu.log import LogClosedError
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k23_offset_for_leader_epoch import (
+        OffsetForLeaderEpochRequest,
+        OffsetForLeaderEpochResponse,
+        OffsetForLeaderEpochResponseTopics,
+        OffsetForLeaderEpochResponseTopicsPartitions,
+    )
 
 KEY = 23
 VERSIONS = NARROWED[KEY]
@@ -29,12 +37,12 @@ VERSIONS = NARROWED[KEY]
 NO_EPOCH = -1
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[OffsetForLeaderEpochRequest]) -> OffsetForLeaderEpochResponse:
     broker = ctx.broker
-    topics = []
+    topics: list[OffsetForLeaderEpochResponseTopics] = []
     for entry in request.body["topics"]:
         topic = broker.topics.get(entry["topic"])
-        partitions = []
+        partitions: list[OffsetForLeaderEpochResponseTopicsPartitions] = []
         for wanted in entry["partitions"]:
             index = wanted["partition"]
             if not authz.allowed(ctx, authz.DESCRIBE, authz.TOPIC, entry["topic"]):
@@ -63,7 +71,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     return {"topics": topics}
 
 
-def _result(index: int, code: ErrorCode, epoch: int = -1, end_offset: int = -1) -> dict[str, Any]:
+def _result(index: int, code: ErrorCode, epoch: int = -1,
+            end_offset: int = -1) -> OffsetForLeaderEpochResponseTopicsPartitions:
     return {"error_code": int(code), "partition": index, "leader_epoch": epoch, "end_offset": end_offset}
 
 

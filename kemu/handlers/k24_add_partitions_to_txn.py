@@ -19,21 +19,32 @@ own broker does for those requests without the round trip.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
 from kemu.txn.state import TV_0, TV_2, TopicPartition
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k24_add_partitions_to_txn import (
+        AddPartitionsToTxnRequest,
+        AddPartitionsToTxnRequestTransactionsTopics,
+        AddPartitionsToTxnResponse,
+        AddPartitionsToTxnResponseResultsByTopicV3AndBelow,
+        AddPartitionsToTxnResponseResultsByTopicV3AndBelowResultsByPartition,
+        AddPartitionsToTxnResponseResultsByTransaction,
+    )
 
 KEY = 24
 FIRST_FENCED_VERSION = 2
 FIRST_BATCHED_VERSION = 4
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[AddPartitionsToTxnRequest]) -> AddPartitionsToTxnResponse:
     body, version = request.body, request.version
     if version < FIRST_BATCHED_VERSION:
         authz.require(ctx, authz.WRITE, authz.TRANSACTIONAL_ID, body["v3_and_below_transactional_id"])
@@ -41,7 +52,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                       body["v3_and_below_producer_epoch"], False, body["v3_and_below_topics"])
         return {"results_by_topic_v3_and_below": result}
     authz.require_cluster(ctx, authz.CLUSTER_ACTION)  # v4+ is the brokers' own verification
-    results = [{"transactional_id": txn["transactional_id"],
+    results: list[AddPartitionsToTxnResponseResultsByTransaction] = [{"transactional_id": txn["transactional_id"],
                 "topic_results": _one(ctx, version, txn["transactional_id"], txn["producer_id"],
                                       txn["producer_epoch"], txn["verify_only"], txn["topics"])}
                for txn in body["transactions"]]
@@ -49,7 +60,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
 
 
 def _one(ctx: RequestContext, version: int, transactional_id: str, producer_id: int, producer_epoch: int,
-         verify_only: bool, topics: list[dict[str, Any]]) -> list[dict[str, Any]]:
+         verify_only: bool, topics: Sequence[AddPartitionsToTxnRequestTransactionsTopics],
+         ) -> list[AddPartitionsToTxnResponseResultsByTopicV3AndBelow]:
+    # The two versions' topic structs have the same fields, in the request and in the response.
     partitions = _partitions(topics)
     writable = authz.allowed_names(ctx, authz.WRITE, authz.TOPIC, (topic for topic, _ in partitions))
     missing = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp[0] not in writable else
@@ -72,19 +85,19 @@ def _one(ctx: RequestContext, version: int, transactional_id: str, producer_id: 
     return topic_results(errors)
 
 
-def _partitions(topics: list[dict[str, Any]]) -> list[TopicPartition]:
+def _partitions(topics: Sequence[AddPartitionsToTxnRequestTransactionsTopics]) -> list[TopicPartition]:
     # A set, as Kafka's request keeps them: a partition named twice is one partition.
     return list(dict.fromkeys((topic["name"], index) for topic in topics for index in topic["partitions"]))
 
 
-def topic_results(errors: dict[TopicPartition, ErrorCode]) -> list[dict[str, Any]]:
-    by_topic: dict[str, list[dict[str, Any]]] = {}
+def topic_results(errors: dict[TopicPartition, ErrorCode]) -> list[AddPartitionsToTxnResponseResultsByTopicV3AndBelow]:
+    by_topic: dict[str, list[AddPartitionsToTxnResponseResultsByTopicV3AndBelowResultsByPartition]] = {}
     for (topic, index), error in errors.items():
         by_topic.setdefault(topic, []).append({"partition_index": index, "partition_error_code": error})
     return [{"name": name, "results_by_partition": results} for name, results in by_topic.items()]
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+def error_response(request: Incoming[Any], code: ErrorCode, message: str | None) -> AddPartitionsToTxnResponse:
     """Kafka's AddPartitionsToTxnRequest.getErrorResponse: the error on every partition (v0-3), or at the
     top with no transaction results (v4+)."""
     if request.version >= FIRST_BATCHED_VERSION:

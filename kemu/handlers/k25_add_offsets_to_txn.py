@@ -9,21 +9,24 @@ flexible; v4 may answer TRANSACTION_ABORTABLE (never needed here).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k25_add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
 
 KEY = 25
 FIRST_FENCED_VERSION = 2
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[AddOffsetsToTxnRequest]) -> AddOffsetsToTxnResponse:
     body = request.body
     authz.require(ctx, authz.WRITE, authz.TRANSACTIONAL_ID, body["transactional_id"])
     authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])

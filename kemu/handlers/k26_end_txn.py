@@ -20,22 +20,25 @@ producer id and epoch -1.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import fenced_for_version
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
 from kemu.txn.state import TV_0, TV_2
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k26_end_txn import EndTxnRequest, EndTxnResponse
 
 KEY = 26
 FIRST_FENCED_VERSION = 2
 FIRST_TV2_VERSION = 5
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[EndTxnRequest]) -> EndTxnResponse:
     body = request.body
     authz.require(ctx, authz.WRITE, authz.TRANSACTIONAL_ID, body["transactional_id"])
     not_here = ctx.txn.coordinator_error(body["transactional_id"], ctx.node_id)

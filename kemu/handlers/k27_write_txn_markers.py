@@ -16,7 +16,7 @@ CLUSTER_ACTION check always passes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
@@ -25,11 +25,20 @@ from kemu.txn.state import TopicPartition
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k27_write_txn_markers import (
+        WriteTxnMarkersRequest,
+        WriteTxnMarkersResponse,
+        WriteTxnMarkersResponseMarkers,
+        WriteTxnMarkersResponseMarkersTopicsPartitions,
+    )
+
 KEY = 27
 VERSIONS = NARROWED[KEY]
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[WriteTxnMarkersRequest]) -> WriteTxnMarkersResponse:
     authz.require_cluster(ctx, authz.CLUSTER_ACTION)
     by_producer: dict[int, dict[TopicPartition, ErrorCode]] = {}
     for marker in request.body["markers"]:
@@ -40,10 +49,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     return _response(by_producer)
 
 
-def _response(by_producer: dict[int, dict[TopicPartition, ErrorCode]]) -> dict[str, Any]:
-    markers = []
+def _response(by_producer: dict[int, dict[TopicPartition, ErrorCode]]) -> WriteTxnMarkersResponse:
+    markers: list[WriteTxnMarkersResponseMarkers] = []
     for producer_id, errors in by_producer.items():
-        topics: dict[str, list[dict[str, Any]]] = {}
+        topics: dict[str, list[WriteTxnMarkersResponseMarkersTopicsPartitions]] = {}
         for (topic, index), error in errors.items():
             topics.setdefault(topic, []).append({"partition_index": index, "error_code": error})
         markers.append({"producer_id": producer_id,
@@ -51,7 +60,7 @@ def _response(by_producer: dict[int, dict[TopicPartition, ErrorCode]]) -> dict[s
     return {"markers": markers}
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+def error_response(request: Request, code: ErrorCode, message: str | None) -> WriteTxnMarkersResponse:
     """Kafka's WriteTxnMarkersRequest.getErrorResponse: the error on every partition of every marker."""
     by_producer: dict[int, dict[TopicPartition, ErrorCode]] = {}
     for marker in request.body["markers"]:

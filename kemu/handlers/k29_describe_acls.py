@@ -9,7 +9,7 @@ closed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
@@ -18,18 +18,26 @@ from kemu.handlers.versions import NARROWED
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k29_describe_acls import (
+        DescribeAclsRequest,
+        DescribeAclsResponse,
+        DescribeAclsResponseResourcesAcls,
+    )
+
 KEY = 29
 VERSIONS = NARROWED[KEY]
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[DescribeAclsRequest]) -> DescribeAclsResponse:
     acl_filter = authz.acl_filter(request.body)
-    authz.require_cluster(ctx, authz.DESCRIBE)
+    authz.authorize_cluster_operation(ctx, request, authz.DESCRIBE)
     authorizer = ctx.broker.authorizer
     if authorizer is None:
         return {"error_code": ErrorCode.SECURITY_DISABLED, "error_message": "No Authorizer is configured on the broker",
                 "resources": []}
-    resources: dict[tuple[int, str, int], list[dict[str, Any]]] = {}
+    resources: dict[tuple[int, str, int], list[DescribeAclsResponseResourcesAcls]] = {}
     for acl in authorizer.describe(acl_filter):
         resources.setdefault((acl.resource_type, acl.name, acl.pattern_type), []).append(
             {"principal": acl.principal, "host": acl.host, "operation": acl.operation,

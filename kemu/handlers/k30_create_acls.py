@@ -12,7 +12,7 @@ request: UNKNOWN_SERVER_ERROR, with no message, for every creation. A creation w
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.authorizer.acls import (
     AclBinding,
@@ -31,25 +31,29 @@ from kemu.handlers.versions import NARROWED
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k30_create_acls import CreateAclsRequest, CreateAclsResponse, CreateAclsResponseResults
+
 KEY = 30
 VERSIONS = NARROWED[KEY]
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[CreateAclsRequest]) -> CreateAclsResponse:
     acls = [AclBinding(resource_type(c["resource_type"]), c["resource_name"], pattern_type(c["resource_pattern_type"]),
                        c["principal"], c["host"], operation(c["operation"]), permission_type(c["permission_type"]))
             for c in request.body["creations"]]
     if any(has_unknown_code(c["resource_type"], c["resource_pattern_type"], c["operation"], c["permission_type"])
            for c in request.body["creations"]):
         raise ApiError(ErrorCode.INVALID_REQUEST, "CreatableAcls contain unknown elements")
-    authz.require_cluster(ctx, authz.ALTER)
+    authz.authorize_cluster_operation(ctx, request, authz.ALTER)
     authorizer = ctx.broker.authorizer
     if authorizer is None:
         raise ApiError(ErrorCode.SECURITY_DISABLED, "No Authorizer is configured.")
     if any(constructor_error(acl) for acl in acls):
         # An IllegalArgumentException Kafka did not expect: ApiError.fromThrowable keeps no message.
         raise ApiError(ErrorCode.UNKNOWN_SERVER_ERROR)
-    results = []
+    results: list[CreateAclsResponseResults] = []
     for error in authorizer.create(acls):
         # A success leaves the message at its default, the empty string.
         results.append({"error_code": ErrorCode.INVALID_REQUEST if error else ErrorCode.NONE,

@@ -10,7 +10,7 @@ with an element coded 0 (UNKNOWN) is a request Kafka cannot parse: the connectio
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.authorizer.acls import filter_error
 from kemu.broker.errors import ApiError
@@ -21,19 +21,27 @@ from kemu.handlers.versions import NARROWED
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k31_delete_acls import (
+        DeleteAclsRequest,
+        DeleteAclsResponse,
+        DeleteAclsResponseFilterResults,
+    )
+
 KEY = 31
 VERSIONS = NARROWED[KEY]
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[DeleteAclsRequest]) -> DeleteAclsResponse:
     filters = [authz.acl_filter(entry) for entry in request.body["filters"]]
-    authz.require_cluster(ctx, authz.ALTER)
+    authz.authorize_cluster_operation(ctx, request, authz.ALTER)
     authorizer = ctx.broker.authorizer
     if authorizer is None:
         raise ApiError(ErrorCode.SECURITY_DISABLED, "No Authorizer is configured.")
     refusals = [filter_error(acl_filter) for acl_filter in filters]
     deleted = iter(authorizer.delete([f for f, refused in zip(filters, refusals, strict=True) if refused is None]))
-    results: list[dict[str, Any]] = []
+    results: list[DeleteAclsResponseFilterResults] = []
     for refused in refusals:
         if refused is not None:
             results.append({"error_code": ErrorCode.INVALID_REQUEST, "error_message": refused, "matching_acls": []})

@@ -34,6 +34,7 @@ from kemu.broker.broker_configs import CONFIG_TYPE_IDS, ConfigEntry, ConfigSourc
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import invalid_name_reason
 from kemu.handlers import _authorize as authz
+from kemu.handlers._pacing import Pacer
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.handlers.versions import NARROWED
@@ -58,6 +59,11 @@ class _Refused(Exception):
         self.message = message
 
 
+# A topic described with synonyms and documentation takes about 0.3 ms: a request of 2,000 held the loop for
+# 0.6 s before it yielded between them (kemu.handlers._pacing).
+SUSPENDS = True  # a request of many resources yields to the event loop between slices
+
+
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     body = request.body
     for resource in body["resources"]:
@@ -65,7 +71,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             # Kafka throws while sorting resources for authorization: the whole request fails.
             raise ApiError(ErrorCode.INVALID_REQUEST)
     results = []
+    pacer = Pacer()
     for resource in body["resources"]:
+        await pacer.tick()  # other connections are served between slices of a big request
         result = {"resource_type": resource["resource_type"], "resource_name": resource["resource_name"]}
         denied = authz.config_denied(ctx, authz.DESCRIBE_CONFIGS, resource["resource_type"], resource["resource_name"])
         if denied is not ErrorCode.NONE:

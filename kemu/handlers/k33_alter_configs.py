@@ -16,9 +16,11 @@ from kemu.wire.codec import Request
 
 KEY = 33
 
+SUSPENDS = True  # a request of many resources yields to the event loop between slices
+
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
-    return answer_alter(ctx, request, incremental=False)
+    return await answer_alter(ctx, request, incremental=False)
 
 
 # Kafka's AlterConfigsRequest.getErrorResponse: the same error for every resource.

@@ -7,16 +7,19 @@ session_lifetime_ms (0 here), v2 is the flexible version.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.handlers.context import RequestContext
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k36_sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
 
 KEY = 36
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[SaslAuthenticateRequest]) -> SaslAuthenticateResponse:
     return {
         "error_code": int(ErrorCode.ILLEGAL_SASL_STATE),
         "error_message": "SaslAuthenticate request received after successful authentication",

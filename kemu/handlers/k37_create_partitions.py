@@ -9,22 +9,29 @@ before the response). Checks and messages: kemu.admin.partitions (Kafka's KRaft 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.admin.partitions import NewPartitions, plan_partitions
 from kemu.handlers import _authorize as authz
 from kemu.handlers._creating import create
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k37_create_partitions import (
+        CreatePartitionsRequest,
+        CreatePartitionsResponse,
+        CreatePartitionsResponseResults,
+    )
 
 KEY = 37
 # Creations queue one after another and make their logs in steps (kemu.handlers._creating).
 SUSPENDS = True
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[CreatePartitionsRequest]) -> CreatePartitionsResponse:
     body = request.body
     wanted = [
         NewPartitions(t["name"], t["count"],
@@ -34,10 +41,12 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     alterable = authz.allowed_names(ctx, authz.ALTER, authz.TOPIC, (t.name for t in wanted))
     outcomes = await create(ctx.broker, lambda: plan_partitions(
         ctx.broker, [t for t in wanted if t.name in alterable], body["validate_only"]))
-    return {"results": [
+    results: list[CreatePartitionsResponseResults] = [
         {"name": o.name, "error_code": int(o.error), "error_message": o.message} for o in outcomes
-    ] + [{"name": t.name, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "error_message": None}
-         for t in wanted if t.name not in alterable]}
+    ]
+    results += [{"name": t.name, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "error_message": None}
+                for t in wanted if t.name not in alterable]
+    return {"results": results}
 
 
 error_response = error_responder(KEY, results=each("topics", name="name"))

@@ -10,17 +10,20 @@ token's max timestamp.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.handlers import _tokens
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k39_renew_delegation_token import RenewDelegationTokenRequest, RenewDelegationTokenResponse
 
 KEY = 39
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[RenewDelegationTokenRequest]) -> RenewDelegationTokenResponse:
     return _tokens.new_expiry(ctx, request, "renew_period_ms", ctx.broker.delegation_tokens.renew)
 
 

@@ -9,17 +9,23 @@ DELEGATION_TOKEN_EXPIRED, and a live one expires after the period, never past it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.handlers import _tokens
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k40_expire_delegation_token import (
+        ExpireDelegationTokenRequest,
+        ExpireDelegationTokenResponse,
+    )
 
 KEY = 40
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[ExpireDelegationTokenRequest]) -> ExpireDelegationTokenResponse:
     return _tokens.new_expiry(ctx, request, "expiry_time_period_ms", ctx.broker.delegation_tokens.expire)
 
 

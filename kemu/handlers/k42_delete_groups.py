@@ -8,7 +8,7 @@ does not coordinate it. A group named twice is answered once, as Kafka does.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
@@ -16,13 +16,21 @@ from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k42_delete_groups import (
+        DeleteGroupsRequest,
+        DeleteGroupsResponse,
+        DeleteGroupsResponseResults,
+    )
+
 KEY = 42
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[DeleteGroupsRequest]) -> DeleteGroupsResponse:
     service = ctx.groups
     context = core_context(request.version, ctx.client_id, ctx.client.host)
-    results = []
+    results: list[DeleteGroupsResponseResults] = []
     for group_id in dict.fromkeys(request.body["groups_names"]):
         error = authz.denied_code(ctx, authz.DELETE, authz.GROUP, group_id)
         if error is ErrorCode.NONE:

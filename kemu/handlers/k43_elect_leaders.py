@@ -8,37 +8,45 @@ PREFERRED_LEADER_NOT_AVAILABLE; an unclean election of a partition that has a le
 ELECTION_NOT_NEEDED, of one with no live replica ELIGIBLE_LEADERS_NOT_AVAILABLE. A null partition list asks
 for every partition and is answered only for those that changed leader. The new leader gets the next
 leader epoch. An unclean leader loses nothing here (the one log has every record), and the ISR restarts
-from it.
+from it. Without ALTER on the cluster every partition asked is CLUSTER_AUTHORIZATION_FAILED, as is the whole
+request.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.broker.broker import Broker
 from kemu.broker.errors import ApiError
 from kemu.broker.partition import NO_LEADER, Partition
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
-from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
+from kemu.handlers.error_responses import ITEM, each, error_responder
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k43_elect_leaders import (
+        ElectLeadersRequest,
+        ElectLeadersResponse,
+        ElectLeadersResponseReplicaElectionResultsPartitionResult,
+    )
 
 KEY = 43
 
 PREFERRED, UNCLEAN = 0, 1
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[ElectLeadersRequest]) -> ElectLeadersResponse:
     body, broker = request.body, ctx.broker
-    authz.require_cluster(ctx, authz.ALTER)
+    authz.authorize_cluster_operation(ctx, request, authz.ALTER)
     unclean = request.version >= 1 and body["election_type"] == UNCLEAN
     if request.version >= 1 and body["election_type"] not in (PREFERRED, UNCLEAN):
         raise ApiError(ErrorCode.INVALID_REQUEST, f"Unknown election type {body['election_type']}")
     wanted: list[tuple[str, int]] | None = None
     if body["topic_partitions"] is not None:
         wanted = list(dict.fromkeys((t["topic"], index) for t in body["topic_partitions"] for index in t["partitions"]))
-    results: dict[str, list[dict[str, Any]]] = {}
+    results: dict[str, list[ElectLeadersResponseReplicaElectionResultsPartitionResult]] = {}
     targets = wanted if wanted is not None else [(t.name, p.index) for t in broker.topics for p in t.partitions]
     for name, index in targets:
         code, message = _elect(broker, name, index, unclean)
@@ -51,8 +59,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
 
 def _elect(broker: Broker, name: str, index: int, unclean: bool) -> tuple[ErrorCode, str | None]:
     topic = broker.topics.get(name)
-    if topic is None or not 0 <= index < len(topic.partitions):
-        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The partition {name}-{index} does not exist."
+    if topic is None:  # the controller's ReplicationControlManager.electLeader, word for word
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {name}"
+    if not 0 <= index < len(topic.partitions):
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {name}-{index}"
     partition = topic.partitions[index]
     if unclean:
         return _unclean(broker, partition)
@@ -81,4 +91,7 @@ def _unclean(broker: Broker, partition: Partition) -> tuple[ErrorCode, str | Non
     return ErrorCode.NONE, None
 
 
-error_response = error_responder(KEY)
+# Kafka's ElectLeadersRequest.getErrorResponse: the error for every partition asked (none for a null list,
+# "every partition"), each with the message, besides the top-level code.
+error_response = error_responder(KEY, replica_election_results=each(
+    "topic_partitions", topic="topic", partition_result=each("partitions", partition_id=ITEM)))

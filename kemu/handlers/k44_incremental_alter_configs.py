@@ -17,9 +17,11 @@ from kemu.wire.codec import Request
 
 KEY = 44
 
+SUSPENDS = True  # a request of many resources yields to the event loop between slices
+
 
 async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
-    return answer_alter(ctx, request, incremental=True)
+    return await answer_alter(ctx, request, incremental=True)
 
 
 # Kafka's IncrementalAlterConfigsRequest.getErrorResponse: the same error for every resource.

@@ -8,23 +8,32 @@ for the whole request and each partition)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.admin.reassignments import reassign
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
-from kemu.wire.codec import Request
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k45_alter_partition_reassignments import (
+        AlterPartitionReassignmentsRequest,
+        AlterPartitionReassignmentsResponse,
+        AlterPartitionReassignmentsResponseResponses,
+        AlterPartitionReassignmentsResponseResponsesPartitions,
+    )
 
 KEY = 45
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
-    authz.require_cluster(ctx, authz.ALTER)
+async def handle(ctx: RequestContext,
+                 request: Incoming[AlterPartitionReassignmentsRequest]) -> AlterPartitionReassignmentsResponse:
+    authz.authorize_cluster_operation(ctx, request, authz.ALTER)
     allow_factor_change: bool = request.body["allow_replication_factor_change"]
-    responses = []
+    responses: list[AlterPartitionReassignmentsResponseResponses] = []
     for topic in request.body["topics"]:
-        partitions = []
+        partitions: list[AlterPartitionReassignmentsResponseResponsesPartitions] = []
         for wanted in topic["partitions"]:
             code, message = reassign(ctx.broker, topic["name"], wanted["partition_index"], wanted["replicas"],
                                      allow_factor_change)

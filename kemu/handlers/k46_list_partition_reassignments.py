@@ -3,18 +3,25 @@ reassignments complete at once (kemu.admin.reassignments). Needs DESCRIBE on the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k46_list_partition_reassignments import (
+        ListPartitionReassignmentsRequest,
+        ListPartitionReassignmentsResponse,
+    )
 
 KEY = 46
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
-    authz.require_cluster(ctx, authz.DESCRIBE)
+async def handle(ctx: RequestContext,
+                 request: Incoming[ListPartitionReassignmentsRequest]) -> ListPartitionReassignmentsResponse:
+    authz.authorize_cluster_operation(ctx, request, authz.DESCRIBE)
     return {"error_code": 0, "error_message": None, "topics": []}
 
 

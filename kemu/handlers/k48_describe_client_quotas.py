@@ -9,18 +9,21 @@ more types than the filter names. A refused filter answers with its error and no
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.broker.client_quotas import QuotaError, entity_data, image_order
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k48_describe_client_quotas import DescribeClientQuotasRequest, DescribeClientQuotasResponse
 
 KEY = 48
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[DescribeClientQuotasRequest]) -> DescribeClientQuotasResponse:
     authz.require_cluster(ctx, authz.DESCRIBE_CONFIGS)
     body = request.body
     try:
@@ -33,7 +36,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         for entity, values in found]}
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+def error_response(request: Incoming[Any], code: ErrorCode, message: str | None) -> DescribeClientQuotasResponse:
     """DescribeClientQuotasRequest.getErrorResponse: the error with the exception's message (none for a denied
     request), entries null."""
     return {"error_code": code, "error_message": message, "entries": None}

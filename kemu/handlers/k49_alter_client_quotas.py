@@ -12,7 +12,7 @@ one per entity, in Kafka's HashMap order.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.broker.client_quotas import Alteration, Op, entity_data, request_order
 from kemu.handlers import _authorize as authz
@@ -20,10 +20,14 @@ from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k49_alter_client_quotas import AlterClientQuotasRequest, AlterClientQuotasResponse
+
 KEY = 49
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[AlterClientQuotasRequest]) -> AlterClientQuotasResponse:
     authz.require_cluster(ctx, authz.ALTER_CONFIGS)
     body = request.body
     alterations = []

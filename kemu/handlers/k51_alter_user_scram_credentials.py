@@ -13,7 +13,7 @@ each group in its Java HashMap's order.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
@@ -21,6 +21,16 @@ from kemu.hashing import java_hash_map_order
 from kemu.security.scram import MAX_ITERATIONS, MECHANISMS_BY_ID, MIN_ITERATIONS, credential_from_salted_password
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k51_alter_user_scram_credentials import (
+        AlterUserScramCredentialsRequest,
+        AlterUserScramCredentialsRequestDeletions,
+        AlterUserScramCredentialsRequestUpsertions,
+        AlterUserScramCredentialsResponse,
+        AlterUserScramCredentialsResponseResults,
+    )
 
 KEY = 51
 _TWICE = "A user credential cannot be altered twice in the same request"
@@ -34,11 +44,12 @@ def _name_and_mechanism_error(name: str, mechanism: str | None) -> tuple[ErrorCo
     return None
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
-    authz.require_cluster(ctx, authz.ALTER)
+async def handle(ctx: RequestContext,
+                 request: Incoming[AlterUserScramCredentialsRequest]) -> AlterUserScramCredentialsResponse:
+    authz.authorize_cluster_operation(ctx, request, authz.ALTER)
     store = ctx.broker.scram_credentials
-    deletions: dict[str, dict[str, Any]] = {}
-    upsertions: dict[str, dict[str, Any]] = {}
+    deletions: dict[str, AlterUserScramCredentialsRequestDeletions] = {}
+    upsertions: dict[str, AlterUserScramCredentialsRequestUpsertions] = {}
     errors: dict[str, tuple[ErrorCode, str | None]] = {}
     for deletion in request.body["deletions"]:
         name, mechanism = deletion["name"], MECHANISMS_BY_ID.get(deletion["mechanism"])
@@ -66,7 +77,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             errors[name] = (ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too many iterations")
         else:
             upsertions[name] = upsertion
-    results: list[dict[str, Any]] = []
+    results: list[AlterUserScramCredentialsResponseResults] = []
     for name in java_hash_map_order(deletions):
         mechanism = MECHANISMS_BY_ID[deletions[name]["mechanism"]]
         store.delete(name, mechanism)

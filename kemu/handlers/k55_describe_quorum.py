@@ -17,13 +17,21 @@ UNKNOWN_TOPIC_OR_PARTITION (with its message from v2) for every partition it nam
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 from kemu.wire.schema import ZERO_UUID
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k55_describe_quorum import (
+        DescribeQuorumRequest,
+        DescribeQuorumResponse,
+        DescribeQuorumResponseTopicsPartitionsCurrentVoters,
+    )
 
 KEY = 55
 
@@ -33,7 +41,7 @@ NO_OP_INTERVAL_MS = 500  # metadata.max.idle.interval.ms: a quiet KRaft leader a
 CONTROLLER_LISTENER = "CONTROLLER"
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[DescribeQuorumRequest]) -> DescribeQuorumResponse:
     authz.require_cluster(ctx, authz.DESCRIBE)
     topics = request.body["topics"]
     if not (len(topics) == 1 and topics[0]["topic_name"] == METADATA_TOPIC
@@ -50,7 +58,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     end = max(0, now - broker.started_ms) // NO_OP_INTERVAL_MS
     leader = broker.controller_id
 
-    def state(node_id: int) -> dict[str, Any]:
+    # An observer's struct has the voters' fields: the one type is the other's.
+    def state(node_id: int) -> DescribeQuorumResponseTopicsPartitionsCurrentVoters:
         return {"replica_id": node_id, "replica_directory_id": ZERO_UUID, "log_end_offset": end,
                 "last_fetch_timestamp": now, "last_caught_up_timestamp": now}
 

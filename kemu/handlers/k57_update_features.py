@@ -14,13 +14,20 @@ A client sees a new finalized level, and the epoch moved on, in the ApiVersions 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k57_update_features import (
+        UpdateFeaturesRequest,
+        UpdateFeaturesResponse,
+        UpdateFeaturesResponseResults,
+    )
 
 KEY = 57
 FIRST_WITH_UPGRADE_TYPE = 1
@@ -28,9 +35,9 @@ LAST_WITH_RESULTS = 1
 _UPGRADE = 1
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[UpdateFeaturesRequest]) -> UpdateFeaturesResponse:
     body, version = request.body, request.version
-    authz.require_cluster(ctx, authz.ALTER)
+    authz.authorize_cluster_operation(ctx, request, authz.ALTER)
     updates = {entry["feature"]: (entry["feature"], entry["max_version_level"],
                                   entry["upgrade_type"] if version >= FIRST_WITH_UPGRADE_TYPE else _UPGRADE)
                for entry in body["feature_updates"]}
@@ -39,8 +46,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     if refused is not None:
         return {"error_code": ErrorCode.INVALID_UPDATE_VERSION, "results": [], "error_message":
                 f"The update failed for all features since the following feature had an error: {refused}"}
-    results = [{"feature": name, "error_code": 0, "error_message": ErrorCode.NONE.name}
-               for name in updates] if version <= LAST_WITH_RESULTS else []
+    results: list[UpdateFeaturesResponseResults] = [
+        {"feature": name, "error_code": 0, "error_message": ErrorCode.NONE.name} for name in updates
+    ] if version <= LAST_WITH_RESULTS else []
     return {"error_code": 0, "error_message": None, "results": results}
 
 

@@ -10,7 +10,7 @@ exist the same error without one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.broker.partition import Partition
 from kemu.broker.topic_names import validate_message
@@ -18,14 +18,23 @@ from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, each, error_responder
 from kemu.txn.producer_state import NO_SEQUENCE
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k61_describe_producers import (
+        DescribeProducersRequest,
+        DescribeProducersResponse,
+        DescribeProducersResponseTopics,
+        DescribeProducersResponseTopicsPartitions,
+        DescribeProducersResponseTopicsPartitionsActiveProducers,
+    )
 
 KEY = 61
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
-    topics = []
+async def handle(ctx: RequestContext, request: Incoming[DescribeProducersRequest]) -> DescribeProducersResponse:
+    topics: list[DescribeProducersResponseTopics] = []
     for entry in request.body["topics"]:
         name = entry["name"]
         reason = validate_message(name)
@@ -38,7 +47,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             error, message = ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.TOPIC_AUTHORIZATION_FAILED.message
         elif name not in ctx.broker.topics:
             error, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message
-        partitions = []
+        partitions: list[DescribeProducersResponseTopicsPartitions] = []
         for index in entry["partition_indexes"]:
             partition = ctx.broker.partition(name, index) if error is ErrorCode.NONE else None
             if partition is None:
@@ -53,7 +62,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     return {"topics": topics}
 
 
-def _producers(partition: Partition) -> list[dict[str, Any]]:
+def _producers(partition: Partition) -> list[DescribeProducersResponseTopicsPartitionsActiveProducers]:
     return [{"producer_id": entry.producer_id, "producer_epoch": entry.epoch,
              "last_sequence": entry.batches[-1].last_seq if entry.batches else NO_SEQUENCE,
              "last_timestamp": entry.last_timestamp, "coordinator_epoch": entry.coordinator_epoch,

@@ -8,20 +8,27 @@ those entries carry nothing else, as Kafka's do.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, each, error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k65_describe_transactions import (
+        DescribeTransactionsRequest,
+        DescribeTransactionsResponse,
+        DescribeTransactionsResponseTransactionStates,
+    )
 
 KEY = 65
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[DescribeTransactionsRequest]) -> DescribeTransactionsResponse:
     coordinator = ctx.txn.coordinator
-    states = []
+    states: list[DescribeTransactionsResponseTransactionStates] = []
     for transactional_id in request.body["transactional_ids"]:
         if not transactional_id:
             states.append(_error(transactional_id, ErrorCode.INVALID_REQUEST))
@@ -49,7 +56,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     return {"transaction_states": states}
 
 
-def _error(transactional_id: str, code: ErrorCode) -> dict[str, Any]:
+def _error(transactional_id: str, code: ErrorCode) -> DescribeTransactionsResponseTransactionStates:
     return {"error_code": code, "transactional_id": transactional_id, "transaction_state": "",
             "transaction_timeout_ms": 0, "transaction_start_time_ms": 0, "producer_id": 0, "producer_epoch": 0,
             "topics": []}

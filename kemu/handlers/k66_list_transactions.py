@@ -10,27 +10,30 @@ INVALID_REGULAR_EXPRESSION and nothing listed). State names that are no state co
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from kemu.groups.consumer_group import compile_regex
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
 from kemu.txn.state import TxnState
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k66_list_transactions import ListTransactionsRequest, ListTransactionsResponse
 
 KEY = 66
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[ListTransactionsRequest]) -> ListTransactionsResponse:
     body = request.body
     states: list[str] = body["state_filters"]
     wanted: str | None = body["transactional_id_pattern"]
     pattern = compile_regex(wanted) if wanted else None
     if wanted and pattern is None:
         # TransactionStateManager throws InvalidRegularExpression; KafkaApis answers with getErrorResponse.
-        return error_response(request, ErrorCode.INVALID_REGULAR_EXPRESSION, None)
+        return cast("ListTransactionsResponse", error_response(request, ErrorCode.INVALID_REGULAR_EXPRESSION, None))
     found = [txn for txn in ctx.txn.coordinator.list(states, body["producer_id_filters"], body["duration_filter"])
              if (pattern is None or pattern.fullmatch(txn.transactional_id))
              and authz.allowed(ctx, authz.DESCRIBE, authz.TRANSACTIONAL_ID, txn.transactional_id)]

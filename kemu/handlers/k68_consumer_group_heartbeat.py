@@ -16,7 +16,7 @@ name may not be described (KafkaApis.handleConsumerGroupHeartbeat).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.broker.errors import ApiError
 from kemu.groups import GroupCoordinator
@@ -24,13 +24,20 @@ from kemu.handlers import _authorize as authz
 from kemu.handlers._coordinated import answer_in_group
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k68_consumer_group_heartbeat import (
+        ConsumerGroupHeartbeatRequest,
+    )
 
 KEY = 68
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext,
+                 request: Incoming[ConsumerGroupHeartbeatRequest]) -> dict[str, Any]:
+    # The response is the groups core's, which speaks dict[str, Any].
     authz.require(ctx, authz.READ, authz.GROUP, request.body["group_id"])
     subscribed = set(request.body["subscribed_topic_names"] or ())
     if subscribed - authz.allowed_names(ctx, authz.DESCRIBE, authz.TOPIC, subscribed):

@@ -11,7 +11,7 @@ without one); a group the client may not DESCRIBE is GROUP_AUTHORIZATION_FAILED.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
@@ -20,18 +20,27 @@ from kemu.handlers.error_responses import ITEM, each, error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k69_consumer_group_describe import (
+        ConsumerGroupDescribeRequest,
+        ConsumerGroupDescribeResponse,
+        ConsumerGroupDescribeResponseGroups,
+    )
+
 KEY = 69
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[ConsumerGroupDescribeRequest]) -> ConsumerGroupDescribeResponse:
     body = request.body
     service = ctx.groups
     context = core_context(request.version, ctx.client_id, ctx.client.host)
     # As DescribeGroups: the groups the client may not DESCRIBE first, with no message (Kafka sets none).
     allowed = authz.allowed_names(ctx, authz.DESCRIBE, authz.GROUP, body["group_ids"])
-    denied = [{**_group_error(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED), "error_message": None}
-              for group_id in body["group_ids"] if group_id not in allowed]
-    described: list[dict[str, Any]] = []
+    denied: list[ConsumerGroupDescribeResponseGroups] = [
+        _group_error(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        for group_id in body["group_ids"] if group_id not in allowed]
+    described: list[ConsumerGroupDescribeResponseGroups] = []
     for group_id in (group_id for group_id in body["group_ids"] if group_id in allowed):
         error = service.coordinator_error(group_id, ctx.node_id) if group_id else ErrorCode.NONE
         if error is not ErrorCode.NONE:
@@ -47,8 +56,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     return {"groups": denied + described}
 
 
-def _group_error(group_id: str, code: ErrorCode) -> dict[str, Any]:
-    return {"error_code": code, "error_message": code.message, "group_id": group_id, "group_state": "",
+def _group_error(group_id: str, code: ErrorCode) -> ConsumerGroupDescribeResponseGroups:
+    # ConsumerGroupDescribeRequest.getErrorDescribedGroupList sets the code only: no message.
+    return {"error_code": code, "error_message": None, "group_id": group_id, "group_state": "",
             "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
             "authorized_operations": authz.NOT_REQUESTED}
 

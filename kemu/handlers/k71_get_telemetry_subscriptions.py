@@ -8,12 +8,18 @@ on, as Kafka serves it; ApiVersions lists it only with the receiver.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from kemu.broker.client_metrics import ACCEPTED_COMPRESSION_TYPES, ClientAttributes
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k71_get_telemetry_subscriptions import (
+        GetTelemetrySubscriptionsRequest,
+        GetTelemetrySubscriptionsResponse,
+    )
 
 KEY = 71
 
@@ -23,12 +29,13 @@ def client_attributes(ctx: RequestContext) -> ClientAttributes:
     return ClientAttributes(ctx.client_id, client.software_name, client.software_version, client.host, client.port)
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext,
+                 request: Incoming[GetTelemetrySubscriptionsRequest]) -> GetTelemetrySubscriptionsResponse:
     metrics = ctx.broker.client_metrics
     answer = metrics.get_subscriptions(request.body["client_instance_id"], client_attributes(ctx))
     instance = answer.instance
     if instance is None:
-        return error_response(request, answer.error, None)
+        return cast("GetTelemetrySubscriptionsResponse", error_response(request, answer.error, None))
     return {"error_code": 0, "client_instance_id": instance.instance_id, "subscription_id": instance.subscription_id,
             "accepted_compression_types": list(ACCEPTED_COMPRESSION_TYPES),
             "push_interval_ms": instance.push_interval_ms, "telemetry_max_bytes": metrics.max_bytes,

@@ -10,17 +10,20 @@ metrics are kept for inspect(); off, they are dropped as by a Kafka without a re
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
 from kemu.handlers.k71_get_telemetry_subscriptions import client_attributes
-from kemu.wire.codec import Request
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k72_push_telemetry import PushTelemetryRequest, PushTelemetryResponse
 
 KEY = 72
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[PushTelemetryRequest]) -> PushTelemetryResponse:
     body = request.body
     error = ctx.broker.client_metrics.push(body["client_instance_id"], body["subscription_id"], body["terminating"],
                                            body["compression_type"], bytes(body["metrics"] or b""),

@@ -11,13 +11,20 @@ broker by id), TOPIC (every topic, internal ones too). GROUP lists the groups th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k74_list_config_resources import (
+        ListConfigResourcesRequest,
+        ListConfigResourcesResponse,
+        ListConfigResourcesResponseConfigResources,
+    )
 
 KEY = 74
 
@@ -25,14 +32,14 @@ TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
 _SUPPORTED = {0: frozenset({CLIENT_METRICS}), 1: frozenset({TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP})}
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[ListConfigResourcesRequest]) -> ListConfigResourcesResponse:
     authz.require_cluster(ctx, authz.DESCRIBE_CONFIGS)
     supported = _SUPPORTED[request.version]
     asked = set(request.body.get("resource_types") or ()) or supported
     if not asked <= supported:
         return {"error_code": int(ErrorCode.UNSUPPORTED_VERSION), "config_resources": []}
     broker = ctx.broker
-    listed: list[dict[str, Any]] = []
+    listed: list[ListConfigResourcesResponseConfigResources] = []
     if GROUP in asked:
         listed += [{"resource_name": group, "resource_type": GROUP} for group in broker.group_configs.groups()]
     if CLIENT_METRICS in asked:

@@ -19,7 +19,7 @@ empty: kemu does not elect from them.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import invalid_name_reason, is_internal
@@ -27,8 +27,18 @@ from kemu.broker.topics import Topic
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k75_describe_topic_partitions import (
+        DescribeTopicPartitionsRequest,
+        DescribeTopicPartitionsRequestCursor,
+        DescribeTopicPartitionsResponse,
+        DescribeTopicPartitionsResponseNextCursor,
+        DescribeTopicPartitionsResponseTopics,
+        DescribeTopicPartitionsResponseTopicsPartitions,
+    )
 
 KEY = 75
 
@@ -41,9 +51,10 @@ def java_order(name: str) -> bytes:
     return name.encode("utf-16-be", "surrogatepass")
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext,
+                 request: Incoming[DescribeTopicPartitionsRequest]) -> DescribeTopicPartitionsResponse:
     broker, body = ctx.broker, request.body
-    cursor: dict[str, Any] | None = body["cursor"]
+    cursor: DescribeTopicPartitionsRequestCursor | None = body["cursor"]
     cursor_topic = "" if cursor is None else cursor["topic_name"]
     after = java_order(cursor_topic)
     fetch_all = not body["topics"]
@@ -57,8 +68,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     names = describable
 
     limit = max(min(broker.config.max_request_partition_size_limit, body["response_partition_limit"]), 1)
-    topics: list[dict[str, Any]] = []
-    next_cursor: dict[str, Any] | None = None
+    topics: list[DescribeTopicPartitionsResponseTopics] = []
+    next_cursor: DescribeTopicPartitionsResponseNextCursor | None = None
     for name in sorted(names, key=java_order):
         if limit == 0:
             next_cursor = {"topic_name": name, "partition_index": 0}
@@ -76,18 +87,21 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             break
         limit -= len(partitions)
     for entry in topics:
-        entry["topic_authorized_operations"] = authz.operations(ctx, authz.TOPIC, entry["name"])
+        described = entry["name"]
+        assert described is not None  # the wire's name is nullable; every entry here was made from a topic's
+        entry["topic_authorized_operations"] = authz.operations(ctx, authz.TOPIC, described)
     topics.extend({**_missing(name), "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), "is_internal": False}
                   for name in denied)
     return {"topics": topics, "next_cursor": next_cursor}
 
 
-def _page(topic: Topic, first: int, budget: int) -> tuple[list[dict[str, Any]], int | None]:
+def _page(topic: Topic, first: int,
+          budget: int) -> tuple[list[DescribeTopicPartitionsResponseTopicsPartitions], int | None]:
     """The partitions from `first` that fit in `budget`, and the first one left out (None: none was).
     A start before 0 or past the end is taken as given, as Kafka's range over the partition map does."""
     count = len(topic.partitions)
     upper = min(count, first + budget)
-    partitions = [
+    partitions: list[DescribeTopicPartitionsResponseTopicsPartitions] = [
         {"error_code": 0, "partition_index": p.index, "leader_id": p.leader_id, "leader_epoch": p.leader_epoch,
          "replica_nodes": list(p.replicas), "isr_nodes": list(p.isr), "eligible_leader_replicas": [],
          "last_known_elr": [], "offline_replicas": list(p.offline_replicas)}
@@ -96,12 +110,13 @@ def _page(topic: Topic, first: int, budget: int) -> tuple[list[dict[str, Any]], 
     return partitions, (upper if upper < count else None)
 
 
-def _described(topic: Topic, partitions: list[dict[str, Any]]) -> dict[str, Any]:
+def _described(topic: Topic, partitions: list[DescribeTopicPartitionsResponseTopicsPartitions],
+               ) -> DescribeTopicPartitionsResponseTopics:
     return {"error_code": 0, "name": topic.name, "topic_id": topic.topic_id, "is_internal": topic.is_internal,
             "partitions": partitions}
 
 
-def _missing(name: str) -> dict[str, Any]:
+def _missing(name: str) -> DescribeTopicPartitionsResponseTopics:
     code = ErrorCode.INVALID_TOPIC_EXCEPTION if invalid_name_reason(name) is not None \
         else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     return {"error_code": int(code), "name": name, "topic_id": ZERO_UUID, "is_internal": is_internal(name),

@@ -14,7 +14,7 @@ FENCED_MEMBER_EPOCH, GROUP_MAX_SIZE_REACHED and GROUP_ID_NOT_FOUND (a group of a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.broker.errors import ApiError
 from kemu.groups import GroupCoordinator
@@ -23,13 +23,17 @@ from kemu.handlers._coordinated import answer_in_group
 from kemu.handlers._share import MAX_MEMBER_ID_LENGTH
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k76_share_group_heartbeat import ShareGroupHeartbeatRequest
 
 KEY = 76
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[ShareGroupHeartbeatRequest]) -> dict[str, Any]:
+    # The response is the groups core's, which speaks dict[str, Any].
     body = request.body
     authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
     member_id = body["member_id"]

@@ -11,7 +11,7 @@ no members, as KafkaApis.handleShareGroupDescribe answers it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
@@ -20,18 +20,26 @@ from kemu.handlers.error_responses import ITEM, each, error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k77_share_group_describe import (
+        ShareGroupDescribeRequest,
+        ShareGroupDescribeResponse,
+        ShareGroupDescribeResponseGroups,
+    )
+
 KEY = 77
 UNAUTHORIZED_TOPICS = "The group has described topic(s) that the client is not authorized to describe."
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[ShareGroupDescribeRequest]) -> ShareGroupDescribeResponse:
     body = request.body
     service = ctx.groups
     context = core_context(request.version, ctx.client_id, ctx.client.host)
     allowed = authz.allowed_names(ctx, authz.DESCRIBE, authz.GROUP, body["group_ids"])
     denied = [_group_error(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
               for group_id in body["group_ids"] if group_id not in allowed]
-    described: list[dict[str, Any]] = []
+    described: list[ShareGroupDescribeResponseGroups] = []
     for group_id in (group_id for group_id in body["group_ids"] if group_id in allowed):
         error = service.coordinator_error(group_id, ctx.node_id) if group_id else ErrorCode.NONE
         if error is not ErrorCode.NONE:
@@ -50,7 +58,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     return {"groups": denied + described}
 
 
-def _group_error(group_id: str, code: ErrorCode, message: str | None) -> dict[str, Any]:
+def _group_error(group_id: str, code: ErrorCode, message: str | None) -> ShareGroupDescribeResponseGroups:
     return {"error_code": code, "error_message": message, "group_id": group_id, "group_state": "",
             "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
             "authorized_operations": authz.NOT_REQUESTED}

@@ -22,7 +22,7 @@ acknowledgement, release or lock expiry. The lag is the same either way.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.coordinators.share_fetch import ShareFetchManager
 from kemu.groups import ShareGroup
@@ -32,16 +32,30 @@ from kemu.handlers.error_responses import each, error_responder
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k90_describe_share_group_offsets import (
+        DescribeShareGroupOffsetsRequest,
+        DescribeShareGroupOffsetsRequestGroups,
+        DescribeShareGroupOffsetsRequestGroupsTopics,
+        DescribeShareGroupOffsetsResponse,
+        DescribeShareGroupOffsetsResponseGroups,
+        DescribeShareGroupOffsetsResponseGroupsTopics,
+        DescribeShareGroupOffsetsResponseGroupsTopicsPartitions,
+    )
+
 KEY = 90
 ZERO_UUID = uuid.UUID(int=0)
 NOT_KNOWN = -1  # Kafka's PartitionFactory.UNINITIALIZED_START_OFFSET and UNINITIALIZED_LAG
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext,
+                 request: Incoming[DescribeShareGroupOffsetsRequest]) -> DescribeShareGroupOffsetsResponse:
     return {"groups": [_describe(ctx, group) for group in request.body["groups"]]}
 
 
-def _describe(ctx: RequestContext, group: dict[str, Any]) -> dict[str, Any]:
+def _describe(ctx: RequestContext,
+              group: DescribeShareGroupOffsetsRequestGroups) -> DescribeShareGroupOffsetsResponseGroups:
     group_id, topics = group["group_id"], group["topics"]
     if not authz.allowed(ctx, authz.DESCRIBE, authz.GROUP, group_id):
         return _group(group_id, [], ErrorCode.GROUP_AUTHORIZATION_FAILED)
@@ -50,8 +64,8 @@ def _describe(ctx: RequestContext, group: dict[str, Any]) -> dict[str, Any]:
     return _named_partitions(ctx, group_id, topics)
 
 
-def _group(group_id: str, topics: list[dict[str, Any]], code: ErrorCode = ErrorCode.NONE,
-           message: str | None = None) -> dict[str, Any]:
+def _group(group_id: str, topics: list[DescribeShareGroupOffsetsResponseGroupsTopics], code: ErrorCode = ErrorCode.NONE,
+           message: str | None = None) -> DescribeShareGroupOffsetsResponseGroups:
     return {"group_id": group_id, "topics": topics, "error_code": code, "error_message": message}
 
 
@@ -59,14 +73,15 @@ def _manager(ctx: RequestContext) -> ShareFetchManager | None:
     return ctx.coordinators.share if ctx.coordinators.share_made else None
 
 
-def _partition(manager: ShareFetchManager | None, group_id: str, topic_id: uuid.UUID, index: int) -> dict[str, Any]:
+def _partition(manager: ShareFetchManager | None, group_id: str, topic_id: uuid.UUID,
+               index: int) -> DescribeShareGroupOffsetsResponseGroupsTopicsPartitions:
     start = None if manager is None else manager.start_offset(group_id, topic_id, index)
     lag = None if manager is None or start is None else manager.lag(group_id, topic_id, index)
     return {"partition_index": index, "start_offset": NOT_KNOWN if start is None else start, "leader_epoch": 0,
             "lag": NOT_KNOWN if lag is None else lag, "error_code": ErrorCode.NONE, "error_message": None}
 
 
-def _all_partitions(ctx: RequestContext, group_id: str) -> dict[str, Any]:
+def _all_partitions(ctx: RequestContext, group_id: str) -> DescribeShareGroupOffsetsResponseGroups:
     error = ctx.groups.coordinator_error(group_id, ctx.node_id)
     if error is not ErrorCode.NONE:
         return _group(group_id, [], error, error.message)
@@ -86,11 +101,14 @@ def _all_partitions(ctx: RequestContext, group_id: str) -> dict[str, Any]:
         for name, (topic_id, indexes) in sorted(found.items()) if name in describable])
 
 
-def _named_partitions(ctx: RequestContext, group_id: str, topics: list[dict[str, Any]]) -> dict[str, Any]:
+def _named_partitions(ctx: RequestContext, group_id: str, topics: list[DescribeShareGroupOffsetsRequestGroupsTopics],
+                      ) -> DescribeShareGroupOffsetsResponseGroups:
     if not topics:
         return _group(group_id, [])
     describable = authz.allowed_names(ctx, authz.DESCRIBE, authz.TOPIC, (t["topic_name"] for t in topics))
-    known, unknown, denied = [], [], []
+    known: list[tuple[uuid.UUID, str, list[int]]] = []
+    unknown: list[DescribeShareGroupOffsetsResponseGroupsTopics] = []
+    denied: list[DescribeShareGroupOffsetsResponseGroupsTopics] = []
     for topic in topics:
         name = topic["topic_name"]
         if name not in describable:
@@ -110,8 +128,10 @@ def _named_partitions(ctx: RequestContext, group_id: str, topics: list[dict[str,
     if known and not group_id:
         return _group(group_id, [], ErrorCode.UNKNOWN_SERVER_ERROR, ErrorCode.UNKNOWN_SERVER_ERROR.message)
     manager = _manager(ctx)
-    described = [{"topic_name": name, "topic_id": topic_id, "partitions": [
-        _partition(manager, group_id, topic_id, index) for index in indexes]} for topic_id, name, indexes in known]
+    described: list[DescribeShareGroupOffsetsResponseGroupsTopics] = [
+        {"topic_name": name, "topic_id": topic_id,
+         "partitions": [_partition(manager, group_id, topic_id, index) for index in indexes]}
+        for topic_id, name, indexes in known]
     return _group(group_id, described + unknown + denied)
 
 

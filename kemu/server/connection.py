@@ -13,6 +13,7 @@ so responses to earlier requests still go out first.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 from collections import deque
@@ -24,6 +25,7 @@ import trio
 from kemu.broker.broker import Broker
 from kemu.coordinators import Coordinators
 from kemu.handlers import Handler
+from kemu.handlers._pacing import Pacer
 from kemu.handlers.context import ClientInfo, RequestContext
 from kemu.security.settings import ListenerSecurity
 from kemu.server.admission import ON_LOOP_ELEMENTS, Answer, Dispatch, Offload, Refuse, admit, admit_whole
@@ -36,6 +38,7 @@ from kemu.server.limits import ServerLimits
 from kemu.wire.buffers import Buffer
 
 log = logging.getLogger("kemu.server")
+_CONNECTION_INDEX = itertools.count()  # the index ending a connection id (ClientInfo.connection_id)
 
 # Requests admitted but not yet answered, per connection; beyond it the reader waits (backpressure).
 MAX_PENDING = 32
@@ -90,6 +93,10 @@ class Connection:
         self.handlers = handlers
         host, port = peer if peer is not None else peer_of(stream)
         self.client = ClientInfo(host, port)
+        # Kafka's Processor numbers its connections so an id stays unique when a port is used again; kemu has
+        # one "processor", 0.
+        local_host, local_port = _local_of(stream)
+        self.client.connection_id = f"{local_host}:{local_port}-{host}:{port}-0-{next(_CONNECTION_INDEX)}"
         self.name = f"{host}:{port}"
         self.authenticator: SaslAuthenticator | None = None
         if security is not None:
@@ -146,6 +153,7 @@ class Connection:
         previous_turn = trio.Event()
         previous_turn.set()
         run_back_to_back = 0
+        receiving = Pacer()
         while True:
             try:
                 frame = frames.next_frame()
@@ -162,6 +170,10 @@ class Connection:
                     return False
                 if not received:
                     return False
+                if frames.mid_frame():
+                    # A big frame arrives faster than the loop reads it (50 MiB of Produce held the loop for
+                    # 0.7 s): yield between receives now and then, so other connections are served meanwhile.
+                    await receiving.tick()
                 continue
             if authenticator is not None:
                 step = authenticator.receive(frame)
@@ -317,7 +329,16 @@ class Connection:
             slot.done = True
             raise
         if isinstance(outcome, Unfinished):
-            if not self._hand_to_finisher((outcome, slot)):
+            if outcome.holds_turn:
+                # Finished here, on the reader: nothing after it is read or run until it has its answer.
+                try:
+                    self._fill(slot, await outcome.finish())
+                finally:
+                    slot.done = True
+                if ctx.throttle_ms:
+                    self._mute(ctx.throttle_ms)
+                await self._drain()
+            elif not self._hand_to_finisher((outcome, slot)):
                 nursery.start_soon(self._finish_later, outcome, slot)
         else:
             self._fill(slot, outcome)
@@ -445,10 +466,19 @@ def _tls_hint(size: int) -> str:
 
 
 def peer_of(stream: trio.abc.Stream) -> tuple[str, int]:
+    return _address_of(stream, peer=True)
+
+
+def _local_of(stream: trio.abc.Stream) -> tuple[str, int]:
+    return _address_of(stream, peer=False)
+
+
+def _address_of(stream: trio.abc.Stream, *, peer: bool) -> tuple[str, int]:
     while isinstance(stream, trio.SSLStream):
         stream = stream.transport_stream
     try:
-        address = stream.socket.getpeername()  # type: ignore[attr-defined]
+        sock = stream.socket  # type: ignore[attr-defined]
+        address = sock.getpeername() if peer else sock.getsockname()
         return str(address[0]), int(address[1])
     except (OSError, AttributeError):
         return "?", 0

@@ -67,6 +67,11 @@ class FrameBuffer:
     def advance(self, count: int) -> None:
         self._end += count
 
+    def mid_frame(self) -> bool:
+        """Whether what is buffered is the start of a frame and nothing more: a receive is still needed."""
+        available = self._end - self._start
+        return 0 < available < max(SIZE_BYTES, self._frame_size())
+
     def feed(self, data: Buffer) -> None:
         """Copy `data` in: for streams that receive into bytes of their own (TLS), and for tests."""
         with memoryview(data) as view:

@@ -26,6 +26,7 @@ from typing import Protocol
 import trio
 
 from kemu.broker.config import BrokerConfig
+from kemu.server.memory import ClosedConnections
 
 log = logging.getLogger("kemu.server")
 
@@ -66,6 +67,7 @@ class ServerLimits:
     queue_slots: trio.Semaphore = field(init=False)
     refused: int = 0  # connections closed for max.connections.per.ip
     live: set[Expirable] = field(default_factory=set)  # open connections, for expire_idle
+    crowd: ClosedConnections = field(default_factory=ClosedConnections)  # memory given back after a crowd
 
     def __post_init__(self) -> None:
         self.connection_slots = trio.Semaphore(self.max_connections)
@@ -108,14 +110,17 @@ class ServerLimits:
                 await stream.aclose()
                 yield False
                 return
+            self.crowd.opened()
             try:
                 yield True
             finally:
                 self.release_address(host)
+                self.crowd.closed(trio.current_time())
 
 
     async def expire_idle(self) -> None:
-        """Forever: close the connections idle for connections.max.idle.ms."""
+        """Forever: close the connections idle for connections.max.idle.ms, and give memory back once a
+        crowd of connections has left (kemu.server.memory)."""
         idle_s = self.idle_ms / 1000
         interval = min(max(idle_s / 10, _IDLE_CHECK_MIN_S), _IDLE_CHECK_MAX_S)
         while True:
@@ -123,3 +128,4 @@ class ServerLimits:
             now = trio.current_time()
             for connection in tuple(self.live):
                 connection.expire_if_idle(now, idle_s)
+            self.crowd.settle(now)

@@ -3,7 +3,10 @@ cut) and started again on the same addresses while the others serve on."""
 
 from __future__ import annotations
 
+import errno
 import functools
+import logging
+import os
 import socket
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
@@ -12,6 +15,11 @@ import trio
 
 ConnectionHandler = Callable[[int, trio.SocketStream], Awaitable[None]]
 _BACKLOG = 128
+# trio.serve_listeners' answer to an accept that fails for want of resources: wait and accept again.
+_ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+_ACCEPT_RETRY_S = 0.1
+
+log = logging.getLogger("kemu.server")
 
 
 class NodeListeners:
@@ -42,9 +50,13 @@ class NodeListeners:
                    listeners: list[trio.SocketListener]) -> None:
         try:
             with scope:
-                # The connections run in serve_listeners' own nursery, inside the scope: stopping the node
-                # ends them with its listener.
-                await trio.serve_listeners(handler, listeners)
+                # The connections run in this nursery, inside the scope: stopping the node ends them with its
+                # listener. trio.serve_listeners, which this replaces, gave every listener a task of its own
+                # besides this one: here the first listener's accept loop is this task (most nodes have one).
+                async with trio.open_nursery() as connections:
+                    for listener in listeners[1:]:
+                        connections.start_soon(_accept, listener, connections, handler)
+                    await _accept(listeners[0], connections, handler)
         except trio.ClosedResourceError:
             if not scope.cancel_called:
                 raise
@@ -75,6 +87,31 @@ class NodeListeners:
         for node_id in self._addresses:
             if node_id in node_ids and not self.running(node_id):
                 self.start(node_id)
+
+
+async def _accept(listener: trio.SocketListener, connections: trio.Nursery,
+                  handler: Callable[[trio.SocketStream], Awaitable[None]]) -> None:
+    """Accept connections forever, each served by `handler` in `connections`, as trio.serve_listeners does:
+    running out of descriptors or memory pauses accepting rather than ending the listener."""
+    while True:
+        try:
+            stream = await listener.accept()
+        except OSError as exc:
+            if exc.errno not in _ACCEPT_CAPACITY_ERRNOS:
+                raise
+            log.error("accept returned %s (%s); retrying in %s seconds", errno.errorcode[exc.errno],
+                      os.strerror(exc.errno), _ACCEPT_RETRY_S, exc_info=True)
+            await trio.sleep(_ACCEPT_RETRY_S)
+        else:
+            connections.start_soon(_serve_connection, handler, stream)
+
+
+async def _serve_connection(handler: Callable[[trio.SocketStream], Awaitable[None]],
+                            stream: trio.SocketStream) -> None:
+    try:
+        await handler(stream)
+    finally:
+        await trio.aclose_forcefully(stream)
 
 
 def _rebind(family: int, address: Any) -> trio.SocketListener:

@@ -224,10 +224,10 @@ class Broker:
                 self._nursery = nursery
                 served = self._served
                 assert served is not None
-                await nursery.start(lambda task_status: serve(
-                    served, self._host, self._port, hooks=self.hooks, listener_ports=self._listener_ports,
-                    task_status=task_status))
-                ready.set()
+                # Served in this task rather than one nursery.start would make: its start and cancellation were
+                # a share of each test broker's cost. Listening, it sets `ready`.
+                await serve(served, self._host, self._port, hooks=self.hooks, listener_ports=self._listener_ports,
+                            task_status=_Listening(ready))
 
     def _config(self, data_dir: Path) -> BrokerConfig:
         return broker_config(self._settings, data_dir, node_id=self._node_id, host=self._host, port=self._port,
@@ -689,6 +689,16 @@ def _records_of(partition: Partition, read_committed: bool) -> list[Record]:
                 out.append(Record(partition.topic, partition.index, record.offset, record.key, record.value,
                                   record.headers, record.timestamp))
     return out
+
+
+class _Listening:
+    """The task status `serve` reports to once it listens, when it runs in the handle's own task."""
+
+    def __init__(self, ready: threading.Event) -> None:
+        self._ready = ready
+
+    def started(self, value: object = None) -> None:
+        self._ready.set()
 
 
 class BrokerLoop:

@@ -17,7 +17,7 @@ from kemu.broker.broker import Broker as CoreBroker
 from kemu.broker.partition import Partition
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from kemu.coordinators import Coordinators
-from kemu.groups import ClassicGroup, ConsumerGroup, ConsumerGroupMember, ShareGroup, ShareGroupMember
+from kemu.groups import ClassicGroup, ConsumerGroup, ConsumerGroupMember, ShareGroup, ShareGroupMember, StreamsGroup
 from kemu.testing import telemetry
 from kemu.testing.checker import Violation, checker_for
 from kemu.testing.telemetry import TelemetryClientInspection, TelemetryPushInspection
@@ -319,9 +319,26 @@ def _groups(core: CoreBroker, coordinators: Coordinators) -> list[GroupInspectio
                        for m in sorted(group.members.values(), key=lambda m: m.member_id)]
             out.append(GroupInspection(group_id, group.group_type, group.state_name(), group.protocol_type,
                                        group.protocol_name, group.generation_id, group.leader_id, members, offsets))
+        elif isinstance(group, StreamsGroup):
+            out.append(_streams_group(group, offsets))
         else:
             out.append(_consumer_group(core, group, offsets))
     return out
+
+
+def _streams_group(group: StreamsGroup, offsets: list[CommittedOffset]) -> GroupInspection:
+    """A streams group's members with their tasks, keyed "<sub-topology> active" (or standby, warmup)."""
+    members = []
+    for m in sorted(group.members.values(), key=lambda m: m.member_id):
+        tasks: dict[str, list[int]] = {}
+        for kind, assigned in (("active", m.assigned.active_task_set()), ("standby", m.assigned.standby),
+                               ("warmup", m.assigned.warmup)):
+            for subtopology_id, partitions in assigned.items():
+                tasks[f"{subtopology_id} {kind}"] = sorted(partitions)
+        members.append(MemberInspection(m.member_id, m.instance_id, m.client_id, m.client_host,
+                                        dict(sorted(tasks.items()))))
+    return GroupInspection(group.group_id, group.group_type, group.state_name(), group.protocol_type, None,
+                           group.group_epoch, None, members, offsets)
 
 
 def _consumer_group(core: CoreBroker, group: ConsumerGroup | ShareGroup,

@@ -199,13 +199,13 @@ def encode_response_parts_with_construct(api: Api, version: int, correlation_id:
                                          body: dict[str, Any]) -> list[Buffer]:
     """`encode_response_parts` by construct alone (the reference, and the path that raises its errors)."""
     from kemu.wire.headers import RESPONSE_HEADERS
-    from kemu.wire.primitives import SpliceStream
+    from kemu.wire.primitives import RESPONSE, SpliceStream
     from kemu.wire.structs import message_struct
 
     stream = SpliceStream()
     RESPONSE_HEADERS[response_header_version(api, version)]._build(
         {"correlation_id": correlation_id}, stream, {}, "(header)")
-    message_struct(api, version, "response")._build(body, stream, {}, f"({api.name} v{version})")
+    message_struct(api, version, "response")._build(body, stream, {RESPONSE: True}, f"({api.name} v{version})")
     return stream.parts()
 
 

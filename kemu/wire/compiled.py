@@ -382,7 +382,8 @@ def decoder(fields: tuple[Field, ...], version: int, flexible: bool, views: bool
 
 
 class _EncoderSource:
-    def __init__(self, splice: bool) -> None:
+    def __init__(self, splice: bool, refuse_long_compact: bool = False) -> None:
+        self.refuse_long_compact = refuse_long_compact  # a response's: as Kafka's writers (StringTooLong)
         self.src = _Source()
         self.splice = splice  # big byte strings noted in `spl` (a response to send in parts)
 
@@ -425,7 +426,11 @@ class _EncoderSource:
             data = self.src.var("d")
             emit(indent + 1, f"{data} = {value}.encode('utf-8')")
             emit(indent + 1, f"{n} = len({data})")
-            # A classic string's int16 length: struct refuses more than 32767 bytes, as construct does.
+            # A classic string's int16 length: struct refuses more than 32767 bytes, as construct does; in a
+            # response a compact one too (construct then raises StringTooLong).
+            if flexible and self.refuse_long_compact:
+                emit(indent + 1, f"if {n} > 0x7FFF:")
+                emit(indent + 2, "raise Unfit('a string longer than 32767 bytes')")
             self.length(indent + 1, n, flexible, wide=False)
             emit(indent + 1, f"out += {data}")
             return
@@ -539,9 +544,10 @@ class _EncoderSource:
 _ZERO_IMMUTABLE = frozenset(_FIXED) | {"string", "bytes", "records"}
 
 
-def encoder(fields: tuple[Field, ...], version: int, flexible: bool) -> Encoder:
-    """A function appending one message of `fields` at `version` to a bytearray."""
-    gen = _EncoderSource(splice=True)
+def encoder(fields: tuple[Field, ...], version: int, flexible: bool, response: bool = False) -> Encoder:
+    """A function appending one message of `fields` at `version` to a bytearray (`response`: refusing compact
+    strings over 32767 bytes, as Kafka's writers refuse them)."""
+    gen = _EncoderSource(splice=True, refuse_long_compact=response)
     gen.src.emit(0, "def _encode(v, out, spl):")
     gen.struct(1, "v", fields, version, flexible)
     made: Encoder = gen.src.compile("_encode")
@@ -602,4 +608,5 @@ def message_decoder(api: Api, version: int, direction: str, views: bool) -> Deco
 
 
 def message_encoder(api: Api, version: int, direction: str) -> Encoder:
-    return per_message(_ENCODERS, api, version, direction, encoder)
+    return per_message(_ENCODERS, api, version, direction,
+                       lambda fields, v, flexible: encoder(fields, v, flexible, direction == "response"))

@@ -1,12 +1,13 @@
 """The records Kafka's coordinators write to their internal topics, and their framing.
 
 `__transaction_state` holds TransactionLog records; `__consumer_offsets` holds OffsetCommit, GroupMetadata,
-the KIP-848 ConsumerGroup* records and the KIP-932 ShareGroup* records. Each record's key and value are
-written the way Kafka writes them: an int16 version, then the struct at that version. In `__consumer_offsets`
-the key's version is what tells the record types apart (0-1 OffsetCommit, 2 GroupMetadata, 3-8
-ConsumerGroup*, 10-15 ShareGroup*), so it is also the record type; in `__transaction_state` there is only
-TransactionLogKey v0. Keys are never flexible; values are flexible from the version each schema says. A record
-whose value is null is a tombstone: it deletes the key and has no value to decode.
+the KIP-848 ConsumerGroup* records, the KIP-932 ShareGroup* records and the KIP-1071 StreamsGroup* records.
+Each record's key and value are written the way Kafka writes them: an int16 version, then the struct at that
+version. In `__consumer_offsets` the key's version is what tells the record types apart (0-1 OffsetCommit, 2
+GroupMetadata, 3-8 ConsumerGroup*, 10-15 ShareGroup*, 17-23 StreamsGroup*), so it is also the record type; in
+`__transaction_state` there is only TransactionLogKey v0. Keys are never flexible; values are flexible from
+the version each schema says. A record whose value is null is a tombstone: it deletes the key and has no value
+to decode.
 
 Reading follows KIP-915, so a broker can read what a newer broker wrote: a key version this module does not
 know raises `UnknownRecordType` (Kafka skips those records), and a value version above the highest known is
@@ -312,6 +313,67 @@ _SCHEMAS += [
     _record("ShareUpdate", SHARE_GROUP_STATE, "1", key=_share_key("1"), value_versions="0", value_flexible="0+",
             value=[F("snapshot_epoch", "int32"), F("leader_epoch", "int32"), F("start_offset", "int64"),
                    _COMPLETE_COUNT, _STATE_BATCHES]),
+]
+
+# KIP-1071 streams groups, as Kafka 4.3 writes them (its group-coordinator's generated StreamsGroup* schemas:
+# type 18, the StreamsGroupPartitionMetadata of 4.0's early access, is gone; the metadata hash is a field of
+# StreamsGroupMetadataValue). Every value is v0 and flexible.
+_KEY_VALUE = [F("key", "string"), F("value", "string")]
+_TASK_IDS = [F("subtopology_id", "string"), F("partitions", "[]int32")]
+# The current assignment's active tasks carry the epoch each was assigned in (tag 0), which offset commits of
+# a member a step behind are checked against.
+_TASK_IDS_WITH_EPOCHS = [*_TASK_IDS, F("assignment_epochs", "[]int32", tag=0, nullable="0+")]
+_TOPOLOGY_TOPIC = [F("name", "string"), F("partitions", "int32"), F("replication_factor", "int16"),
+                   F("topic_configs", "[]", fields=_KEY_VALUE)]
+
+
+def _streams_key(key_version: str, member: bool = False) -> list[Field]:
+    key = [F("group_id", "string", key_version)]
+    return [*key, F("member_id", "string", key_version)] if member else key
+
+
+_SCHEMAS += [
+    _record("StreamsGroupMetadata", CONSUMER_OFFSETS, "17", key=_streams_key("17"),
+            value_versions="0", value_flexible="0+",
+            value=[F("epoch", "int32"), F("metadata_hash", "int64"),
+                   F("validated_topology_epoch", "int32", tag=0, default=-1),
+                   F("last_assignment_configs", "[]", tag=1, nullable="0+", fields=_KEY_VALUE)]),
+    _record("StreamsGroupMemberMetadata", CONSUMER_OFFSETS, "19", key=_streams_key("19", member=True),
+            value_versions="0", value_flexible="0+",
+            value=[F("instance_id", "string", nullable="0+"), F("rack_id", "string", nullable="0+"),
+                   F("client_id", "string"), F("client_host", "string"), F("rebalance_timeout_ms", "int32"),
+                   F("topology_epoch", "int32"), F("process_id", "string"),
+                   F("user_endpoint", "{}", nullable="0+", default=None,
+                     fields=[F("host", "string"), F("port", "uint16")]),
+                   F("client_tags", "[]", fields=_KEY_VALUE)]),
+    _record("StreamsGroupTargetAssignmentMetadata", CONSUMER_OFFSETS, "20", key=_streams_key("20"),
+            value_versions="0", value_flexible="0+",
+            value=[F("assignment_epoch", "int32"), F("assignment_timestamp", "int64", tag=0)]),
+    _record("StreamsGroupTargetAssignmentMember", CONSUMER_OFFSETS, "21", key=_streams_key("21", member=True),
+            value_versions="0", value_flexible="0+",
+            value=[F("active_tasks", "[]", fields=_TASK_IDS), F("standby_tasks", "[]", fields=_TASK_IDS),
+                   F("warmup_tasks", "[]", fields=_TASK_IDS)]),
+    _record("StreamsGroupCurrentMemberAssignment", CONSUMER_OFFSETS, "22", key=_streams_key("22", member=True),
+            value_versions="0", value_flexible="0+",
+            value=[F("member_epoch", "int32"), F("previous_member_epoch", "int32"),
+                   F("state", "int8"),  # Kafka's streams MemberState ids
+                   F("active_tasks", "[]", fields=_TASK_IDS_WITH_EPOCHS),
+                   F("standby_tasks", "[]", fields=_TASK_IDS), F("warmup_tasks", "[]", fields=_TASK_IDS),
+                   F("active_tasks_pending_revocation", "[]", fields=_TASK_IDS_WITH_EPOCHS),
+                   F("standby_tasks_pending_revocation", "[]", fields=_TASK_IDS),
+                   F("warmup_tasks_pending_revocation", "[]", fields=_TASK_IDS)]),
+    _record("StreamsGroupTopology", CONSUMER_OFFSETS, "23", key=_streams_key("23"),
+            value_versions="0", value_flexible="0+",
+            value=[F("epoch", "int32"), F("subtopologies", "[]", fields=[
+                F("subtopology_id", "string"), F("source_topics", "[]string"),
+                F("source_topic_regex", "[]string"),
+                F("state_changelog_topics", "[]", fields=_TOPOLOGY_TOPIC),
+                F("repartition_sink_topics", "[]string"),
+                F("repartition_source_topics", "[]", fields=_TOPOLOGY_TOPIC),
+                F("copartition_groups", "[]", fields=[
+                    F("source_topics", "[]int16"), F("source_topic_regex", "[]int16"),
+                    F("repartition_source_topics", "[]int16")]),
+            ])]),
 ]
 
 RECORDS: dict[str, RecordSchema] = {schema.name: schema for schema in _SCHEMAS}

@@ -74,6 +74,16 @@ class KafkaEncodeError(ConstructError):
     """A value that cannot be written at this version (None where not nullable, out of range, ...)."""
 
 
+class StringTooLong(KafkaEncodeError):
+    """A classic string of more than 32767 bytes, which its int16 length cannot hold and Kafka's generated
+    writers refuse ("field is too long to be serialized"): an answer that quotes a long name from its request.
+    Kafka's writers refuse a longer compact string too; kemu's refuse it in a response (RESPONSE in the build
+    context) and write it in a request, so its tests can send what a client of another writer might."""
+
+
+RESPONSE = "kemu_response"  # in a build's context: the message is a response
+
+
 def read_uvarint(stream: Any, path: str) -> int:
     result = 0
     shift = 0
@@ -159,7 +169,7 @@ class _Sized(Construct):
             data = _i32.pack(length)
         else:
             if length > 0x7FFF:
-                raise KafkaEncodeError("string longer than 32767 bytes", path=path)
+                raise StringTooLong("string longer than 32767 bytes", path=path)
             data = _i16.pack(length)
         stream_write(stream, data, len(data), path)
 
@@ -189,6 +199,8 @@ class KString(_Sized):
             self._write_length(-1, stream, path)
             return obj
         data = obj.encode("utf-8")
+        if self.compact and len(data) > 0x7FFF and context.get(RESPONSE):
+            raise StringTooLong("string longer than 32767 bytes", path=path)
         self._write_length(len(data), stream, path)
         stream_write(stream, data, len(data), path)
         return obj

@@ -99,6 +99,27 @@ def test_the_last_live_broker_cannot_be_stopped(broker: Broker) -> None:
         broker.stop_node(3)
 
 
+def test_an_unregistered_node_is_neither_placed_nor_elected_until_it_starts_again(broker: Broker) -> None:
+    create(broker, "t", 1, 3)
+    broker.unregister_node(1)  # running: it leaves the ISR and its leadership, as a fenced node does
+    topic = broker.topics.get("t")
+    assert topic is not None
+    partition = topic.partitions[0]
+    assert (partition.leader_id, partition.isr, broker.live_broker_ids()) == (2, [2, 3], [2, 3])
+    assert broker.place(0, 2) == [2, 3]
+    with pytest.raises(ApiError) as refused:
+        broker.unregister_node(1)
+    assert (refused.value.code, refused.value.message) == (ErrorCode.BROKER_ID_NOT_REGISTERED,
+                                                           "Broker ID 1 is not currently registered")
+    broker.stop_node(2)
+    broker.stop_node(1)  # still running, though unregistered: not the last node with a listener
+    with pytest.raises(ApiError):
+        broker.stop_node(3)
+    broker.start_node(1)  # registers again
+    assert broker.live_broker_ids() == [1, 3]
+    assert (partition.leader_id, partition.isr) == (3, [1, 3])
+
+
 def test_a_leader_is_elected_only_among_live_isr_replicas(broker: Broker) -> None:
     create(broker, "t", 1, 2)
     partition = broker.topics.get("t").partitions[0]  # type: ignore[union-attr]

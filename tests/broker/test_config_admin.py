@@ -4,12 +4,14 @@ reaching the partition logs and kemu-topics.json, broker changes reaching topics
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from kemu.admin.configs import (
+    ALTER_SLICE_RESOURCES,
     RESOURCE_BROKER,
     RESOURCE_BROKER_LOGGER,
     RESOURCE_TOPIC,
@@ -18,8 +20,10 @@ from kemu.admin.configs import (
     Outcome,
     ResourceChange,
     alter,
+    altering,
 )
 from kemu.admin.topics import NewTopic, create_topics
+from kemu.broker import storage
 from kemu.broker.broker import Broker
 from kemu.broker.config import BrokerConfig
 from kemu.clock import VirtualClock
@@ -63,6 +67,25 @@ def test_incremental_set_and_delete_reach_the_logs_and_the_topic_file(broker: Br
     assert [(log_config(broker, p).max_message_bytes, log_config(broker, p).retention_ms) for p in (0, 1)] == [
         (2000, 604_800_000)] * 2
     assert '"max.message.bytes": "2000"' in (tmp_path / "kemu-topics.json").read_text()
+
+
+def test_many_resources_are_altered_a_slice_at_a_time_each_slice_saved_once(
+        broker: Broker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    create_topics(broker, [NewTopic(f"m{i}") for i in range(300)])
+    saves: list[str] = []  # each rewrite of the topic file
+    real_replace = os.replace
+    monkeypatch.setattr(storage.os, "replace", lambda src, dst: (saves.append(str(dst)), real_replace(src, dst)))
+    resources = [topic(f"m{i}", ("retention.ms", SET, str(1000 + i))) for i in range(300)]
+    outcomes: list[Outcome] = []
+    yields = 0
+    for _ in altering(broker, resources, False, True, outcomes):
+        yields += 1
+        # Between slices: every resource of the slices so far is changed, and saved.
+        assert len(outcomes) == yields * ALTER_SLICE_RESOURCES
+        assert broker.topics.get(f"m{len(outcomes) - 1}").configs["retention.ms"] == str(999 + len(outcomes))  # type: ignore[union-attr]
+    assert yields == 300 // ALTER_SLICE_RESOURCES and outcomes == [Outcome()] * 300
+    assert len(saves) == yields + 1  # once a slice, not once a topic
+    assert '"retention.ms": "1299"' in (tmp_path / "kemu-topics.json").read_text()
 
 
 def test_legacy_alter_replaces_every_override(broker: Broker) -> None:

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 
 import pytest
 
-from kemu.admin.topics import NewTopic, auto_create_topic, create_topics, delete_topics
+from kemu.admin.topics import (
+    DELETE_SLICE_PARTITIONS,
+    DeleteOutcome,
+    NewTopic,
+    auto_create_topic,
+    create_topics,
+    delete_logs,
+    delete_topics,
+)
 from kemu.broker.broker import Broker
 from kemu.broker.config import BrokerConfig
 from kemu.broker.errors import ApiError
+from kemu.broker.storage import TOPICS_FILE
 from kemu.clock import VirtualClock
 from kemu.wire.errors import ErrorCode
 
@@ -151,10 +161,34 @@ def test_internal_topics_are_auto_created_with_their_layout(broker: Broker) -> N
     assert topic.configs["cleanup.policy"] == "compact"
 
 
+def delete(broker: Broker, names: list[str], by_state: list[tuple[str | None, uuid.UUID]],
+           version: int) -> list[DeleteOutcome]:
+    """DeleteTopics as its handler runs it: the answers, then every removed topic's logs deleted and saved."""
+    outcomes, removed = delete_topics(broker, names, by_state, version=version)
+    for _ in delete_logs(broker, removed):
+        pass
+    return outcomes
+
+
+def test_deleting_many_topics_yields_between_slices_and_saves_once_at_the_end(broker: Broker) -> None:
+    create_topics(broker, [NewTopic(f"t{i}", 10) for i in range(40)])
+    saved = (broker.data_dir / TOPICS_FILE).read_text()
+    outcomes, removed = delete_topics(broker, [f"t{i}" for i in range(40)], [], version=5)
+    assert len(removed) == 40 and len(broker.topics) == 0  # out of the registry at once ...
+    slices = 0
+    for _ in delete_logs(broker, removed):
+        slices += 1
+        assert (broker.data_dir / TOPICS_FILE).read_text() == saved  # ... saved only when every log is gone
+    assert slices == 400 // DELETE_SLICE_PARTITIONS
+    assert json.loads((broker.data_dir / TOPICS_FILE).read_text())["topics"] == []
+    assert not [d for d in broker.data_dir.iterdir() if d.name.startswith("t") and d.is_dir()]
+    assert {o.error for o in outcomes} == {ErrorCode.NONE}
+
+
 def test_delete_by_name_and_unknowns(broker: Broker) -> None:
     create_topics(broker, [NewTopic("t"), NewTopic("u")])
     t_id = broker.topics.get("t").topic_id  # type: ignore[union-attr]
-    outcomes = delete_topics(broker, ["t", "missing"], [], version=5)
+    outcomes = delete(broker, ["t", "missing"], [], version=5)
     assert {(o.name, o.topic_id, o.error) for o in outcomes} == {
         ("t", t_id, ErrorCode.NONE), ("missing", ZERO, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}
     assert [t.name for t in broker.topics] == ["u"]
@@ -164,7 +198,7 @@ def test_delete_by_id(broker: Broker) -> None:
     create_topics(broker, [NewTopic("t")])
     t_id = broker.topics.get("t").topic_id  # type: ignore[union-attr]
     unknown = uuid.uuid4()
-    outcomes = delete_topics(broker, [], [(None, t_id), (None, unknown)], version=6)
+    outcomes = delete(broker, [], [(None, t_id), (None, unknown)], version=6)
     assert {(o.name, o.topic_id, o.error) for o in outcomes} == {
         ("t", t_id, ErrorCode.NONE), (None, unknown, ErrorCode.UNKNOWN_TOPIC_ID)}
     assert len(broker.topics) == 0
@@ -174,7 +208,7 @@ def test_delete_invalid_requests(broker: Broker) -> None:
     create_topics(broker, [NewTopic("t"), NewTopic("u")])
     t_id = broker.topics.get("t").topic_id  # type: ignore[union-attr]
     u_id = broker.topics.get("u").topic_id  # type: ignore[union-attr]
-    outcomes = delete_topics(broker, [], [(None, ZERO), ("u", u_id), ("d", ZERO), ("d", ZERO), (None, t_id),
+    outcomes = delete(broker, [], [(None, ZERO), ("u", u_id), ("d", ZERO), ("d", ZERO), (None, t_id),
                                          ("t", ZERO)], version=6)
     assert {(o.name, o.topic_id, o.error, o.message) for o in outcomes} == {
         (None, ZERO, ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified."),
@@ -188,15 +222,15 @@ def test_delete_invalid_requests(broker: Broker) -> None:
 def test_delete_disabled(broker: Broker) -> None:
     broker.config.delete_topic_enable = False
     with pytest.raises(ApiError) as old:
-        delete_topics(broker, ["t"], [], version=2)
+        delete(broker, ["t"], [], version=2)
     assert (old.value.code, old.value.message) == (ErrorCode.INVALID_REQUEST, "Topic deletion is disabled.")
     with pytest.raises(ApiError) as new:
-        delete_topics(broker, ["t"], [], version=3)
+        delete(broker, ["t"], [], version=3)
     assert new.value.code == ErrorCode.TOPIC_DELETION_DISABLED
 
 
 def test_recreated_topic_gets_a_new_id(broker: Broker) -> None:
     [first] = create_topics(broker, [NewTopic("t")])
-    delete_topics(broker, ["t"], [], version=6)
+    delete(broker, ["t"], [], version=6)
     [second] = create_topics(broker, [NewTopic("t")])
     assert first.topic_id != second.topic_id

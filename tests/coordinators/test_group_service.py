@@ -363,3 +363,54 @@ def test_split_and_merge_follow_kafkas_response_builders(broker: CoreNode) -> No
     merged = merge_topics(by_id, [{"name": "", "topic_id": unknown_id, "partitions": [{"partition_index": 2}]}],
                           key="topic_id")
     assert [p["partition_index"] for p in merged[0]["partitions"]] == [1, 2]
+
+
+def test_a_streams_group_survives_a_restart(tmp_path: Path, clock: VirtualClock) -> None:
+    """The StreamsGroup* records in __consumer_offsets bring the group back: its topology, members, target
+    assignment and each member's tasks with their epochs; the member goes on heartbeating at its epoch."""
+    from kemu.groups import StreamsGroup
+    from tests.groups.test_streams_groups import word_count
+
+    broker = open_broker(tmp_path, clock, properties={"group.streams.initial.rebalance.delay.ms": "0",
+                                                      "group.streams.assignment.interval.ms": "0"})
+    create_topics(broker, [NewTopic("input", 2, 1)])
+    broker.groups.ensure_offsets_topic()
+
+    def heartbeat(node: CoreNode, epoch: int, owned: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        joining = epoch == 0
+        body = {"group_id": "app", "member_id": "m", "member_epoch": epoch, "endpoint_information_epoch": 0,
+                "rack_id": None, "instance_id": None, "rebalance_timeout_ms": 30000 if joining else -1,
+                "topology": word_count() if joining else None, "active_tasks": [] if joining else owned,
+                "standby_tasks": [] if joining or owned is not None else None,
+                "warmup_tasks": [] if joining or owned is not None else None,
+                "process_id": "p" if joining else None, "client_tags": [] if joining else None}
+        result = node.groups.run(lambda c: c.streams_group_heartbeat(body, ctx(0)))
+        created = [NewTopic(t.name, t.num_partitions, 1, configs=list(t.configs))
+                   for t in result.topics_to_create.values()]
+        if created:
+            create_topics(node, created)
+        response: dict[str, Any] = result.response
+        return response
+
+    join = heartbeat(broker, 0)
+    assigned = heartbeat(broker, join["member_epoch"], [])
+    assert assigned["active_tasks"] == [{"subtopology_id": "0", "partitions": [0, 1]},
+                                        {"subtopology_id": "1", "partitions": [0, 1]}]
+    before = broker.groups.coordinator.group("app")
+    assert isinstance(before, StreamsGroup)
+    snapshot = (before.group_epoch, before.assignment_epoch, before.topology, dict(before.members),
+                dict(before.target_assignment))
+    broker.close()
+
+    again = open_broker(tmp_path, clock)
+    try:
+        after = again.groups.coordinator.group("app")
+        assert isinstance(after, StreamsGroup)
+        assert (after.group_epoch, after.assignment_epoch, after.topology, after.members,
+                after.target_assignment) == snapshot
+        owned = assigned["active_tasks"]
+        next_beat = heartbeat(again, assigned["member_epoch"], owned)
+        assert (next_beat["error_code"], next_beat["member_epoch"]) == (E.NONE, assigned["member_epoch"])
+        assert after.state_name() == "Stable"
+    finally:
+        again.close()

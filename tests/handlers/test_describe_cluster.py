@@ -26,5 +26,12 @@ def test_authorized_operations(conn: Connection) -> None:
 
 def test_controllers_are_not_described_by_a_broker(conn: Connection) -> None:
     body = conn.request(KEY, 1, {"endpoint_type": 2})
-    assert (body["error_code"], body["error_message"]) == (114, "The request was sent to an endpoint of type BROKER")
+    assert (body["error_code"], body["error_message"]) == (
+        114, "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER")
     assert body["brokers"] == []
+
+
+def test_an_unknown_endpoint_type_is_unsupported(conn: Connection) -> None:
+    body = conn.request(KEY, 1, {"endpoint_type": 9})
+    assert (body["error_code"], body["error_message"]) == (115, "Unsupported endpoint type 9")
+    assert body["brokers"] == [] and body["cluster_id"] == ""

@@ -89,6 +89,26 @@ def test_unknown_topics_come_last(broker: Broker, conn: Connection, version: int
     assert (error["high_watermark"], error["log_start_offset"], error["records"]) == (-1, -1, b"")
 
 
+@pytest.mark.parametrize("version", [12, 13])
+def test_an_unknown_isolation_level_fails_the_whole_request(broker: Broker, conn: Connection, version: int) -> None:
+    """As Kafka's IsolationLevel.forId throwing in KafkaApis (recorded: conformance fetch.versions): the top-level
+    UNKNOWN_SERVER_ERROR, and before v13 each partition with it, -1 offsets and an empty aborted list."""
+    create_topic(conn, "t")
+    produce(conn, "t", batch(b"a"))
+    key = topic_key(broker, "t", version)
+    body = conn.request(FETCH, version, fetch_body([(key, 0, 0)], version=version, isolation_level=5))
+    assert body["error_code"] == -1
+    if version >= 13:
+        assert body["responses"] == []
+        return
+    [(_, partition)] = fetch_partitions(body, version)
+    assert (partition["error_code"], partition["high_watermark"], partition["aborted_transactions"],
+            partition["records"]) == (-1, -1, [], b"")
+    # With nothing left to read (an unknown topic only), the level is never looked at.
+    unknown = conn.request(FETCH, version, fetch_body([("nope", 0, 0)], version=version, isolation_level=5))
+    assert unknown["error_code"] == 0
+
+
 def test_offset_out_of_range_answers_at_once(broker: Broker, conn: Connection) -> None:
     create_topic(conn, "t")
     produce(conn, "t", batch(b"a"))

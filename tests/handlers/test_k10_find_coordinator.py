@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from kemu.broker.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
+from kemu.broker.topic_names import GROUP_METADATA_TOPIC, SHARE_GROUP_STATE_TOPIC, TRANSACTION_STATE_TOPIC
+from kemu.handlers.k10_find_coordinator import share_coordinator_key
 from tests.handlers.group_wire import FIND_COORDINATOR, find_coordinator, group_config
 from tests.handlers.harness import Broker, Connection, MakeBroker
 
@@ -53,12 +54,31 @@ def test_transaction_coordinator_creates_the_transaction_state_topic(broker: Bro
     assert GROUP_METADATA_TOPIC not in broker.broker.topics
 
 
-def test_share_key_type(conn: Connection) -> None:
+def test_share_key_type(broker: Broker, conn: Connection) -> None:
     below = conn.request(KEY, 5, {"key_type": 2, "coordinator_keys": ["g:topic:0"]})
     assert [(c["error_code"], c["node_id"], c["host"], c["port"]) for c in below["coordinators"]] == [
         (INVALID_REQUEST, -1, "", -1)]
-    at_six = conn.request(KEY, 6, {"key_type": 2, "coordinator_keys": ["g:topic:0"]})
-    assert [c["error_code"] for c in at_six["coordinators"]] == [COORDINATOR_NOT_AVAILABLE]
+    # From v6 a share-partition key finds the leader of its __share_group_state partition (made by the first
+    # lookup); a key SharePartitionKey cannot parse is INVALID_REQUEST.
+    keys = ["g:AAAAAAAAAAAAAAAAAAAAAQ:0", "g:topic:0", "g:AAAAAAAAAAAAAAAAAAAAAQ", " :AAAAAAAAAAAAAAAAAAAAAQ:0",
+            "g:AAAAAAAAAAAAAAAAAAAAAQ:x"]
+    at_six = conn.request(KEY, 6, {"key_type": 2, "coordinator_keys": keys})
+    assert [(c["key"], c["error_code"], c["node_id"]) for c in at_six["coordinators"]] == [
+        (keys[0], 0, 1), *((key, INVALID_REQUEST, -1) for key in keys[1:])]
+    state = broker.broker.topics.get(SHARE_GROUP_STATE_TOPIC)
+    assert state is not None and len(state.partitions) == 50 and state.is_internal
+
+
+def test_share_keys_hash_in_their_canonical_form() -> None:
+    """asCoordinatorKey writes the topic id and partition back canonically (a sign, a padded id)."""
+    assert share_coordinator_key("a:b:AAAAAAAAAAAAAAAAAAAAAB==:+7") == "a:b:AAAAAAAAAAAAAAAAAAAAAA:7"
+    assert share_coordinator_key("g:AAAAAAAAAAAAAAAAAAAAAQ:0::") == "g:AAAAAAAAAAAAAAAAAAAAAQ:0"
+    for malformed in ("", "g:AAAAAAAAAAAAAAAAAAAAAQ:2147483648", "g:AAAAAAAAAAAAAAAAAAAAAQ=:0",
+                      "\t:AAAAAAAAAAAAAAAAAAAAAQ:0", "g:AAAAAAAAAAAAAAAAAAAAAQAA:0"):
+        assert share_coordinator_key(malformed) is None, malformed
+
+
+def test_share_key_below_v4(conn: Connection) -> None:
     single = conn.request(KEY, 3, {"key": "g", "key_type": 2})
     assert (single["error_code"], single["node_id"], single["host"], single["port"]) == (INVALID_REQUEST, -1, "", -1)
     assert single["error_message"].startswith("This most likely occurs because of a request being malformed")

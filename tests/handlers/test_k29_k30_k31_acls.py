@@ -144,7 +144,12 @@ def test_a_code_kafka_does_not_know_is_refused_for_that_acl_alone(admin_conn: Co
 
 def test_only_who_may_alter_or_describe_the_cluster_manages_acls(make_broker: MakeBroker) -> None:
     with make_broker(with_authorizer()) as broker, broker.connect() as conn:
-        assert create(conn, creation(TOPIC, "t", READ), creation(TOPIC, "u", READ)) == [(31, None)] * 2
+        # Kafka's AuthHelper.authorizeClusterOperation message, quoting the request (its text is
+        # tests/handlers/test_authorization_order.py's), the same for every creation.
+        refused = create(conn, creation(TOPIC, "t", READ), creation(TOPIC, "u", READ))
+        assert [code for code, _ in refused] == [31, 31] and refused[0][1] == refused[1][1]
+        assert str(refused[0][1]).startswith("Request Request(") and str(refused[0][1]).endswith(
+            " needs ALTER permission.")
         body = conn.request(DESCRIBE, 3, acl_filter())
         assert body["error_code"] == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
         [result] = conn.request(DELETE, 3, {"filters": [acl_filter()]})["filter_results"]
@@ -159,7 +164,7 @@ def test_only_who_may_alter_or_describe_the_cluster_manages_acls(make_broker: Ma
         # ALTER on the cluster implies DESCRIBE on it
         assert described(conn, resource=TOPIC) == [(TOPIC, "t", LITERAL, "User:alice", "*", READ, ALLOW)]
         conn.client.principal = "User:ANONYMOUS"
-        assert create(conn, creation(TOPIC, "u", READ)) == [(31, None)]
+        assert [code for code, _ in create(conn, creation(TOPIC, "u", READ))] == [31]
 
 
 def test_acls_survive_a_restart_in_the_data_directory(make_broker: MakeBroker, tmp_path: Path) -> None:

@@ -73,13 +73,13 @@ def test_transaction_version_down_and_up_again(conn: Connection) -> None:
                                          "downgrade is not supported in this version."),
     ([("transaction.version", 1, SAFE), ("foo.version", 1, UPGRADE)],
      "Invalid update version 1 for feature foo.version. Local controller 1 does not support this feature."),
-    # kemu's own: the protocols it always serves, and those it does not serve.
+    # kemu's own: the protocols it always serves.
     ([("group.version", 0, SAFE)], "Invalid update version 0 for feature group.version. "
                                    "kemu serves group.version at level 1 only."),
     ([("share.version", 0, SAFE)], "Invalid update version 0 for feature share.version. "
                                    "kemu serves share.version at level 1 only."),
-    ([("streams.version", 1, UPGRADE)], "Invalid update version 1 for feature streams.version. "
-                                        "Local controller 1 does not support this feature."),
+    ([("streams.version", 0, SAFE)], "Invalid update version 0 for feature streams.version. "
+                                     "kemu serves streams.version at level 1 only."),
 ])
 def test_refused_updates_change_nothing(conn: Connection, updates: list[tuple[str, int, int]], why: str) -> None:
     before = finalized(conn)

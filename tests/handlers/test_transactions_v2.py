@@ -5,6 +5,8 @@ transaction-log records they journal."""
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -68,10 +70,11 @@ def produce(conn: Connection, pid: int, epoch: int, seq: int, version: int = 12,
 def test_api_versions_v4_features_as_a_new_kafka_4_3_cluster(conn: Connection) -> None:
     body = api_versions(conn, 4)
     supported = {f["name"]: (f["min_version"], f["max_version"]) for f in body["supported_features"]}
-    # Streams groups are not served: supported at level 0 only, and not finalized. Share groups are.
-    assert supported == {**KAFKA_SUPPORTED_V4, "share.version": (0, 1), "streams.version": (0, 0)}
+    # Share groups and streams groups are served, as on Kafka 4.3.
+    assert supported == {**KAFKA_SUPPORTED_V4, "share.version": (0, 1), "streams.version": (0, 1)}
     finalized = {f["name"]: (f["min_version_level"], f["max_version_level"]) for f in body["finalized_features"]}
-    assert finalized == {"group.version": (1, 1), "transaction.version": (2, 2),
+    assert list(finalized)[:2] == ["group.version", "streams.version"]  # Kafka's order
+    assert finalized == {"group.version": (1, 1), "streams.version": (1, 1), "transaction.version": (2, 2),
                          "eligible.leader.replicas.version": (1, 1), "share.version": (1, 1),
                          "metadata.version": (30, 30)}
     assert body["finalized_features_epoch"] >= 0 and body["zk_migration_ready"] is False
@@ -152,6 +155,74 @@ def test_produce_v12_refusals(broker: Broker, conn: Connection, topics: None) ->
     broker.call(lambda: setattr(broker.coordinators.txn, "hold_markers", False))
     settle(broker)
     assert produce(conn, pid, epoch + 1, 0, partition=2)["error_code"] == 0
+
+
+def test_produce_v12_waits_for_the_transaction_completing_within_the_retry_window(
+        broker: Broker, conn: Connection, topics: None) -> None:
+    # ReplicaManager retries CONCURRENT_TRANSACTIONS every add.partitions.to.txn.retry.backoff.ms (20) for up to
+    # add.partitions.to.txn.retry.backoff.max.ms (100): markers written within that window are waited for.
+    p = init(conn, "t", version=5)
+    pid, epoch = p["producer_id"], p["producer_epoch"]
+    assert produce(conn, pid, epoch, 0)["error_code"] == 0
+    broker.call(lambda: setattr(broker.coordinators.txn, "hold_markers", True))
+    end(conn, pid, epoch, True)
+    release = threading.Timer(0.03, lambda: broker.call(
+        lambda: setattr(broker.coordinators.txn, "hold_markers", False)))
+    started = time.monotonic()
+    release.start()
+    try:
+        answer = produce(conn, pid, epoch + 1, 0, partition=2)
+    finally:
+        release.join()
+    assert answer["error_code"] == 0, answer
+    assert time.monotonic() - started >= 0.03  # answered after the markers, not before
+    assert state(broker, "t") == TxnState.ONGOING
+    assert broker.call(lambda: broker.coordinators.txn.coordinator.txns["t"].partitions) == {("a", 2)}
+
+
+def test_produce_v12_answers_concurrent_transactions_once_the_window_closes(make_broker: MakeBroker) -> None:
+    with make_broker(broker_config(properties={"add.partitions.to.txn.retry.backoff.max.ms": "250"})) as broker, \
+            broker.connect() as conn:
+        broker.call(lambda: create_topics(broker.broker, [NewTopic("a", 3, 1)]))
+        p = init(conn, "t", version=5)
+        pid, epoch = p["producer_id"], p["producer_epoch"]
+        assert produce(conn, pid, epoch, 0)["error_code"] == 0
+        broker.call(lambda: setattr(broker.coordinators.txn, "hold_markers", True))
+        end(conn, pid, epoch, True)
+        started = time.monotonic()
+        answer = produce(conn, pid, epoch + 1, 0, partition=2)
+        assert (answer["error_code"], answer["error_message"]) == (E.CONCURRENT_TRANSACTIONS, None)
+        assert time.monotonic() - started >= 0.25  # the configured window, tried again all along
+        # A TV1 client (v11) is not retried: NOT_ENOUGH_REPLICAS at once, which it retries itself.
+        assert produce(conn, pid, epoch + 1, 0, partition=2, version=11)["error_code"] == E.NOT_ENOUGH_REPLICAS
+
+
+@pytest.mark.real_socket
+def test_a_produce_waiting_to_be_added_holds_its_connections_later_requests(make_broker: MakeBroker) -> None:
+    # Kafka's channel stays muted while ReplicaManager retries: the producer's next request is not run before
+    # this one is answered (its batches would be appended first).
+    settings = {"add.partitions.to.txn.retry.backoff.max.ms": "20000"}
+    with make_broker(broker_config(properties=settings)) as broker, broker.connect() as conn:
+        broker.call(lambda: create_topics(broker.broker, [NewTopic("a", 3, 1), NewTopic("b", 1, 1)]))
+        p = init(conn, "t", version=5)
+        pid, epoch = p["producer_id"], p["producer_epoch"]
+        assert produce(conn, pid, epoch, 0)["error_code"] == 0
+        broker.call(lambda: setattr(broker.coordinators.txn, "hold_markers", True))
+        end(conn, pid, epoch, True)
+        blocked = build_batch([NewRecord(value=b"x", timestamp=1)], producer_id=pid, producer_epoch=epoch + 1,
+                              base_sequence=0, transactional=True)
+        conn.send(PRODUCE, 12, {"transactional_id": "t", "acks": -1, "timeout_ms": 5000, "topic_data": [
+            {"name": "a", "partition_data": [{"index": 2, "records": blocked}]}]})
+        conn.send(PRODUCE, 12, {"transactional_id": None, "acks": -1, "timeout_ms": 5000, "topic_data": [
+            {"name": "b", "partition_data": [{"index": 0, "records": build_batch([NewRecord(value=b"y")])}]}]})
+        time.sleep(0.2)  # time enough for the second request to be appended, were it run
+        assert broker.call(lambda: broker.broker.partition("b", 0).log.log_end_offset) == 0  # type: ignore[union-attr]
+        broker.call(lambda: setattr(broker.coordinators.txn, "hold_markers", False))
+        _, first = conn.receive(PRODUCE, 12)
+        _, second = conn.receive(PRODUCE, 12)
+        assert first["responses"][0]["partition_responses"][0]["error_code"] == 0
+        assert second["responses"][0]["partition_responses"][0]["error_code"] == 0
+        assert broker.call(lambda: broker.broker.partition("b", 0).log.log_end_offset) == 1  # type: ignore[union-attr]
 
 
 def test_produce_v12_adds_even_without_verification(make_broker: MakeBroker) -> None:

@@ -58,3 +58,19 @@ def test_the_connection_is_closed_and_nothing_is_made(served: BrokerThread, api_
             assert listed["error_code"] == 0 and listed["groups"] == []
         listed = other.request(66, 1, {"state_filters": [], "producer_id_filters": [], "duration_filter": -1})
         assert listed["error_code"] == 0 and listed["transaction_states"] == []
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_answer_quoting_a_long_name_is_the_requests_error_response(served: BrokerThread, version: int) -> None:
+    # "No such topic as <32760 bytes>" cannot be written (a classic string, or a compact one Kafka's writers
+    # refuse alike): Kafka's handleError answers UNKNOWN_SERVER_ERROR instead, and the connection serves on.
+    topic = "t" * (LONGEST - 7)
+    with served.connect() as conn:
+        answer = conn.request(43, version, {"election_type": 0, "timeout_ms": 30000,
+                                            "topic_partitions": [{"topic": topic, "partitions": [0]}]})
+        assert answer["error_code"] == -1
+        assert answer["replica_election_results"] == [
+            {"topic": topic, "partition_result": [{"partition_id": 0, "error_code": -1, "error_message": None}]}]
+        short = conn.request(43, version, {"election_type": 0, "timeout_ms": 30000,
+                                           "topic_partitions": [{"topic": "t", "partitions": [0]}]})
+        assert short["replica_election_results"][0]["partition_result"][0]["error_message"] == "No such topic as t"

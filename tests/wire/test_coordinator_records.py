@@ -178,6 +178,8 @@ def _primitive(type_name: str) -> st.SearchStrategy[Any]:
     if type_name in _INTS:
         bits = _INTS[type_name]
         return st.integers(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    if type_name == "uint16":  # a streams member's endpoint port
+        return st.integers(0, (1 << 16) - 1)
     if type_name == "string":
         return _TEXT
     if type_name == "bytes":

@@ -33,6 +33,8 @@ KEMU_HIGHEST: dict[int, int] = {
     90: 1, 91: 0, 92: 0,  # added with their scripts (share_offsets.py)
     38: 3, 39: 2, 40: 2, 41: 3,  # added with their scripts (tokens.py)
     71: 0, 72: 0,  # added with their scripts (telemetry.py)
+    34: 2, 64: 0, 80: 1, 81: 0,  # added with their scripts (operations.py)
+    88: 0, 89: 0,  # added with their scripts (streams.py)
 }
 SETTLING_WHY = ("a new topic's leader reaches the broker's metadata, and then its replica manager, a moment after "
                 "CreateTopics returns")
@@ -108,10 +110,12 @@ def all_scripts() -> list[Script]:
         groups,
         limits,
         metadata,
+        operations,
         quorum,
         security,
         share,
         share_offsets,
+        streams,
         telemetry,
         tokens,
         transactions,
@@ -119,7 +123,7 @@ def all_scripts() -> list[Script]:
     )
     found: list[Script] = []
     for module in (unsupported, metadata, admin, data, groups, transactions, security, authorizer, cluster, quorum,
-                   limits, share, share_offsets, tokens, telemetry, client_quotas):
+                   limits, share, share_offsets, streams, tokens, telemetry, client_quotas, operations):
         found += module.scripts()
     names = [script.name for script in found]
     if len(set(names)) != len(names):

@@ -277,24 +277,30 @@ def update_features() -> list[Script]:
             {"feature": feature, "max_version_level": level, "allow_downgrade": allow_downgrade,
              "upgrade_type": kind} for feature, level, kind in updates]})
 
-    def features(name: str) -> Step:
-        # Named so: the known differences of kemu's ApiVersions are those of scenarios "*api*versions*".
-        return step(f"api versions {name}", 18, 4, SOFTWARE, key_by=API_VERSIONS_KEYS, **EPOCH)
+    def features(name: str, level: int | None) -> Step:
+        # Named so: the known differences of kemu's ApiVersions are those of scenarios "*api*versions*". A
+        # broker reports a feature level once the controller's record reaches its metadata cache: Kafka's
+        # ApiVersions can answer the level from before the update just made, so the step waits for the new one.
+        where = "finalized_features/name=transaction.version"
+        wait = f"!{where}" if level is None else f"{where}/max_version_level=={level}"
+        return step(f"api versions {name}", 18, 4, SOFTWARE, key_by=API_VERSIONS_KEYS, retry_unless=wait,
+                    **EPOCH)
 
     tv, upgrade, safe, unsafe = "transaction.version", 1, 2, 3
     steps: list[Step] = []
     for version in versions(57):
         steps += [
             update(f"v{version} downgrade as an upgrade", version, (tv, 1, upgrade)),
+            # v0 carries no upgrade type: Kafka reads it as an upgrade and refuses it, the level stays 2
             update(f"v{version} downgrade", version, (tv, 1, safe), allow_downgrade=True),
-            features(f"after the v{version} downgrade"),
+            features(f"after the v{version} downgrade", 1 if version else 2),
             update(f"v{version} upgrade", version, (tv, 2, upgrade)),
         ]
     steps += [
         update("validate only", 1, (tv, 1, safe), validate_only=True),
-        features("after validating"),
+        features("after validating", 2),
         update("unsafe downgrade to 0", 2, (tv, 0, unsafe)),
-        features("without transaction.version"),
+        features("without transaction.version", None),
         update("safe downgrade to a newer level", 2, (tv, 1, safe)),
         update("upgrade from 0", 2, (tv, 2, upgrade)),
         update("beyond the supported", 2, (tv, 3, upgrade)),
@@ -307,7 +313,7 @@ def update_features() -> list[Script]:
         update("metadata.version unsafe downgrade", 2, ("metadata.version", 29, unsafe)),
         update("kraft.version as it is", 2, ("kraft.version", 0, safe)),
         update("nothing", 2),
-        features("at the end"),
+        features("at the end", 2),
     ]
     return [Script("update_features.cases", steps)]
 

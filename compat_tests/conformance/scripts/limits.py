@@ -1,7 +1,9 @@
 """Strings longer than Kafka's own records can hold (a classic string's int16 length, 32767 bytes), sent in the
 flexible versions whose compact strings could carry them: Kafka's generated readers refuse them ("string field
 ... had invalid length") and the broker closes the connection, before any group, transactional id or topic half
-exists. One byte less is a request like any other."""
+exists. One byte less is a request like any other. An answer that would quote a long name past 32767 bytes
+(ElectLeaders' "No such topic as <name>") cannot be written: Kafka answers the request's error response,
+UNKNOWN_SERVER_ERROR, instead, in a classic version as in a flexible one."""
 
 from __future__ import annotations
 
@@ -28,4 +30,8 @@ def scripts() -> list[Script]:
         find_coordinator(6, long_name("conf-key-", over), name="find coordinator of a key of 32768 bytes"),
         step("create a topic named with 32768 bytes", 19, 7, _create(long_name("conf-topic-", over), 7)),
         find_coordinator(6, long_name("conf-key-", LONGEST), name="find coordinator of a key of 32767 bytes"),
+        *(step(f"elect leaders of an unknown topic of 32760 bytes v{version}", 43, version, {
+            "election_type": 0, "timeout_ms": 30000,
+            "topic_partitions": [{"topic": long_name("conf-el-", LONGEST - 7), "partitions": [0]}]})
+          for version in (1, 2)),
     ])]

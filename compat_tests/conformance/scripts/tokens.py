@@ -17,6 +17,11 @@ from compat_tests.conformance.steps import Script, Step
 
 TOKEN = {"varying": {"token_id": "token_id", "hmac": "hmac"},
          "why": "a token's id is a random UUID, its HMAC the secret's over that id"}
+# A renewal's, an expiry's or a new token's times are numbered within their step: two such steps run in one
+# millisecond or in two, on Kafka as on kemu, and numbering them across steps would compare that.
+STEP_TIMES = {"varying": {**TOKEN["varying"], "issue_timestamp_ms": "step:timestamp",
+                          "expiry_timestamp_ms": "step:timestamp", "max_timestamp_ms": "step:timestamp"},
+              "why": f"{TOKEN['why']}; the step's times are those of the millisecond it ran in"}
 OWNER = {"principal_type": "User", "principal_name": "conf-owner-{run}"}
 BOB = {"principal_type": "User", "principal_name": "bob"}
 MISSING_HMAC = "00" * 64
@@ -72,24 +77,26 @@ def lifecycle() -> list[Script]:
                 **TOKEN),
         as_user("alice", "describe no owners", 41, 3, {"owners": []}),
         as_user("alice", "renew by its requester", 39, 2, hmac | {"renew_period_ms": HOUR}, retry_on=(NOT_FOUND,),
-                why=PUBLISHED),
-        *(as_user("bob", f"renew by its renewer v{v}", 39, v, hmac | {"renew_period_ms": HOUR}) for v in versions(39)),
+                varying=STEP_TIMES["varying"], why=f"{PUBLISHED}; {STEP_TIMES['why']}"),
+        *(as_user("bob", f"renew by its renewer v{v}", 39, v, hmac | {"renew_period_ms": HOUR}, **STEP_TIMES)
+          for v in versions(39)),
         as_user("bob", "renew an unknown hmac", 39, 2, {"hmac": MISSING_HMAC, "renew_period_ms": HOUR}),
         as_user("carol", "expire by another", 40, 2, hmac | {"expiry_time_period_ms": -1}),
-        *(as_user("bob", f"expire in a minute v{v}", 40, v, hmac | {"expiry_time_period_ms": 60_000})
+        *(as_user("bob", f"expire in a minute v{v}", 40, v, hmac | {"expiry_time_period_ms": 60_000}, **STEP_TIMES)
           for v in versions(40)),
-        as_user("bob", "expire at once", 40, 2, hmac | {"expiry_time_period_ms": -1}),
+        as_user("bob", "expire at once", 40, 2, hmac | {"expiry_time_period_ms": -1}, **STEP_TIMES),
         # Until the removal reaches the controller's token cache a renewal would find the token and write it back.
         *barrier_as("bob", "token-removed"),
         as_user("bob", "renew the expired", 39, 2, hmac | {"renew_period_ms": HOUR}),
         as_user("bob", "expire the expired", 40, 2, hmac | {"expiry_time_period_ms": -1}),
         as_user("alice", "describe the expired", 41, 3, {"owners": [OWNER]}),
     ]
-    own = [as_user("alice", f"create v{v}", 38, v, create(v), **TOKEN) for v in versions(38)]
+    own = [as_user("alice", f"create v{v}", 38, v, create(v), **STEP_TIMES) for v in versions(38)]
     own += [
-        as_user("alice", "create with a short lifetime", 38, 3, create(3, max_lifetime_ms=HOUR), **TOKEN),
+        as_user("alice", "create with a short lifetime", 38, 3, create(3, max_lifetime_ms=HOUR), **STEP_TIMES),
         as_user("alice", "create for oneself by name", 38, 3, create(3, owner={"principal_type": "User",
-                                                                              "principal_name": "alice"}), **TOKEN),
+                                                                              "principal_name": "alice"}),
+                **STEP_TIMES),
         as_user("alice", "create with a group renewer", 38, 3,
                 create(3, [{"principal_type": "Group", "principal_name": "g"}])),
         as_user("alice", "create with a null owner type", 38, 3,

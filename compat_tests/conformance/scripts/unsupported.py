@@ -35,9 +35,9 @@ def scripts() -> list[Script]:
              for key in sorted(KEMU_HIGHEST)
              for version in sorted({0, min(spec_versions(key)) - 1})
              if 0 <= version < min(spec_versions(key))]
-    # An API key no Kafka has, and APIs Kafka 4.3 serves that kemu did not when these were written (quotas,
-    # delegation tokens, features — UpdateFeatures, served since —, share and streams groups): what each answers
-    # a request with an empty body.
+    # An API key no Kafka has, and APIs Kafka 4.3 serves that kemu did not when these were written (log dirs,
+    # quotas, delegation tokens, features, share and streams groups — AlterReplicaLogDirs, UpdateFeatures and
+    # StreamsGroupHeartbeat among them, served since): what each answers a request with an empty body.
     unknown = [step(f"key {key} v0", key, 0, {}) for key in (93 + 7, 1000)]
     unknown += [step(f"key {key} v{version}", key, version, {}) for key, version in (
         (34, 1), (38, 3), (48, 1), (57, 1), (76, 1), (88, 0))]

@@ -22,8 +22,8 @@ import org.apache.kafka.common.utils.AppInfoParser;
 public final class Runner {
     private Runner() {}
 
-    // The share consumer and listConfigResources are kafka-clients 4.x's: the 3.9 line is compiled without
-    // ShareGroups.java and Telemetry.java.
+    // The share consumer, listConfigResources and Kafka Streams' streams protocol are 4.x's: the 3.9 line is
+    // compiled without ShareGroups.java, Telemetry.java, Operations.java and StreamsApps.java.
     @SuppressWarnings("unchecked")
     private static void lineOnly(Map<String, Map<String, Common.Operation>> programs, String name) throws Exception {
         try {
@@ -42,6 +42,8 @@ public final class Runner {
         programs.put("Groups", Groups.operations());
         lineOnly(programs, "ShareGroups");
         lineOnly(programs, "Telemetry");
+        lineOnly(programs, "Operations");
+        lineOnly(programs, "StreamsApps");
         programs.put("Transactions", Transactions.operations());
         PrintStream answers = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         System.setOut(System.err);

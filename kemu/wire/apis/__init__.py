@@ -50,6 +50,7 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     31: (0, 3),  # DeleteAcls
     32: (0, 4),  # DescribeConfigs
     33: (0, 2),  # AlterConfigs
+    34: (1, 2),  # AlterReplicaLogDirs
     35: (0, 5),  # DescribeLogDirs
     36: (0, 2),  # SaslAuthenticate
     37: (0, 3),  # CreatePartitions
@@ -71,6 +72,7 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     57: (0, 2),  # UpdateFeatures
     60: (0, 2),  # DescribeCluster
     61: (0, 0),  # DescribeProducers
+    64: (0, 0),  # UnregisterBroker
     65: (0, 0),  # DescribeTransactions
     66: (0, 2),  # ListTransactions
     68: (0, 1),  # ConsumerGroupHeartbeat
@@ -83,6 +85,10 @@ VERSIONS: Final[Mapping[int, tuple[int, int]]] = MappingProxyType({
     77: (1, 1),  # ShareGroupDescribe (declared only)
     78: (1, 2),  # ShareFetch (declared only)
     79: (1, 2),  # ShareAcknowledge (declared only)
+    80: (0, 1),  # AddRaftVoter
+    81: (0, 0),  # RemoveRaftVoter
+    88: (0, 0),  # StreamsGroupHeartbeat
+    89: (0, 0),  # StreamsGroupDescribe
     90: (0, 1),  # DescribeShareGroupOffsets
     91: (0, 0),  # AlterShareGroupOffsets
     92: (0, 0),  # DeleteShareGroupOffsets

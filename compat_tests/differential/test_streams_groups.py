@@ -1,0 +1,86 @@
+"""Streams groups (KIP-1071) through raw requests on the reference Kafka and on kemu, the answers compared: a
+member joining with a word count's topology (a repartition topic and a store's changelog, both missing) is told
+which internal topics are missing (in Kafka's order of them) and that the assignment waits for the initial
+rebalance delay; the broker creates the topics with the partition counts it derived; once they exist and the
+delay is over, the member's heartbeat gets every task; StreamsGroupDescribe shows the configured topology."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from compat_tests.differential.compare import check
+from compat_tests.differential.groups_wire import create_topics, ready_coordinator, unique, wait_for
+from compat_tests.differential.targets import Pair, Target
+
+STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE, METADATA = 88, 89, 3
+INITIAL_REBALANCE_DELAY_S = 3.0  # group.streams.initial.rebalance.delay.ms, Kafka's default on both
+PARTITIONS = 3
+
+
+def topology(app: str) -> dict[str, Any]:
+    """What Kafka Streams 4.3 sends for a word count (compat_tests/java/src/StreamsApps.java)."""
+    return {"epoch": 0, "subtopologies": [
+        {"subtopology_id": "0", "source_topics": [f"{app}-input"], "source_topic_regex": [],
+         "state_changelog_topics": [], "repartition_sink_topics": [f"{app}-words-repartition"],
+         "repartition_source_topics": [], "copartition_groups": []},
+        {"subtopology_id": "1", "source_topics": [], "source_topic_regex": [],
+         "state_changelog_topics": [{"name": f"{app}-counts-changelog", "partitions": 0, "replication_factor": 0,
+                                     "topic_configs": [{"key": "cleanup.policy", "value": "compact"}]}],
+         "repartition_sink_topics": [], "copartition_groups": [],
+         "repartition_source_topics": [{"name": f"{app}-words-repartition", "partitions": 0, "replication_factor": 0,
+                                        "topic_configs": [{"key": "cleanup.policy", "value": "delete"}]}]},
+    ]}
+
+
+def heartbeat(target: Target, app: str, epoch: int, joining: bool = False) -> dict[str, Any]:
+    return target.request(STREAMS_GROUP_HEARTBEAT, 0, {
+        "group_id": app, "member_id": f"{app}-member", "member_epoch": epoch, "endpoint_information_epoch": 0,
+        "instance_id": None, "rack_id": None, "rebalance_timeout_ms": 30000 if joining else -1,
+        "topology": topology(app) if joining else None, "active_tasks": [], "standby_tasks": [], "warmup_tasks": [],
+        "process_id": "11111111-2222-3333-4444-555555555555" if joining else None, "user_endpoint": None,
+        "client_tags": [] if joining else None, "task_offsets": None, "task_end_offsets": None,
+        "shutdown_application": False})
+
+
+def partition_counts(target: Target, names: list[str]) -> dict[str, int] | None:
+    answer = target.request(METADATA, 12, {"topics": [{"name": n} for n in names], "allow_auto_topic_creation": False})
+    counts = {t["name"]: len(t["partitions"]) for t in answer["topics"] if t["error_code"] == 0}
+    return counts if len(counts) == len(names) else None
+
+
+def test_internal_topics_are_created_and_the_tasks_assigned(pair: Pair) -> None:
+    app = unique("diff-streams")
+    internal = [f"{app}-words-repartition", f"{app}-counts-changelog"]
+
+    def scenario(target: Target) -> dict[str, Any]:
+        create_topics(target, {f"{app}-input": PARTITIONS})
+        ready_coordinator(target, app)
+        joined_at = time.monotonic()
+        join = heartbeat(target, app, 0, joining=True)
+        epoch = [join["member_epoch"]]
+
+        def made() -> dict[str, int] | None:
+            # Kafka creates the internal topics a moment after it answers, kemu before; and Kafka retries a
+            # creation that did not go through only on a later heartbeat (on a busy broker the first may not),
+            # so the member heartbeats while it waits, as a Streams client does.
+            counts = partition_counts(target, internal)
+            if counts is None:
+                time.sleep(0.25)
+                epoch[0] = heartbeat(target, app, epoch[0])["member_epoch"]
+            return counts
+
+        created = wait_for(f"{target.name}: the internal topics", made, timeout_s=60.0)
+        time.sleep(max(0.0, joined_at + INITIAL_REBALANCE_DELAY_S + 0.5 - time.monotonic()))
+        assigned = heartbeat(target, app, epoch[0])
+        described = target.request(STREAMS_GROUP_DESCRIBE, 0, {"group_ids": [app],
+                                                                "include_authorized_operations": False})
+        leave = heartbeat(target, app, -1)
+        return {"join": join, "created": created, "assigned": assigned, "described": described, "leave": leave}
+
+    kafka, kemu = pair.both(scenario)
+    check("streams_groups.word_count", kafka, kemu)
+    assert kemu["created"] == dict.fromkeys(internal, PARTITIONS)
+    assert {s["status_code"] for s in kemu["join"]["status"]} == {3, 5}  # missing internal topics, delayed
+    assert kemu["assigned"]["active_tasks"] == [{"subtopology_id": s, "partitions": list(range(PARTITIONS))}
+                                               for s in ("0", "1")]

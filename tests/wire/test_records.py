@@ -371,7 +371,7 @@ _BLOBS = st.one_of(st.none(), st.binary(max_size=70), st.binary(min_size=8_000, 
 
 @given(key=_BLOBS, value=_BLOBS, timestamp=st.integers(-1, 2**45), marker=st.booleans(),
        producer_id=st.integers(0, 2**40), producer_epoch=st.integers(0, 2**15 - 1))
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)  # a loaded CI machine once took 645 ms for one example
 def test_the_one_record_builder_writes_what_build_batch_writes(key: bytes | None, value: bytes | None,
                                                                timestamp: int, marker: bool, producer_id: int,
                                                                producer_epoch: int) -> None:

@@ -16,6 +16,7 @@ from compat_tests.differential.targets import Pair, Target
 
 STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE, METADATA, INCREMENTAL_ALTER_CONFIGS = 88, 89, 3, 44
 RESOURCE_GROUP, SET, DELETE = 32, 0, 1
+MISSING_INTERNAL_TOPICS = 3  # StreamsGroupHeartbeatResponse.Status
 # The group's streams.initial.rebalance.delay.ms, set on both before the join. Kafka's default of 3 s was too short
 # on a loaded CI machine: Kafka made the internal topics after the delay had run out, so it assigned the
 # not-yet-ready topology (no tasks) and the assignment interval then held back the next one.
@@ -99,20 +100,21 @@ def word_count(target: Target, app: str) -> dict[str, Any]:
         join = heartbeat(target, app, 0, joining=True)
         epoch = [join["member_epoch"]]
 
-        def made() -> dict[str, int] | None:
-            # Kafka creates the internal topics a moment after it answers, kemu before; and Kafka retries a
-            # creation that did not go through only on a later heartbeat (on a busy broker the first may not),
-            # so the member heartbeats while it waits, as a Streams client does.
-            counts = partition_counts(target, internal)
-            if counts is None:
+        def configured() -> dict[str, int] | None:
+            # The member heartbeats, as a Streams client does, until its group's topology is configured: the
+            # answer no longer says MISSING_INTERNAL_TOPICS. Kafka creates the topics a moment after it
+            # answers (kemu before), retries a creation that did not go through only on a later heartbeat, and
+            # its coordinator sees them only once it has the metadata image that made them, which can be after
+            # a Metadata request already shows them; the delayed assignment then works on the topology as
+            # the group's last heartbeat configured it.
+            answer = heartbeat(target, app, epoch[0])
+            epoch[0] = answer["member_epoch"]
+            if MISSING_INTERNAL_TOPICS in {status["status_code"] for status in answer["status"] or []}:
                 time.sleep(0.25)
-                epoch[0] = heartbeat(target, app, epoch[0])["member_epoch"]
-            return counts
+                return None
+            return partition_counts(target, internal)
 
-        created = wait_for(f"{target.name}: the internal topics", made, timeout_s=60.0)
-        # One heartbeat that surely sees them: the delayed assignment works on the topology as the group's last
-        # heartbeat configured it.
-        epoch[0] = heartbeat(target, app, epoch[0])["member_epoch"]
+        created = wait_for(f"{target.name}: the internal topics", configured, timeout_s=60.0)
         if time.monotonic() > joined_at + INITIAL_REBALANCE_DELAY_S - MARGIN_S:
             raise TooSlow(target.name)
         time.sleep(max(0.0, joined_at + INITIAL_REBALANCE_DELAY_S + 0.5 - time.monotonic()))

@@ -258,12 +258,14 @@ public final class StreamsApps {
             Map<String, List<Long>> counts = new TreeMap<>();
             long deadline = System.currentTimeMillis() + RUN_TIMEOUT_MS;
 
-            // Both instances running their share: the broker's and the instances' views agree.
+            // Both instances running their share: the broker's and the instances' views agree, and each instance
+            // has begun updating its standbys from their changelogs.
             Map<String, Object> before = null;
-            while (before == null || !complete(counts, expected(first))) {
+            while (before == null || !complete(counts, expected(first)) || !updatingStandbys(running, logs)) {
                 if (System.currentTimeMillis() > deadline) {
                     throw new IllegalStateException("no standby assignment settled: " + counts + ", group "
-                        + describeTasks(admin, applicationId) + ", local " + local(running));
+                        + describeTasks(admin, applicationId) + ", local " + local(running) + ", state "
+                        + logs.stream().map(StateLog::snapshot).toList());
                 }
                 poll(reader, counts);
                 if (before == null) before = withStandbys(admin, applicationId, running, allTasks, partitions);
@@ -313,7 +315,7 @@ public final class StreamsApps {
     }
 
     static Object pausedWordCount(String bootstrap, List<String> args) throws Exception {
-        Common.need(args, 6, "<application id> <input> <output> <instances> <guarantee> <paused file> "
+        Common.need(args, 7, "<application id> <input> <output> <instances> <guarantee> <paused file> "
                     + "<resume file> <line>...");
         String applicationId = args.get(0);
         String input = args.get(1);
@@ -431,6 +433,17 @@ public final class StreamsApps {
             }
             poll(reader, counts);
         }
+    }
+
+    /** Whether every standby task of each instance has had its changelog registered (onUpdateStart). */
+    static boolean updatingStandbys(List<KafkaStreams> running, List<StateLog> logs) {
+        for (int i = 0; i < running.size(); i++) {
+            StateLog log = logs.get(i);
+            synchronized (log) {
+                if (!log.standby.keySet().containsAll(localTasks(running.get(i), false))) return false;
+            }
+        }
+        return true;
     }
 
     static Map<String, Integer> expected(List<String> lines) {

@@ -5,11 +5,19 @@ assigns the tasks through StreamsGroupHeartbeat; the output is checked record by
 off, so every occurrence of a word gives the next count, each exactly once), and the group as
 Admin.describeStreamsGroups shows it: Stable with its two sub-topologies, every member holding active tasks,
 Empty once the instances have closed. The classic protocol (JoinGroup/SyncGroup, Kafka Streams' own assignor)
-runs the same word count."""
+runs the same word count. With the group config streams.num.standby.replicas=1, two instances each hold a standby of
+the stateful tasks the other runs; one instance is stopped, the other takes its tasks over, its active tasks starting
+from the state its standbys had kept, and the counts go on from where they were, exactly once. Last, a `kemu serve`
+of the test's own is restarted (SIGTERM, and SIGKILL) under two exactly_once_v2 instances in the middle of their
+input: the group and the transactions come back from kemu's logs and the output is still exactly once (kemu only:
+the reference Kafka is the session's, not to be restarted)."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,9 +27,10 @@ from compat_tests.differential.compare import check
 from compat_tests.differential.targets import Pair, Target
 from compat_tests.java.conftest import JavaKemu
 from compat_tests.java.java_client import JavaClient
+from compat_tests.polling import wait_for
 from compat_tests.test_transactions_support import create_topics, unique
 
-STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE, TXN_OFFSET_COMMIT = 88, 89, 28
+STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE, TXN_OFFSET_COMMIT, END_TXN = 88, 89, 28, 26
 PARTITIONS = 3
 LINES = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog", "The end"]
 RUN_TIMEOUT_S = 170.0
@@ -94,3 +103,114 @@ def test_the_classic_protocol_still_runs_the_word_count(java_pair: Pair, java: J
     kafka = scenario(java_pair.kafka)
     check(f"java.{java.line}.streams_word_count_classic", kafka, kemu)
     assert kemu == {"counts": expected_counts(), "group": None}
+
+
+# Words that come back in the second half, so the counts after the takeover carry on from the state of before.
+STANDBY_LINES = ["the cat sat on the mat", "a dog and a cat", "the dog sat", "on the mat a cat", "the end",
+                 "a cat and the dog"]
+
+
+def standby_observed(result: dict[str, Any]) -> dict[str, Any]:
+    """What must agree between Kafka and kemu: the members' task counts (which member gets which tasks depends on
+    their random ids, and so does which instance is stopped and how many tasks it hands over). Where the survivor's
+    standbys had read to depends on timing, so it is checked on kemu only."""
+    def shape(group: dict[str, Any]) -> dict[str, Any]:
+        return {"state": group["state"], "members": sorted(
+            (len(m["active"]), len(m["standby"]), len(m["warmup"]), m["reconciled"]) for m in group["members"])}
+    return {"counts": result["counts"], "before": shape(result["before"]), "after": shape(result["after"]),
+            "closed": result["closed"]}
+
+
+def test_standbys_take_over_a_stopped_instance_exactly_once(java_pair: Pair, java_kemu: JavaKemu,
+                                                           java: JavaClient) -> None:
+    app = unique("java-streams-standby")
+    source, sink = f"{app}-input", f"{app}-output"
+
+    def scenario(target: Target) -> Any:
+        create_topics(target.bootstrap, [source, sink], partitions=PARTITIONS)
+        return java.run("StreamsApps", target.bootstrap, "standby", app, source, sink, "exactly_once_v2",
+                        *STANDBY_LINES, timeout=2 * RUN_TIMEOUT_S + 120)
+
+    kemu = scenario(java_pair.kemu)
+    kafka = scenario(java_pair.kafka)
+    check(f"java.{java.line}.streams_standby_takeover", standby_observed(kafka), standby_observed(kemu))
+
+    # Record by record, each word's counts 1, 2, ... its total: nothing lost, nothing counted twice, and the
+    # counts after the takeover carrying on from the state the standby had kept.
+    totals = Counter(word for line in STANDBY_LINES for word in line.lower().split())
+    assert kemu["counts"] == {word: list(range(1, total + 1)) for word, total in sorted(totals.items())}
+    stateful = [f"1_{p}" for p in range(PARTITIONS)]
+    every_task = [f"{s}_{p}" for s in (0, 1) for p in range(PARTITIONS)]
+    # The group as kemu's StreamsGroupDescribe showed it, each member's current assignment its target; the app
+    # waited for each instance's own tasks (metadataForLocalThreads) to be those of a member, so the standbys
+    # reached the instances through kemu's heartbeat answers.
+    before = kemu["before"]["members"]
+    assert kemu["before"]["state"] == "Stable" and len(before) == 2
+    assert sorted(t for m in before for t in m["active"]) == every_task
+    # Each stateful task a standby on the member not running it; the stateless ones have none.
+    assert sorted(t for m in before for t in m["standby"]) == stateful
+    assert all(not set(m["active"]) & set(m["standby"]) for m in before)
+    # The stopped instance's stateful tasks had been standbys on the survivor, updated from their changelogs; the
+    # survivor's active tasks restored from where its standbys had read to (not from the beginning), so what it
+    # counts next carries on from the standbys' state.
+    assert kemu["moved"] and set(kemu["moved"]) <= set(stateful)
+    survivor = kemu["survivor"]
+    for task in kemu["moved"]:
+        assert survivor["restore"][task]["from"] == survivor["standby"][task]["read_to"] + 1, (task, survivor)
+    assert kemu["after"] == {"state": "Stable", "members": [
+        {"active": every_task, "standby": [], "warmup": [], "reconciled": True}]}
+    assert kemu["closed"]["state"] == "Empty"
+    heartbeats = [e for e in java_kemu.exchanges(STREAMS_GROUP_HEARTBEAT) if e["request"].get("group_id") == app]
+    assert heartbeats and {(e["response"] or {}).get("error") for e in heartbeats} == {"NONE"}
+
+
+@pytest.mark.parametrize("stop", ["sigterm", "sigkill"])
+def test_the_word_count_is_exactly_once_across_a_kemu_restart(tmp_path: Path, java: JavaClient, stop: str) -> None:
+    """Two exactly_once_v2 instances count the first third of the input; the second is produced and kemu (a
+    `kemu serve` of this test's own) at once stopped (SIGTERM, or SIGKILL: a crash) while they process it, and
+    started again on its data directory and port; the last third is produced after it. The streams group, its
+    tasks and the transactions come back from kemu's logs, and the output is each word's counts 1, 2, ...
+    exactly once."""
+    app = unique(f"java-streams-restart-{stop}")
+    source, sink = f"{app}-input", f"{app}-output"
+    paused, resume = tmp_path / "paused", tmp_path / "resume"
+    server = JavaKemu(tmp_path / "data", tmp_path / "transcript.jsonl")
+    server.start()
+    try:
+        create_topics(server.bootstrap, [source, sink], partitions=PARTITIONS)
+        with ThreadPoolExecutor(1) as pool:
+            run = pool.submit(java.run, "StreamsApps", server.bootstrap, "pause", app, source, sink, "2",
+                              "exactly_once_v2", str(paused), str(resume), *STANDBY_LINES,
+                              timeout=2 * RUN_TIMEOUT_S + 120)
+            wait_for(lambda: paused.exists() or run.done(), what="the first half counted", timeout=RUN_TIMEOUT_S)
+            if run.done():
+                run.result()  # the app failed before the pause: its error
+            if stop == "sigkill":
+                server.kill()
+            else:
+                server.stop_cleanly()
+            before_restart = len(server.transcript.read_text(encoding="utf-8").splitlines())
+            server.start()
+            resume.write_text("resume")
+            result = run.result()
+    finally:
+        if server.is_running():
+            server.stop_cleanly()
+
+    totals = Counter(word for line in STANDBY_LINES for word in line.lower().split())
+    assert result["counts"] == {word: list(range(1, total + 1)) for word, total in sorted(totals.items())}
+    for phase in ("before", "after"):
+        group = result[phase]
+        assert (group["state"], group["members"], group["subtopologies"]) == ("Stable", 2, 2), phase
+        held = [task for member in group["active_tasks"] for task in member]
+        assert sorted(held) == group["all_active_tasks"] == [f"{s}_{p}" for s in (0, 1) for p in range(PARTITIONS)]
+    assert result["closed"]["state"] == "Empty"
+    # After the restart kemu knew the group's members (their heartbeats, leaving ones too, answered NONE, not
+    # UNKNOWN_MEMBER_ID) and the application's transactions went on committing.
+    after = [json.loads(line) for line in server.transcript.read_text(encoding="utf-8").splitlines()[before_restart:]]
+    heartbeats = [e for e in after if e["api_key"] == STREAMS_GROUP_HEARTBEAT and e["request"].get("group_id") == app]
+    assert heartbeats and {(e["response"] or {}).get("error") for e in heartbeats} == {"NONE"}
+    assert all(e["request"]["member_epoch"] != 0 for e in heartbeats)
+    commits = [e for e in after if e["api_key"] == END_TXN and e["request"].get("committed")
+               and str(e["request"].get("transactional_id")).startswith(app)]
+    assert commits and {(e["response"] or {}).get("error") for e in commits} == {"NONE"}

@@ -103,7 +103,8 @@ class MemberInspection:
     instance_id: str | None
     client_id: str
     client_host: str
-    # topic -> partitions; None when the assignment is not a consumer protocol one (opaque bytes).
+    # topic -> partitions; a streams group's member: "<sub-topology> active" (standby, warmup) -> partitions;
+    # None when the assignment is not a consumer protocol one (opaque bytes).
     assignment: dict[str, list[int]] | None
 
 

@@ -233,3 +233,80 @@ def test_inspect_is_the_function_of_the_core(broker: Broker) -> None:
     broker.produce("orders", "x")
     direct = broker.call(lambda: inspect(broker.core, broker.coordinators))
     assert direct == broker.inspect()
+
+
+STREAMS_HEARTBEAT, STREAMS_DESCRIBE = 88, 89
+STREAMS_SETTINGS = {**SETTINGS, "group.streams.num.standby.replicas": "1",
+                    "group.streams.initial.rebalance.delay.ms": "0", "group.streams.assignment.interval.ms": "0"}
+
+
+def streams_heartbeat(conn: KafkaSocket, member: str, epoch: int, owned: dict[str, dict[str, list[int]]] | None,
+                      ) -> dict[str, Any]:
+    """A streams member's heartbeat: joining (epoch 0) with a word count's topology (a stateless sub-topology 0
+    reading orders, a stateful 1 with a store's changelog), else reporting the tasks it owns by kind."""
+    joining = epoch == 0
+    topology = {"epoch": 0, "subtopologies": [
+        {"subtopology_id": "0", "source_topics": ["orders"], "source_topic_regex": [], "state_changelog_topics": [],
+         "repartition_sink_topics": ["app-count-repartition"], "repartition_source_topics": [],
+         "copartition_groups": []},
+        {"subtopology_id": "1", "source_topics": [], "source_topic_regex": [], "repartition_sink_topics": [],
+         "state_changelog_topics": [{"name": "app-store-changelog", "partitions": 0, "replication_factor": 0,
+                                     "topic_configs": []}],
+         "repartition_source_topics": [{"name": "app-count-repartition", "partitions": 0, "replication_factor": 0,
+                                        "topic_configs": []}], "copartition_groups": []}]}
+    owned = owned or {}
+    answer = conn.request(STREAMS_HEARTBEAT, 0, {
+        "group_id": "app", "member_id": member, "member_epoch": epoch, "endpoint_information_epoch": 0,
+        "instance_id": None, "rack_id": None, "rebalance_timeout_ms": 30_000 if joining else -1,
+        "topology": topology if joining else None,
+        **{f"{kind}_tasks": [{"subtopology_id": s, "partitions": ps} for s, ps in owned.get(kind, {}).items()]
+           for kind in ("active", "standby", "warmup")},
+        "process_id": f"process-{member}" if joining else None, "user_endpoint": None,
+        "client_tags": [] if joining else None, "task_offsets": None, "task_end_offsets": None,
+        "shutdown_application": False})
+    assert answer["error_code"] == 0, answer
+    return answer
+
+
+def test_a_streams_group_shows_each_members_active_standby_and_warmup_tasks() -> None:
+    """Two members of a streams group with one standby replica: once both hold their target, inspect() shows
+    each member's tasks by sub-topology and kind, the same as StreamsGroupDescribe's current assignment."""
+    kinds = ("active", "standby", "warmup")
+    with Broker(config=STREAMS_SETTINGS, virtual_clock=True) as streams, \
+            KafkaSocket(("127.0.0.1", streams.port), client_id="streams-app") as conn:
+        streams.create_topic("orders", partitions=2)
+        assert conn.request(FIND_COORDINATOR, 3, {"key": "app", "key_type": 0})["error_code"] == 0
+        epochs = {m: streams_heartbeat(conn, m, 0, None)["member_epoch"] for m in ("a", "b")}
+        owned: dict[str, dict[str, dict[str, list[int]]]] = {"a": {}, "b": {}}
+        described: dict[str, Any] = {}
+        # Each round the members report what they own and take what they are given: a few rounds reconcile.
+        for _ in range(10):
+            for member in ("a", "b"):
+                answer = streams_heartbeat(conn, member, epochs[member], owned[member])
+                epochs[member] = answer["member_epoch"]
+                if answer["active_tasks"] is not None:
+                    owned[member] = {kind: {t["subtopology_id"]: t["partitions"] for t in answer[f"{kind}_tasks"]}
+                                     for kind in kinds}
+            [described] = conn.request(STREAMS_DESCRIBE, 0, {"group_ids": ["app"],
+                                                             "include_authorized_operations": False})["groups"]
+            if described["group_state"] == "Stable" and all(
+                    m["assignment"] == m["target_assignment"] for m in described["members"]):
+                break
+        assert described["group_state"] == "Stable", described
+        group = streams.inspect().group("app")
+
+    assert (group.type, group.state, group.protocol_type, group.generation) == (
+        "streams", "Stable", "streams", described["group_epoch"])
+    shown = {m.member_id: m.assignment for m in group.members}
+    assert {m.member_id: m.client_id for m in group.members} == {"a": "streams-app", "b": "streams-app"}
+    assert shown == {m["member_id"]: {f"{t['subtopology_id']} {kind}": sorted(t["partitions"])
+                                      for kind in kinds for t in m["assignment"][f"{kind}_tasks"]}
+                     for m in described["members"]}
+    # Every task active on one member; each task of the stateful sub-topology (1) a standby on the other.
+    for sub in ("0", "1"):
+        active = sorted(p for tasks in shown.values() if tasks for p in tasks.get(f"{sub} active", []))
+        assert active == [0, 1], shown
+    standby = {m: set((tasks or {}).get("1 standby", [])) for m, tasks in shown.items()}
+    assert sorted(p for ps in standby.values() for p in ps) == [0, 1]
+    assert all(not standby[m] & set((tasks or {}).get("1 active", [])) for m, tasks in shown.items())
+    assert not any(key.startswith("0 standby") for tasks in shown.values() if tasks for key in tasks)

@@ -3,13 +3,15 @@ held back by the initial rebalance delay, then the tasks), StreamsGroupDescribe,
 DescribeGroups, the leave; a topology whose source topic is missing (MISSING_SOURCE_TOPICS); and the requests
 Kafka refuses before the coordinator looks at the group (INVALID_REQUEST with its messages, STREAMS_INVALID_TOPOLOGY
 for internal or invalid topic names and for a changelog with a partition count), an unknown member, and
-StreamsGroupDescribe of an unknown group and of the empty group id."""
+StreamsGroupDescribe of an unknown group and of the empty group id; and a second member joining within the group's
+assignment interval (its group configs streams.assignment.interval.ms=15000, streams.initial.rebalance.delay.ms=0):
+ASSIGNMENT_DELAYED, each member answered from the last target."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from compat_tests.conformance.scripts import COORDINATOR_SETTLING, create_topic, step
+from compat_tests.conformance.scripts import COORDINATOR_SETTLING, barrier, create_topic, step
 from compat_tests.conformance.scripts.groups import GROUPS, LOADING, find_coordinator
 from compat_tests.conformance.steps import Script
 
@@ -107,5 +109,44 @@ def invalid() -> Script:
     ])
 
 
+def group_configs(group: str, configs: dict[str, str]) -> dict[str, Any]:
+    """IncrementalAlterConfigs v1 setting `configs` on the group."""
+    return {"resources": [{"resource_type": 32, "resource_name": group, "configs": [
+        {"name": name, "config_operation": 0, "value": value} for name, value in configs.items()]}],
+        "validate_only": False}
+
+
+def assignment_interval() -> Script:
+    """The group's first target assignment is made at once (no initial rebalance delay); a second member joining
+    well within streams.assignment.interval.ms (15 s, the highest group.streams.max.assignment.interval.ms allows)
+    bumps the group epoch but the next assignment waits: status 5, the joiner answered from the last target (no
+    tasks of its own), the first member keeping its tasks."""
+    topic = "conf-streams-interval-{run}"
+    group = "conf-streams-interval-group-{run}"
+    first, second = "conf-streams-interval-a-{run}", "conf-streams-interval-b-{run}"
+    joining = {"topology": topology(topic)}
+    return Script("streams_group.assignment_interval", [
+        *create_topic(topic, partitions=2),
+        find_coordinator(4, group),
+        step("set the group's assignment interval", 44, 1, group_configs(group, {
+            "streams.assignment.interval.ms": "15000", "streams.initial.rebalance.delay.ms": "0"})),
+        *barrier("streams-interval"),
+        step("first member joins", 88, 0, heartbeat(group, first, 0, **joining), retry_on=COORDINATOR_SETTLING,
+             why=LOADING, capture={"first_epoch": "member_epoch"}),
+        step("first member heartbeats", 88, 0, heartbeat(
+            group, first, "{$first_epoch}", active_tasks=[{"subtopology_id": "0", "partitions": [0, 1]}]),
+             capture={"first_epoch": "member_epoch"}),
+        step("second member joins", 88, 0, heartbeat(group, second, 0, **joining),
+             capture={"second_epoch": "member_epoch"}),
+        step("first member within the interval", 88, 0, heartbeat(
+            group, first, "{$first_epoch}", active_tasks=[{"subtopology_id": "0", "partitions": [0, 1]}])),
+        step("second member within the interval", 88, 0, heartbeat(group, second, "{$second_epoch}")),
+        step("describe", 89, 0, describe(group), key_by={**GROUPS, "members": "member_id"},
+             why="no order of a group's members is promised"),
+        step("second member leaves", 88, 0, heartbeat(group, second, -1)),
+        step("first member leaves", 88, 0, heartbeat(group, first, -1)),
+    ])
+
+
 def scripts() -> list[Script]:
-    return [membership(), missing_source(), invalid()]
+    return [membership(), missing_source(), invalid(), assignment_interval()]

@@ -34,13 +34,14 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import NamedTuple, Protocol
 
+from kemu.kafka_defaults import int_default
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import ControlRecordType, decode_control_key, iter_batches
 
 # Kafka 4.3's broker defaults (ShareGroupConfig) and group-config defaults (GroupConfig).
-DEFAULT_RECORD_LOCK_DURATION_MS = 30_000  # group.share.record.lock.duration.ms / share.record.lock.duration.ms
-DEFAULT_DELIVERY_COUNT_LIMIT = 5  # group.share.delivery.count.limit / share.delivery.count.limit
-DEFAULT_MAX_RECORD_LOCKS = 2_000  # group.share.partition.max.record.locks / share.partition.max.record.locks
+DEFAULT_RECORD_LOCK_DURATION_MS = int_default("group.share.record.lock.duration.ms")  # share.record.lock.duration.ms
+DEFAULT_DELIVERY_COUNT_LIMIT = int_default("group.share.delivery.count.limit")  # share.delivery.count.limit
+DEFAULT_MAX_RECORD_LOCKS = int_default("group.share.partition.max.record.locks")  # share.partition.max.record.locks
 DEFAULT_AUTO_OFFSET_RESET = "latest"  # share.auto.offset.reset
 DEFAULT_ISOLATION_LEVEL = "read_uncommitted"  # share.isolation.level
 

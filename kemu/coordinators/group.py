@@ -43,7 +43,7 @@ from kemu.broker.errors import ApiError
 from kemu.broker.partition import Partition
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC
 from kemu.coordinators.journal import JOURNAL_ERRORS, InternalTopicJournal, group_write_error
-from kemu.groups import CoordinatorRecord, GroupConfig, GroupCoordinator, RequestContext, TopicInfo, log_records
+from kemu.groups import CoordinatorRecord, GroupConfig, GroupCoordinator, GroupRequestContext, TopicInfo, log_records
 from kemu.groups.config import no_overrides
 from kemu.groups.offset_ops import partition_errors
 from kemu.groups.share import no_listener as no_share_listener
@@ -138,7 +138,7 @@ class GroupService:
         self._rearm()
         return result
 
-    def txn_offset_commit(self, request: Body, context: RequestContext, node_id: int | None = None) -> Body:
+    def txn_offset_commit(self, request: Body, context: GroupRequestContext, node_id: int | None = None) -> Body:
         """TxnOffsetCommit (28) once the transactions layer has checked the producer's transaction (and that
         AddOffsetsToTxn added the group): the rest of Kafka's handling, without throttle_time_ms.
 

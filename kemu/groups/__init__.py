@@ -104,7 +104,7 @@ Inspection
 from kemu.groups.classic_group import ClassicGroup, ClassicGroupState, ClassicMember
 from kemu.groups.config import GroupConfig
 from kemu.groups.consumer_group import ConsumerGroup, ConsumerGroupMember, ConsumerGroupState, MemberState
-from kemu.groups.context import RequestContext
+from kemu.groups.context import GroupRequestContext
 from kemu.groups.coordinator import GroupCoordinator
 from kemu.groups.offset_ops import CommitOffset
 from kemu.groups.offsets import OffsetAndMetadata
@@ -133,7 +133,7 @@ __all__ = [
     "OffsetAndMetadata",
     "Pending",
     "RecordType",
-    "RequestContext",
+    "GroupRequestContext",
     "ShareGroup",
     "ShareGroupMember",
     "ShareGroupState",

@@ -33,7 +33,7 @@ from kemu.wire.errors import ErrorCode
 from kemu.wire.records import (
     BatchHeader,
     ControlRecordType,
-    Record,
+    DecodedRecord,
     RecordBatch,
     decode_control_key,
     decode_end_txn_marker_value,
@@ -104,7 +104,7 @@ class TransactionalPartition:
         return result
 
     @staticmethod
-    def _marker_of(records: list[Record]) -> tuple[bool, int]:
+    def _marker_of(records: list[DecodedRecord]) -> tuple[bool, int]:
         if len(records) != 1:
             raise MarkerError("a transaction marker batch must hold one record", ErrorCode.INVALID_RECORD)
         _, record_type = decode_control_key(records[0].key)

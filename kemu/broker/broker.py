@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from kemu.broker.client_quotas import ClientQuotaStore, Throttling
     from kemu.broker.fetch_sessions import FetchSessionCache
     from kemu.broker.group_configs import GroupConfigStore
-    from kemu.log.cleaner import CleanerSource
+    from kemu.log.compaction import CleanerSource
     from kemu.log.log_cleaner import CleanResult, LogCleaner
     from kemu.security.mechanisms import TokenCredential
     from kemu.security.tokens import DelegationTokens

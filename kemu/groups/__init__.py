@@ -111,8 +111,8 @@ from kemu.groups.offsets import OffsetAndMetadata
 from kemu.groups.pending import Pending
 from kemu.groups.records import CoordinatorRecord, Journal, RecordType
 from kemu.groups.share_group import ShareGroup, ShareGroupMember, ShareGroupState
-from kemu.groups.streams import StreamsHeartbeat
 from kemu.groups.streams_group import StreamsGroup, StreamsGroupMember, StreamsGroupState
+from kemu.groups.streams_manager import StreamsHeartbeat
 from kemu.groups.streams_topology import CreatableTopic
 from kemu.groups.topics import TopicInfo, TopicSource
 

@@ -8,21 +8,21 @@ from typing import TYPE_CHECKING, Any
 
 from kemu.clock import Clock
 from kemu.groups.admin import GroupAdmin
-from kemu.groups.classic import ClassicGroupManager
 from kemu.groups.classic_group import ClassicGroup
+from kemu.groups.classic_manager import ClassicGroupManager
 from kemu.groups.config import GroupConfig
-from kemu.groups.consumer import ConsumerGroupManager
+from kemu.groups.consumer_manager import ConsumerGroupManager
 from kemu.groups.context import CoordinatorState, Group, GroupRequestContext
 from kemu.groups.offset_ops import CommitOffset, OffsetOps
 from kemu.groups.offsets import OffsetAndMetadata
 from kemu.groups.pending import Pending
 from kemu.groups.records import CoordinatorRecord, Journal, discard
 from kemu.groups.replay import Replayer
-from kemu.groups.share import ShareGroupManager, no_listener
 from kemu.groups.share_group import ShareGroup
+from kemu.groups.share_manager import ShareGroupManager, no_listener
 from kemu.groups.share_offsets import AlteredOffsets, DeletedOffsets, alter_offsets, delete_offsets
-from kemu.groups.streams import StreamsGroupManager, StreamsHeartbeat
 from kemu.groups.streams_group import StreamsGroup
+from kemu.groups.streams_manager import StreamsGroupManager, StreamsHeartbeat
 from kemu.groups.topics import TopicSource, no_topics
 
 if TYPE_CHECKING:

@@ -74,7 +74,7 @@ VERSIONS = NARROWED[KEY]
 VALID_ACKS = frozenset({-1, 0, 1})
 ZSTD_PRODUCE_VERSION = 7
 TOPIC_ID_VERSION = 13  # topic ids instead of names, both ways (KIP-516)
-FIRST_TV2_PRODUCE_VERSION = 12  # the coordinator's shell says so too (kemu.coordinators.txn), for verify_produce
+FIRST_TV2_PRODUCE_VERSION = 12  # also in kemu.coordinators.txn_service, for verify_produce
 _CODEC_IDS = frozenset(int(codec) for codec in CompressionType)
 # A request this big appends its partitions with yields to the event loop between them (kemu.handlers._pacing):
 # 50 MiB over 50 partitions held it for ~0.1 s of CRC checks and writes. Smaller ones never look at a clock.

@@ -46,7 +46,7 @@ from kemu.coordinators.journal import JOURNAL_ERRORS, InternalTopicJournal, grou
 from kemu.groups import CoordinatorRecord, GroupConfig, GroupCoordinator, GroupRequestContext, TopicInfo, log_records
 from kemu.groups.config import no_overrides
 from kemu.groups.offset_ops import partition_errors
-from kemu.groups.share import no_listener as no_share_listener
+from kemu.groups.share_manager import no_listener as no_share_listener
 from kemu.hashing import partition_for
 from kemu.kafka_defaults import int_default
 from kemu.log import AppendOrigin, LogEvent, PartitionLog

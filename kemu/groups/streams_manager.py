@@ -25,7 +25,7 @@ from kemu.groups.classic_group import ClassicGroup
 from kemu.groups.context import CoordinatorState, GroupRequestContext
 from kemu.groups.errors import GroupError
 from kemu.groups.records import CoordinatorRecord
-from kemu.groups.share import metadata_hash
+from kemu.groups.share_manager import metadata_hash
 from kemu.groups.streams_assignor import MemberSpec, SubtopologySpec, TaskAssignorError
 from kemu.groups.streams_assignor import assign as sticky_assign
 from kemu.groups.streams_group import (

@@ -24,7 +24,7 @@ from compat_tests.test_transactions_support import (
     unique,
     write_end_records,
 )
-from kemu.coordinators.txn import HOLD_MARKERS_ENV
+from kemu.coordinators.txn_service import HOLD_MARKERS_ENV
 from tests.server.kafka_socket import KafkaSocket
 
 PARTITIONS = 4

@@ -27,7 +27,7 @@ from compat_tests.differential.admin_requests import (
 )
 from compat_tests.differential.compare import check
 from compat_tests.differential.targets import Pair, Target
-from kemu.broker.kafka_broker_keys import KAFKA_BROKER_KEYS
+from kemu.kafka_defaults import KAFKA_BROKER_KEYS
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 TWO = "ad-two"  # two partitions; never changed by a request that succeeds

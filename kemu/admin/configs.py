@@ -66,7 +66,7 @@ class Outcome:
     message: str | None = None
 
 
-class _Refused(Exception):
+class _Denied(Exception):
     def __init__(self, error: ErrorCode, message: str | None) -> None:
         super().__init__(message)
         self.error = error
@@ -99,7 +99,7 @@ def altering(broker: Broker, resources: Sequence[ResourceChange], validate_only:
                     continue
                 try:
                     _alter_resource(broker, resource, validate_only, incremental, node)
-                except _Refused as refused:
+                except _Denied as refused:
                     outcomes.append(Outcome(refused.error, refused.message))
                 else:
                     outcomes.append(Outcome())
@@ -109,10 +109,10 @@ def _alter_resource(broker: Broker, resource: ResourceChange, validate_only: boo
                     node_id: int) -> None:
     names = [c.name for c in resource.configs]
     if len(set(names)) != len(names):
-        raise _Refused(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+        raise _Denied(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
     nulls = [c.name for c in resource.configs if c.value is None and not (incremental and c.op == OpType.DELETE)]
     if nulls:
-        raise _Refused(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
+        raise _Denied(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
     kind = resource.resource_type
     if kind == RESOURCE_BROKER_LOGGER and incremental:
         _alter_loggers(resource, validate_only, node_id)
@@ -126,7 +126,7 @@ def _alter_resource(broker: Broker, resource: ResourceChange, validate_only: boo
         _alter_client_metrics(broker, resource, validate_only, incremental)
     else:
         # Legacy AlterConfigs never supported BROKER_LOGGER.
-        raise _Refused(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
+        raise _Denied(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
 
 
 def _alter_loggers(resource: ResourceChange, validate_only: bool, node_id: int) -> None:
@@ -134,13 +134,13 @@ def _alter_loggers(resource: ResourceChange, validate_only: bool, node_id: int) 
         broker_loggers.change(node_id, resource.resource_name,
                               [(c.name, c.op, c.value) for c in resource.configs], validate_only)
     except broker_loggers.LoggerChangeRefused as refused:
-        raise _Refused(ErrorCode[refused.code_name], refused.message) from None
+        raise _Denied(ErrorCode[refused.code_name], refused.message) from None
 
 
 def _check_op(change: ConfigChange) -> OpType:
     if change.op not in OpType._value2member_map_:
         # Kafka finds no OpType for the id and fails on the null it got: an unknown server error.
-        raise _Refused(ErrorCode.UNKNOWN_SERVER_ERROR, None)
+        raise _Denied(ErrorCode.UNKNOWN_SERVER_ERROR, None)
     return OpType(change.op)
 
 
@@ -150,9 +150,9 @@ def _alter_broker(broker: Broker, resource: ResourceChange, validate_only: bool,
     if name:
         requested = parse_java_int(name)
         if requested is None:
-            raise _Refused(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}")
+            raise _Denied(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}")
         if requested != node_id:
-            raise _Refused(ErrorCode.INVALID_REQUEST,
+            raise _Denied(ErrorCode.INVALID_REQUEST,
                            f"Unexpected broker id, expected {node_id}, but received {name}")
     if incremental:
         values = dict(broker.dynamic_configs.layer(name))
@@ -164,7 +164,7 @@ def _alter_broker(broker: Broker, resource: ResourceChange, validate_only: bool,
     try:
         validate_dynamic(values, per_broker=bool(name), log_dirs=(str(broker.data_dir.absolute()),))
     except BrokerConfigRefused as refused:
-        raise _Refused(ErrorCode.INVALID_REQUEST, str(refused)) from None
+        raise _Denied(ErrorCode.INVALID_REQUEST, str(refused)) from None
     _check_min_isr(broker.dynamic_configs.layer(name), values, name)
     if not validate_only:
         broker.dynamic_configs.replace(name, values)
@@ -174,9 +174,9 @@ def _alter_broker(broker: Broker, resource: ResourceChange, validate_only: bool,
 def _check_min_isr(before: dict[str, str], after: dict[str, str], name: str) -> None:
     """The controller's rules while ELR is on (Kafka 4.1+, and kemu): min.insync.replicas is the cluster's."""
     if name and (MIN_ISR in before or MIN_ISR in after):
-        raise _Refused(ErrorCode.INVALID_CONFIG, f"Broker-level {MIN_ISR} cannot be altered while ELR is enabled.")
+        raise _Denied(ErrorCode.INVALID_CONFIG, f"Broker-level {MIN_ISR} cannot be altered while ELR is enabled.")
     if not name and MIN_ISR in before and MIN_ISR not in after:
-        raise _Refused(ErrorCode.INVALID_CONFIG, f"Cluster-level {MIN_ISR} cannot be removed while ELR is enabled.")
+        raise _Denied(ErrorCode.INVALID_CONFIG, f"Cluster-level {MIN_ISR} cannot be removed while ELR is enabled.")
 
 
 def _apply_broker_op(values: dict[str, str], op: OpType, change: ConfigChange) -> None:
@@ -190,10 +190,10 @@ def _apply_broker_op(values: dict[str, str], op: OpType, change: ConfigChange) -
     key = BROKER_CONFIGS.get(change.name)
     if key is None:
         # Kafka looks the key up in a Scala map that throws for a name it does not know.
-        raise _Refused(ErrorCode.UNKNOWN_SERVER_ERROR, None)
+        raise _Denied(ErrorCode.UNKNOWN_SERVER_ERROR, None)
     if key.type != "LIST":
         verb = "append" if op == OpType.APPEND else "subtract"
-        raise _Refused(ErrorCode.INVALID_CONFIG, f"Config value {verb} is not allowed for config key: {change.name}")
+        raise _Denied(ErrorCode.INVALID_CONFIG, f"Config value {verb} is not allowed for config key: {change.name}")
     current = values.get(change.name, key.default or "")
     old = _java_split(current) if current else []
     wanted = _java_split(change.value or "")
@@ -214,16 +214,16 @@ def _alter_topic(broker: Broker, resource: ResourceChange, validate_only: bool, 
         configs = {c.name: c.value for c in resource.configs if c.value is not None}
     # ControllerConfigurationValidator, then the existence check.
     if not name:
-        raise _Refused(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
+        raise _Denied(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
     reason = invalid_name_reason(name)
     if reason is not None:
-        raise _Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
+        raise _Denied(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
     try:
         topic_configs.validate(configs)
     except InvalidConfigError as exc:
-        raise _Refused(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        raise _Denied(ErrorCode.INVALID_CONFIG, str(exc)) from None
     if topic is None:
-        raise _Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        raise _Denied(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
     if not validate_only:
         topic.configs = configs
         broker.storage.reconfigure(topic)
@@ -243,7 +243,7 @@ def _new_configs(current: dict[str, str], resource: ResourceChange, incremental:
         elif op == OpType.DELETE:
             configs.pop(change.name, None)
         else:
-            raise _Refused(ErrorCode.INVALID_CONFIG,
+            raise _Denied(ErrorCode.INVALID_CONFIG,
                            f"Can't {op.name} to key {change.name} because its type is not LIST.")
     return configs
 
@@ -259,7 +259,7 @@ def _alter_client_metrics(broker: Broker, resource: ResourceChange, validate_onl
     try:
         client_metrics.validate(name, configs)
     except client_metrics.SubscriptionRefused as refused:
-        raise _Refused(refused.error, refused.message) from None
+        raise _Denied(refused.error, refused.message) from None
     if not validate_only:
         store.replace(name, configs)
 
@@ -272,11 +272,11 @@ def _alter_group(broker: Broker, resource: ResourceChange, validate_only: bool, 
     name = resource.resource_name
     configs = _new_configs(broker.group_configs.get(name), resource, incremental)
     if not name:
-        raise _Refused(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
+        raise _Denied(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
     try:
         group_configs.validate(configs, broker.config_layers())
     except InvalidConfigError as exc:
-        raise _Refused(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        raise _Denied(ErrorCode.INVALID_CONFIG, str(exc)) from None
     if not validate_only:
         broker.group_configs.replace(name, configs)
 
@@ -290,7 +290,7 @@ def _apply_topic_op(configs: dict[str, str], op: OpType, change: ConfigChange) -
     else:
         key = TOPIC_CONFIGS.get(change.name)
         if key is None or key.type != "LIST":
-            raise _Refused(ErrorCode.INVALID_CONFIG,
+            raise _Denied(ErrorCode.INVALID_CONFIG,
                            f"Can't {op.name} to key {change.name} because its type is not LIST.")
         parts = list_items(configs.get(change.name, key.default_string))
         for item in _java_split(change.value or ""):

@@ -43,7 +43,7 @@ class PartitionsOutcome:
     message: str | None = None
 
 
-class _Refused(Exception):
+class _PartitionsRefused(Exception):
     def __init__(self, error: ErrorCode, message: str | None = None) -> None:
         super().__init__(message)
         self.error = error
@@ -75,7 +75,7 @@ def plan_partitions(
             continue
         try:
             topic, layout = _plan(broker, request, budget)
-        except _Refused as refused:
+        except _PartitionsRefused as refused:
             outcomes.append(PartitionsOutcome(request.name, refused.error, refused.message))
             continue
         budget -= len(layout)
@@ -92,16 +92,16 @@ def _plan(broker: Broker, request: NewPartitions, budget: int) -> tuple[Topic, l
     the client's, up to 2^31 - 1, and building that many would hold the broker's only thread for good."""
     topic = broker.topics.get(request.name)
     if topic is None:
-        raise _Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        raise _PartitionsRefused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     if request.name in broker.creating:
         # The handlers queue creations one after another as Kafka's controller does (kemu.handlers._creating);
         # only a direct core call (a test power) can arrive while a request's creation is making logs.
-        raise _Refused(ErrorCode.REASSIGNMENT_IN_PROGRESS, f"Partitions are being added to {topic.name}.")
+        raise _PartitionsRefused(ErrorCode.REASSIGNMENT_IN_PROGRESS, f"Partitions are being added to {topic.name}.")
     current = len(topic.partitions)
     if request.count == current:
-        raise _Refused(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
+        raise _PartitionsRefused(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
     if request.count < current:
-        raise _Refused(
+        raise _PartitionsRefused(
             ErrorCode.INVALID_PARTITIONS,
             f"The topic {topic.name} currently has {current} partition(s); {request.count} would not be an increase.",
         )
@@ -110,11 +110,11 @@ def _plan(broker: Broker, request: NewPartitions, budget: int) -> tuple[Topic, l
     factor = topic.replication_factor
     if request.assignments is None:
         if factor > len(live):
-            raise _Refused(ErrorCode.INVALID_REPLICATION_FACTOR, unreachable_factor(factor, len(live)))
+            raise _PartitionsRefused(ErrorCode.INVALID_REPLICATION_FACTOR, unreachable_factor(factor, len(live)))
         _check_budget(additional, budget)
         return topic, broker.place_all(range(current, request.count), factor)
     if additional != len(request.assignments):
-        raise _Refused(
+        raise _PartitionsRefused(
             ErrorCode.INVALID_REPLICA_ASSIGNMENT,
             f"Attempted to add {additional} additional partition(s), but only "
             f"{len(request.assignments)} assignment(s) were specified.",
@@ -122,7 +122,7 @@ def _plan(broker: Broker, request: NewPartitions, budget: int) -> tuple[Topic, l
     for brokers in request.assignments:
         problem = assignment_problem(list(brokers), live, factor)
         if problem is not None:
-            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem)
+            raise _PartitionsRefused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem)
     _check_budget(additional, budget)
     return topic, [list(brokers) for brokers in request.assignments]
 
@@ -131,5 +131,5 @@ def _check_budget(additional: int, budget: int) -> None:
     # The controller's limit on records per user operation (its BoundedList), which Kafka answers as an
     # unexpected error.
     if additional > budget:
-        raise _Refused(ErrorCode.UNKNOWN_SERVER_ERROR)
+        raise _PartitionsRefused(ErrorCode.UNKNOWN_SERVER_ERROR)
 

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kemu.kafka_defaults import str_setting
+
 if TYPE_CHECKING:
     from kemu.authorizer.standard import StandardAuthorizer
 
@@ -25,10 +27,10 @@ def super_users(value: str | None) -> list[str]:
 def build_authorizer(properties: Mapping[str, str], data_dir: Path) -> StandardAuthorizer | None:
     """The authorizer `authorizer.class.name` turns on (None when it is empty, as in Kafka), configured by
     `super.users` and `allow.everyone.if.no.acl.found`."""
-    if not properties.get("authorizer.class.name", "").strip():
+    if not str_setting(properties, "authorizer.class.name").strip():
         return None
     from kemu.authorizer.standard import StandardAuthorizer
     from kemu.authorizer.store import AclStore
 
-    allow = properties.get("allow.everyone.if.no.acl.found", "false").strip().lower() == "true"
+    allow = str_setting(properties, "allow.everyone.if.no.acl.found").strip().lower() == "true"
     return StandardAuthorizer(AclStore(data_dir), super_users(properties.get("super.users")), allow)

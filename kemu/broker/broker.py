@@ -31,6 +31,7 @@ from kemu.broker.storage import Storage
 from kemu.broker.topic_configs import log_defaults
 from kemu.broker.topics import Topic, TopicRegistry
 from kemu.clock import Clock
+from kemu.kafka_defaults import int_setting
 from kemu.security.listeners import Endpoint
 from kemu.security.scram import ScramCredentialStore, parse_add_scram
 from kemu.security.settings import SecuritySettings, security_settings
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from kemu.broker.client_quotas import ClientQuotaStore, Throttling
     from kemu.broker.fetch_sessions import FetchSessionCache
     from kemu.broker.group_configs import GroupConfigStore
-    from kemu.log.cleaner import CleanerSource
+    from kemu.log.compaction import CleanerSource
     from kemu.log.log_cleaner import CleanResult, LogCleaner
     from kemu.security.mechanisms import TokenCredential
     from kemu.security.tokens import DelegationTokens
@@ -88,7 +89,7 @@ class Broker:
         # What the live settings (LIVE_SETTINGS) were started with, before a dynamic value replaces them.
         self._started_with = {attribute: getattr(config, attribute) for attribute in LIVE_SETTINGS.values()}
         self.dynamic_configs = DynamicBrokerConfigs(
-            self.data_dir, config.node_id, int(config.properties.get("min.insync.replicas", "1").strip()))
+            self.data_dir, config.node_id, int_setting(config.properties, "min.insync.replicas"))
         self.storage = Storage(self.data_dir, clock)
         self.scram_credentials = ScramCredentialStore(self.data_dir)
         for user, mechanism, credential in parse_add_scram(config.properties.get("kemu.scram.credentials", "")):
@@ -214,8 +215,8 @@ class Broker:
             from kemu.broker.client_quotas import Throttling
 
             properties = self.config.properties
-            self.throttling = Throttling(store, int(properties.get("quota.window.num", "11").strip()),
-                                         int(properties.get("quota.window.size.seconds", "1").strip()))
+            self.throttling = Throttling(store, int_setting(properties, "quota.window.num"),
+                                         int_setting(properties, "quota.window.size.seconds"))
 
     @property
     def fetch_sessions(self) -> FetchSessionCache:

@@ -27,9 +27,8 @@ from typing import Any, NamedTuple
 from kemu.authorizer.config import AUTHORIZER_CLASSES
 from kemu.broker.config import PROPERTY_FIELDS, BrokerConfig
 from kemu.broker.features import FeatureSettingError, parse_levels
-from kemu.broker.kafka_broker_keys import KAFKA_BROKER_KEYS
+from kemu.kafka_defaults import KAFKA_BROKER_KEYS, kafka_default, kafka_type
 from kemu.log.config import (
-    LONG_MAX,
     MS_PER_HOUR,
     TOPIC_CONFIGS,
     InvalidConfigError,
@@ -173,6 +172,12 @@ class BrokerConfigKey(NamedTuple):
         return value
 
 
+def config_key(name: str, validator: Validator | None = None, dynamic: bool = False, doc: str = "") -> BrokerConfigKey:
+    """kemu's definition of a broker config: its type and default from the one table (kemu.kafka_defaults:
+    Kafka's, and kemu's own few); kemu adds its validator, whether kemu can change it at runtime, and its doc."""
+    return BrokerConfigKey(name, kafka_type(name), kafka_default(name), validator, dynamic, doc)
+
+
 def _known_authorizer(name: str, value: Any) -> None:
     # Kafka fails to load a class it cannot find; kemu has the two ACL authorizers Kafka ships.
     if value.strip() and value.strip() not in AUTHORIZER_CLASSES:
@@ -187,109 +192,109 @@ def _feature_levels(name: str, value: Any) -> None:
 
 
 def _server_keys() -> Iterator[BrokerConfigKey]:
-    yield BrokerConfigKey("advertised.listeners", "LIST", None, doc="The listeners clients are told to use.")
-    yield BrokerConfigKey("allow.everyone.if.no.acl.found", "BOOLEAN", "false",
-                          doc="Whether a resource no ACL names is open to everyone (with an authorizer).")
-    yield BrokerConfigKey("authorizer.class.name", "STRING", "", _known_authorizer,
-                          doc="The authorizer: StandardAuthorizer or AclAuthorizer turn ACLs on; empty, off.")
-    yield BrokerConfigKey("auto.create.topics.enable", "BOOLEAN", "true",
-                          doc="Whether a topic asked for in Metadata is created when missing.")
-    yield BrokerConfigKey("broker.id", "INT", "-1", doc="The broker's id; in KRaft mode the node.id.")
-    yield BrokerConfigKey("broker.rack", "STRING", None, doc="The rack of the broker.")
-    yield BrokerConfigKey("default.replication.factor", "INT", "1",
-                          doc="The replication factor of topics created without one.")
-    yield BrokerConfigKey("delete.topic.enable", "BOOLEAN", "true", doc="Whether topics may be deleted.")
-    yield BrokerConfigKey("listeners", "LIST", "PLAINTEXT://:9092", doc="The addresses the broker listens on.")
-    yield BrokerConfigKey(
-        "kemu.features", "STRING", "", _feature_levels,
+    yield config_key("advertised.listeners", doc="The listeners clients are told to use.")
+    yield config_key("allow.everyone.if.no.acl.found",
+                     doc="Whether a resource no ACL names is open to everyone (with an authorizer).")
+    yield config_key("authorizer.class.name", _known_authorizer,
+                     doc="The authorizer: StandardAuthorizer or AclAuthorizer turn ACLs on; empty, off.")
+    yield config_key("auto.create.topics.enable",
+                     doc="Whether a topic asked for in Metadata is created when missing.")
+    yield config_key("broker.id", doc="The broker's id; in KRaft mode the node.id.")
+    yield config_key("broker.rack", doc="The rack of the broker.")
+    yield config_key("default.replication.factor",
+                     doc="The replication factor of topics created without one.")
+    yield config_key("delete.topic.enable", doc="Whether topics may be deleted.")
+    yield config_key("listeners", doc="The addresses the broker listens on.")
+    yield config_key(
+        "kemu.features", _feature_levels,
         doc="kemu's own: the cluster's finalized feature levels, in kafka-storage format's --feature syntax "
             "(NAME=LEVEL, comma-separated); only transaction.version may be set, 0-2 (default 2, as a new "
             "Kafka 4.x cluster; 1 or 0 make clients run transactions the version-1 way). The levels are kept in "
             "the data directory and UpdateFeatures (kafka-features) changes them too; given, this sets them again "
             "at every start.")
-    yield BrokerConfigKey(
-        "kemu.client.telemetry.enable", "BOOLEAN", "false",
+    yield config_key(
+        "kemu.client.telemetry.enable",
         doc="kemu's own: a client telemetry receiver (KIP-714), as a Kafka broker has when a metric.reporters "
             "plugin implements ClientTelemetry: ApiVersions then lists GetTelemetrySubscriptions and "
             "PushTelemetry, so clients subscribed by a CLIENT_METRICS resource push their metrics, which "
             "inspect() shows. Off, as Kafka without such a plugin, the two APIs are served but not advertised "
             "and pushed metrics are dropped.")
-    yield BrokerConfigKey("telemetry.max.bytes", "INT", "1048576", at_least(1),
-                          doc="The largest telemetry push a client may send (after compression), and the most "
-                              "it may decompress to.")
-    yield BrokerConfigKey("group.consumer.assignment.interval.ms", "INT", "1000", at_least(0),
-                          doc="The least time between two target assignments of a consumer-protocol group.")
-    yield BrokerConfigKey("group.consumer.heartbeat.interval.ms", "INT", "5000", at_least(1),
-                          doc="The heartbeat interval of consumer-protocol group members.")
-    yield BrokerConfigKey("group.consumer.session.timeout.ms", "INT", "45000", at_least(1),
-                          doc="The session timeout of consumer-protocol group members.")
-    yield BrokerConfigKey("group.initial.rebalance.delay.ms", "INT", "3000",
-                          doc="How long a new classic group waits for more members before its first rebalance.")
-    yield BrokerConfigKey("group.max.session.timeout.ms", "INT", "1800000",
-                          doc="The largest session timeout a classic group member may ask for.")
-    yield BrokerConfigKey("group.max.size", "INT", "2147483647", at_least(1),
-                          doc="The largest number of members a classic group may have.")
-    yield BrokerConfigKey("group.min.session.timeout.ms", "INT", "6000",
-                          doc="The smallest session timeout a classic group member may ask for.")
-    yield BrokerConfigKey("log.dir", "LIST", "/tmp/kafka-logs", doc="The log directory when log.dirs is unset.")
-    yield BrokerConfigKey("log.dirs", "LIST", None, doc="The directories the log data is kept in.")
-    yield BrokerConfigKey("log.cleaner.backoff.ms", "LONG", "15000", at_least(0), dynamic=True,
-                          doc="The amount of time to sleep when there are no logs to clean")
-    yield BrokerConfigKey("log.retention.check.interval.ms", "LONG", "300000", at_least(1),
-                          doc="How often the log cleaner checks for segments to delete.")
-    yield BrokerConfigKey("max.request.partition.size.limit", "INT", "2000", at_least(1),
-                          doc="The most partitions one DescribeTopicPartitions answer may describe.")
-    yield BrokerConfigKey("node.id", "INT", None, doc="The node id of this server.")
-    yield BrokerConfigKey("num.partitions", "INT", "1", at_least(1),
-                          doc="The partition count of topics created without one.")
-    yield BrokerConfigKey("offset.metadata.max.bytes", "INT", "4096",
-                          doc="The largest metadata an offset commit may carry.")
-    yield BrokerConfigKey("offsets.retention.check.interval.ms", "LONG", "600000", at_least(1),
-                          doc="How often committed offsets are checked for expiry.")
-    yield BrokerConfigKey("offsets.retention.minutes", "INT", "10080", at_least(1),
-                          doc="How long the offsets of an empty group are kept.")
-    yield BrokerConfigKey("offsets.topic.num.partitions", "INT", "50", at_least(1),
-                          doc="The partition count of __consumer_offsets.")
-    yield BrokerConfigKey("offsets.topic.replication.factor", "SHORT", "3", at_least(1),
-                          doc="The replication factor of __consumer_offsets.")
-    yield BrokerConfigKey("offsets.topic.segment.bytes", "INT", "104857600", at_least(1),
-                          doc="The segment size of __consumer_offsets.")
-    yield BrokerConfigKey("process.roles", "LIST", None, doc="The roles of this server: broker, controller.")
-    yield BrokerConfigKey("super.users", "STRING", None,
-                          doc="Principals the authorizer allows everything, separated by semicolons.")
-    yield BrokerConfigKey("replica.selector.class", "STRING", None,
-                          doc="KIP-392: org.apache.kafka.common.replica.RackAwareReplicaSelector sends a consumer "
-                              "with client.rack to a replica in its rack.")
-    yield BrokerConfigKey("socket.request.max.bytes", "INT", "104857600", at_least(1),
-                          doc="The largest request the broker accepts.")
-    yield BrokerConfigKey("queued.max.requests", "INT", "500", at_least(1),
-                          doc="The requests read and waiting for their turn before connections stop reading.")
-    yield BrokerConfigKey("max.connections", "INT", "2147483647", at_least(0),
-                          doc="The most connections the broker serves; further ones wait to be accepted.")
-    yield BrokerConfigKey("max.connections.per.ip", "INT", "2147483647", at_least(0),
-                          doc="The most connections from one address; a further one is closed.")
-    yield BrokerConfigKey("max.connections.per.ip.overrides", "STRING", "",
-                          doc="Per-address maxima overriding max.connections.per.ip, as host:count,host:count.")
-    yield BrokerConfigKey("connections.max.idle.ms", "LONG", "600000",
-                          doc="How long a connection may be idle before the broker closes it.")
-    yield BrokerConfigKey("transaction.state.log.min.isr", "INT", "2", at_least(1),
-                          doc="min.insync.replicas of __transaction_state.")
-    yield BrokerConfigKey("transaction.state.log.num.partitions", "INT", "50", at_least(1),
-                          doc="The partition count of __transaction_state.")
-    yield BrokerConfigKey("transaction.state.log.replication.factor", "SHORT", "3", at_least(1),
-                          doc="The replication factor of __transaction_state.")
-    yield BrokerConfigKey("transaction.state.log.segment.bytes", "INT", "104857600", at_least(1),
-                          doc="The segment size of __transaction_state.")
-    yield BrokerConfigKey("transaction.max.timeout.ms", "INT", "900000", at_least(1),
-                          doc="The largest transaction.timeout.ms a producer may ask for.")
-    yield BrokerConfigKey("transactional.id.expiration.ms", "INT", "604800000", at_least(1),
-                          doc="How long an idle transactional id is kept before it expires.")
-    yield BrokerConfigKey("producer.id.expiration.ms", "INT", "86400000", at_least(1), dynamic=True,
-                          doc="How long an idle producer's state is kept on a partition.")
-    yield BrokerConfigKey("producer.id.expiration.check.interval.ms", "INT", "600000", at_least(1),
-                          doc="How often idle producers are looked for.")
-    yield BrokerConfigKey("transaction.partition.verification.enable", "BOOLEAN", "true", dynamic=True,
-                          doc="Whether a transactional produce must go to a partition added to the transaction.")
+    yield config_key("telemetry.max.bytes", at_least(1),
+                     doc="The largest telemetry push a client may send (after compression), and the most "
+                         "it may decompress to.")
+    yield config_key("group.consumer.assignment.interval.ms", at_least(0),
+                     doc="The least time between two target assignments of a consumer-protocol group.")
+    yield config_key("group.consumer.heartbeat.interval.ms", at_least(1),
+                     doc="The heartbeat interval of consumer-protocol group members.")
+    yield config_key("group.consumer.session.timeout.ms", at_least(1),
+                     doc="The session timeout of consumer-protocol group members.")
+    yield config_key("group.initial.rebalance.delay.ms",
+                     doc="How long a new classic group waits for more members before its first rebalance.")
+    yield config_key("group.max.session.timeout.ms",
+                     doc="The largest session timeout a classic group member may ask for.")
+    yield config_key("group.max.size", at_least(1),
+                     doc="The largest number of members a classic group may have.")
+    yield config_key("group.min.session.timeout.ms",
+                     doc="The smallest session timeout a classic group member may ask for.")
+    yield config_key("log.dir", doc="The log directory when log.dirs is unset.")
+    yield config_key("log.dirs", doc="The directories the log data is kept in.")
+    yield config_key("log.cleaner.backoff.ms", at_least(0), dynamic=True,
+                     doc="The amount of time to sleep when there are no logs to clean")
+    yield config_key("log.retention.check.interval.ms", at_least(1),
+                     doc="How often the log cleaner checks for segments to delete.")
+    yield config_key("max.request.partition.size.limit", at_least(1),
+                     doc="The most partitions one DescribeTopicPartitions answer may describe.")
+    yield config_key("node.id", doc="The node id of this server.")
+    yield config_key("num.partitions", at_least(1),
+                     doc="The partition count of topics created without one.")
+    yield config_key("offset.metadata.max.bytes",
+                     doc="The largest metadata an offset commit may carry.")
+    yield config_key("offsets.retention.check.interval.ms", at_least(1),
+                     doc="How often committed offsets are checked for expiry.")
+    yield config_key("offsets.retention.minutes", at_least(1),
+                     doc="How long the offsets of an empty group are kept.")
+    yield config_key("offsets.topic.num.partitions", at_least(1),
+                     doc="The partition count of __consumer_offsets.")
+    yield config_key("offsets.topic.replication.factor", at_least(1),
+                     doc="The replication factor of __consumer_offsets.")
+    yield config_key("offsets.topic.segment.bytes", at_least(1),
+                     doc="The segment size of __consumer_offsets.")
+    yield config_key("process.roles", doc="The roles of this server: broker, controller.")
+    yield config_key("super.users",
+                     doc="Principals the authorizer allows everything, separated by semicolons.")
+    yield config_key("replica.selector.class",
+                     doc="KIP-392: org.apache.kafka.common.replica.RackAwareReplicaSelector sends a consumer "
+                         "with client.rack to a replica in its rack.")
+    yield config_key("socket.request.max.bytes", at_least(1),
+                     doc="The largest request the broker accepts.")
+    yield config_key("queued.max.requests", at_least(1),
+                     doc="The requests read and waiting for their turn before connections stop reading.")
+    yield config_key("max.connections", at_least(0),
+                     doc="The most connections the broker serves; further ones wait to be accepted.")
+    yield config_key("max.connections.per.ip", at_least(0),
+                     doc="The most connections from one address; a further one is closed.")
+    yield config_key("max.connections.per.ip.overrides",
+                     doc="Per-address maxima overriding max.connections.per.ip, as host:count,host:count.")
+    yield config_key("connections.max.idle.ms",
+                     doc="How long a connection may be idle before the broker closes it.")
+    yield config_key("transaction.state.log.min.isr", at_least(1),
+                     doc="min.insync.replicas of __transaction_state.")
+    yield config_key("transaction.state.log.num.partitions", at_least(1),
+                     doc="The partition count of __transaction_state.")
+    yield config_key("transaction.state.log.replication.factor", at_least(1),
+                     doc="The replication factor of __transaction_state.")
+    yield config_key("transaction.state.log.segment.bytes", at_least(1),
+                     doc="The segment size of __transaction_state.")
+    yield config_key("transaction.max.timeout.ms", at_least(1),
+                     doc="The largest transaction.timeout.ms a producer may ask for.")
+    yield config_key("transactional.id.expiration.ms", at_least(1),
+                     doc="How long an idle transactional id is kept before it expires.")
+    yield config_key("producer.id.expiration.ms", at_least(1), dynamic=True,
+                     doc="How long an idle producer's state is kept on a partition.")
+    yield config_key("producer.id.expiration.check.interval.ms", at_least(1),
+                     doc="How often idle producers are looked for.")
+    yield config_key("transaction.partition.verification.enable", dynamic=True,
+                     doc="Whether a transactional produce must go to a partition added to the transaction.")
 
 
 LIVE_SETTINGS: dict[str, str] = {
@@ -303,17 +308,17 @@ after every change), by name: BrokerConfig field."""
 
 # The broker side of the topic configs' synonyms. A topic's first synonym is the broker config Kafka can
 # change at runtime; the alternatives in other units (hours, minutes) are read-only. Where the broker
-# config's type, default or validator differs from the topic config's, it is spelled out here.
+# config's type, default or validator differs from the topic config's, it is taken from Kafka's table here.
 _SYNONYM_OVERRIDES: dict[str, BrokerConfigKey] = {key.name: key for key in (
-    BrokerConfigKey("log.roll.ms", "LONG", None, dynamic=True),
-    BrokerConfigKey("log.roll.hours", "INT", "168", at_least(1)),
-    BrokerConfigKey("log.roll.jitter.ms", "LONG", None, dynamic=True),
-    BrokerConfigKey("log.roll.jitter.hours", "INT", "0", at_least(0)),
-    BrokerConfigKey("log.flush.interval.ms", "LONG", None, dynamic=True),
-    BrokerConfigKey("log.flush.scheduler.interval.ms", "LONG", str(LONG_MAX)),
-    BrokerConfigKey("log.retention.ms", "LONG", None, dynamic=True),
-    BrokerConfigKey("log.retention.minutes", "INT", None),
-    BrokerConfigKey("log.retention.hours", "INT", str(7 * 24)),
+    config_key("log.roll.ms", dynamic=True),
+    config_key("log.roll.hours", at_least(1)),
+    config_key("log.roll.jitter.ms", dynamic=True),
+    config_key("log.roll.jitter.hours", at_least(0)),
+    config_key("log.flush.interval.ms", dynamic=True),
+    config_key("log.flush.scheduler.interval.ms"),
+    config_key("log.retention.ms", dynamic=True),
+    config_key("log.retention.minutes"),
+    config_key("log.retention.hours"),
 )}
 
 
@@ -353,8 +358,8 @@ _PER_BROKER_ONLY = _LISTENER_PREFIX_ONLY | {
 
 
 def _security_keys() -> Iterator[BrokerConfigKey]:
-    for name, kind, default, doc in SECURITY_CONFIGS:
-        yield BrokerConfigKey(name, kind, default, dynamic=name in _LISTENER_PREFIX_ONLY, doc=doc)
+    for name, doc in SECURITY_CONFIGS:
+        yield config_key(name, dynamic=name in _LISTENER_PREFIX_ONLY, doc=doc)
 
 
 def _range(name: str, value: Any, low: str, high: str) -> None:
@@ -374,7 +379,7 @@ def _choice(name: str, value: Any, choices: tuple[str, ...], case_insensitive: b
 
 
 def kafka_validator(spec: tuple[str, ...] | None) -> Validator | None:
-    """The validator a generated spec describes (kafka_broker_keys.py): a Range or a ValidString."""
+    """The validator a generated spec describes (kemu/kafka_defaults/broker_keys.py): a Range or a ValidString."""
     if spec is None:
         return None
     kind, *rest = spec
@@ -386,7 +391,7 @@ def kafka_validator(spec: tuple[str, ...] | None) -> Validator | None:
 
 
 def _kafka_keys(own: list[BrokerConfigKey]) -> Iterator[BrokerConfigKey]:
-    """Kafka's broker configs (kemu/broker/kafka_broker_keys.py, generated from Kafka): kemu's own definition
+    """Kafka's broker configs (kemu/kafka_defaults/broker_keys.py, generated from Kafka): kemu's own definition
     where it has one (given Kafka's validator if it has none), else one kemu keeps and shows but does not act
     on, with Kafka's type, default, dynamism and validator."""
     by_name = {key.name: key for key in own}

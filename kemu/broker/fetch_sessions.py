@@ -30,12 +30,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kemu.kafka_defaults import int_default
 from kemu.wire.errors import ErrorCode
 
 INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
-DEFAULT_CACHE_SLOTS = 1000  # max.incremental.fetch.session.cache.slots
+DEFAULT_CACHE_SLOTS = int_default("max.incremental.fetch.session.cache.slots")
 EVICTION_MS = 120_000  # Kafka's MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS
 _INT32_MAX = 0x7FFFFFFF
 

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import fields
 from functools import cache
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 
 from kemu.broker.broker_configs import (
     BROKER_CONFIGS,
@@ -48,7 +48,7 @@ from kemu.broker.broker_configs import (
     kemu_definitions,
 )
 from kemu.broker.config import BrokerConfig
-from kemu.broker.kafka_broker_keys import KAFKA_BROKER_KEYS
+from kemu.kafka_defaults import KAFKA_BROKER_KEYS
 from kemu.log.config import SYNONYM_OWNERS, TOPIC_CONFIGS, ConfigKey, LogConfig
 
 HONOURED = "honoured"
@@ -195,7 +195,7 @@ BROKER_DECLARED.update({
 
 NOT_SCANNED: dict[str, str] = {
     "kemu/broker/broker_configs.py": "the broker config table",
-    "kemu/broker/kafka_broker_keys.py": "Kafka's broker configs, generated",
+    "kemu/kafka_defaults/broker_keys.py": "Kafka's broker configs, generated",
     "kemu/broker/settings_reference.py": "this module",
     "kemu/log/config.py": "the topic config table, and LogConfig deriving its fields",
     "kemu/testing/": "the test handle: it sets the settings of the brokers it starts",
@@ -272,6 +272,7 @@ def _file_reads(path: str, text: str) -> tuple[tuple[str, str, str], ...]:
     tree = ast.parse(text, filename=path)
     tables = DEFINITION_TABLES.get(path, ())
     skipped = {id(node) for statement in tree.body if _defines(statement, tables) for node in ast.walk(statement)}
+    skipped |= {id(node.args[0]) for node in ast.walk(tree) if _looks_up_a_default(node)}
     found = []
     for node in ast.walk(tree):
         if id(node) in skipped:
@@ -284,6 +285,15 @@ def _file_reads(path: str, text: str) -> tuple[tuple[str, str, str], ...]:
             if "config" in _receiver_name(node.value).lower():
                 found.append(("config_attributes", node.attr, place))
     return tuple(found)
+
+
+DEFAULT_LOOKUPS = frozenset({"kafka_default", "int_default", "bool_default", "str_default"})
+"""kemu.kafka_defaults' lookups of a default: naming a setting there takes Kafka's value, it reads no setting."""
+
+
+def _looks_up_a_default(node: ast.AST) -> TypeGuard[ast.Call]:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in DEFAULT_LOOKUPS
+            and bool(node.args))
 
 
 def _defines(statement: ast.stmt, tables: tuple[str, ...]) -> bool:

@@ -15,9 +15,9 @@ from kemu.broker.broker import Broker
 if TYPE_CHECKING:
     # Imported on first use only (start-up time); no cycle: neither module imports this one.
     from kemu.coordinators.crash_points import CrashHook
-    from kemu.coordinators.group import GroupService
+    from kemu.coordinators.group_service import GroupService
     from kemu.coordinators.share_fetch import ShareFetchManager
-    from kemu.coordinators.txn import TxnService
+    from kemu.coordinators.txn_service import TxnService
 
 
 class Coordinators:
@@ -33,7 +33,7 @@ class Coordinators:
     @property
     def groups(self) -> GroupService:
         if self._groups is None:
-            from kemu.coordinators.group import GroupService
+            from kemu.coordinators.group_service import GroupService
 
             # A share-group member leaving gives back what it acquired (ShareFetchManager.member_left).
             self._groups = GroupService(self.broker, on_share_member_left=self._share_member_left)
@@ -55,7 +55,7 @@ class Coordinators:
     @property
     def txn(self) -> TxnService:
         if self._txn is None:
-            from kemu.coordinators.txn import TxnService
+            from kemu.coordinators.txn_service import TxnService
 
             self._txn = TxnService(self.broker)
             self._txn.crash_hook = self._crash_hook

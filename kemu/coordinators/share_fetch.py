@@ -27,10 +27,10 @@ from kemu.broker.group_configs import effective_int
 from kemu.broker.partition import Partition
 from kemu.coordinators.share_state import ShareStateJournal
 from kemu.groups.share_partition import (
-    AbortedTransaction,
     AcknowledgementBatch,
     AckOutcome,
     AcquiredRecords,
+    FetchedAbort,
     ShareConfig,
     ShareOffsetError,
     SharePartition,
@@ -229,10 +229,10 @@ class ShareFetchManager:
         data = partition.read(offset, max_bytes, isolation=isolation, min_one_batch=True)
         records = bytes(data.records)
         batches = fetched_batches(records)
-        aborted: list[AbortedTransaction] = []
+        aborted: list[FetchedAbort] = []
         if config.read_committed and batches:
             upper = partition.log.fetch_upper_bound(offset, len(records))
-            aborted = [AbortedTransaction(t.producer_id, t.first_offset)
+            aborted = [FetchedAbort(t.producer_id, t.first_offset)
                        for t in partition.aborted_transactions(offset, upper)]
         now = self.broker.clock.now_ms()
         acquired = share.acquire(member_id, batches, fetch_offset=offset, now_ms=now, max_records=max_records,

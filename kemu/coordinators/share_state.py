@@ -21,6 +21,7 @@ from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import SHARE_GROUP_STATE_TOPIC
 from kemu.coordinators.journal import InternalTopicJournal
 from kemu.groups.share_partition import RecordState, ShareState
+from kemu.kafka_defaults import int_default
 from kemu.wire.coordinator_records import CoordinatorRecordError, decode_key, decode_value, encode_key, encode_value
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import build_one_record_batch
@@ -28,7 +29,7 @@ from kemu.wire.records import build_one_record_batch
 log = logging.getLogger(__name__)
 
 SNAPSHOT, UPDATE = "ShareSnapshot", "ShareUpdate"
-DEFAULT_PARTITIONS = 50  # share.coordinator.state.topic.num.partitions
+DEFAULT_PARTITIONS = int_default("share.coordinator.state.topic.num.partitions")
 # The delivery states Kafka persists: what a record in flight is after a restart.
 _PERSISTED = {RecordState.AVAILABLE: 0, RecordState.ACQUIRED: 0, RecordState.ACKNOWLEDGED: 2,
               RecordState.ARCHIVED: 4}

@@ -104,15 +104,15 @@ Inspection
 from kemu.groups.classic_group import ClassicGroup, ClassicGroupState, ClassicMember
 from kemu.groups.config import GroupConfig
 from kemu.groups.consumer_group import ConsumerGroup, ConsumerGroupMember, ConsumerGroupState, MemberState
-from kemu.groups.context import RequestContext
+from kemu.groups.context import GroupRequestContext
 from kemu.groups.coordinator import GroupCoordinator
 from kemu.groups.offset_ops import CommitOffset
 from kemu.groups.offsets import OffsetAndMetadata
 from kemu.groups.pending import Pending
 from kemu.groups.records import CoordinatorRecord, Journal, RecordType
 from kemu.groups.share_group import ShareGroup, ShareGroupMember, ShareGroupState
-from kemu.groups.streams import StreamsHeartbeat
 from kemu.groups.streams_group import StreamsGroup, StreamsGroupMember, StreamsGroupState
+from kemu.groups.streams_manager import StreamsHeartbeat
 from kemu.groups.streams_topology import CreatableTopic
 from kemu.groups.topics import TopicInfo, TopicSource
 
@@ -133,7 +133,7 @@ __all__ = [
     "OffsetAndMetadata",
     "Pending",
     "RecordType",
-    "RequestContext",
+    "GroupRequestContext",
     "ShareGroup",
     "ShareGroupMember",
     "ShareGroupState",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kemu.groups.classic_group import ClassicGroup, ClassicGroupState
-from kemu.groups.context import CoordinatorState, RequestContext
+from kemu.groups.context import CoordinatorState, GroupRequestContext
 from kemu.groups.errors import GroupError
 from kemu.groups.offset_ops import OffsetOps
 from kemu.groups.streams_group import StreamsGroup
@@ -20,7 +20,7 @@ class GroupAdmin:
         self.state = state
         self.offset_ops = offsets
 
-    def list_groups(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    def list_groups(self, request: dict[str, Any], ctx: GroupRequestContext) -> dict[str, Any]:
         # KIP-518/KIP-848 filters; Kafka compares them without regard to case.
         states = {s.lower() for s in request.get("states_filter") or ()}
         types = {t.lower() for t in request.get("types_filter") or ()}
@@ -36,7 +36,7 @@ class GroupAdmin:
                            "group_state": group.state_name(), "group_type": group.group_type})
         return {"error_code": ErrorCode.NONE, "groups": listed}
 
-    def describe_groups(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    def describe_groups(self, request: dict[str, Any], ctx: GroupRequestContext) -> dict[str, Any]:
         return {"groups": [self._describe(group_id, ctx.api_version) for group_id in request["groups"]]}
 
     def _describe(self, group_id: str, version: int) -> dict[str, Any]:
@@ -71,7 +71,7 @@ class GroupAdmin:
         ]
         return described
 
-    def delete_groups(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    def delete_groups(self, request: dict[str, Any], ctx: GroupRequestContext) -> dict[str, Any]:
         results = []
         for group_id in request["groups_names"]:
             error = ErrorCode.NONE

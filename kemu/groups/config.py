@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-_INT_MAX = 2**31 - 1
+from kemu.kafka_defaults import int_default, str_default
 
 
 def no_overrides(_group_id: str) -> Mapping[str, int]:
@@ -15,39 +15,39 @@ def no_overrides(_group_id: str) -> Mapping[str, int]:
 @dataclass(frozen=True, slots=True)
 class GroupConfig:
     # Classic protocol.
-    min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms
-    max_session_timeout_ms: int = 1800000  # group.max.session.timeout.ms
-    initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
-    max_size: int = _INT_MAX  # group.max.size
+    min_session_timeout_ms: int = int_default("group.min.session.timeout.ms")
+    max_session_timeout_ms: int = int_default("group.max.session.timeout.ms")
+    initial_rebalance_delay_ms: int = int_default("group.initial.rebalance.delay.ms")
+    max_size: int = int_default("group.max.size")
     # A new member's JoinGroup is parked with no member id to heartbeat with; Kafka times it out after
     # this fixed delay (GroupCoordinatorConfig.CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS), not a config.
     new_member_join_timeout_ms: int = 300000
 
     # KIP-848 consumer groups.
-    consumer_session_timeout_ms: int = 45000  # group.consumer.session.timeout.ms
-    consumer_heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
-    consumer_max_size: int = _INT_MAX  # group.consumer.max.size
-    consumer_assignors: tuple[str, ...] = ("uniform", "range")  # group.consumer.assignors; first is default
-    consumer_assignment_interval_ms: int = 1000  # group.consumer.assignment.interval.ms
+    consumer_session_timeout_ms: int = int_default("group.consumer.session.timeout.ms")
+    consumer_heartbeat_interval_ms: int = int_default("group.consumer.heartbeat.interval.ms")
+    consumer_max_size: int = int_default("group.consumer.max.size")
+    consumer_assignors: tuple[str, ...] = tuple(str_default("group.consumer.assignors").split(","))  # first: default
+    consumer_assignment_interval_ms: int = int_default("group.consumer.assignment.interval.ms")
 
     # KIP-932 share groups.
-    share_session_timeout_ms: int = 45000  # group.share.session.timeout.ms
-    share_heartbeat_interval_ms: int = 5000  # group.share.heartbeat.interval.ms
-    share_max_size: int = 200  # group.share.max.size
-    share_assignment_interval_ms: int = 1000  # group.share.assignment.interval.ms
+    share_session_timeout_ms: int = int_default("group.share.session.timeout.ms")
+    share_heartbeat_interval_ms: int = int_default("group.share.heartbeat.interval.ms")
+    share_max_size: int = int_default("group.share.max.size")
+    share_assignment_interval_ms: int = int_default("group.share.assignment.interval.ms")
 
     # KIP-1071 streams groups.
-    streams_session_timeout_ms: int = 45000  # group.streams.session.timeout.ms
-    streams_heartbeat_interval_ms: int = 5000  # group.streams.heartbeat.interval.ms
-    streams_max_size: int = _INT_MAX  # group.streams.max.size
-    streams_num_standby_replicas: int = 0  # group.streams.num.standby.replicas
-    streams_initial_rebalance_delay_ms: int = 3000  # group.streams.initial.rebalance.delay.ms
-    streams_assignment_interval_ms: int = 1000  # group.streams.assignment.interval.ms
+    streams_session_timeout_ms: int = int_default("group.streams.session.timeout.ms")
+    streams_heartbeat_interval_ms: int = int_default("group.streams.heartbeat.interval.ms")
+    streams_max_size: int = int_default("group.streams.max.size")
+    streams_num_standby_replicas: int = int_default("group.streams.num.standby.replicas")
+    streams_initial_rebalance_delay_ms: int = int_default("group.streams.initial.rebalance.delay.ms")
+    streams_assignment_interval_ms: int = int_default("group.streams.assignment.interval.ms")
 
     # Offsets.
-    offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
-    offsets_retention_minutes: int = 10080  # offsets.retention.minutes
-    offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
+    offset_metadata_max_bytes: int = int_default("offset.metadata.max.bytes")
+    offsets_retention_minutes: int = int_default("offsets.retention.minutes")
+    offsets_retention_check_interval_ms: int = int_default("offsets.retention.check.interval.ms")
 
     # A group's own settings (resource type GROUP: "consumer.session.timeout.ms" and the rest), as it runs
     # with them; the coordinator's shell reads them from the broker's group configs.

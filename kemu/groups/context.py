@@ -24,7 +24,7 @@ Group = Union["ClassicGroup", "ConsumerGroup", "ShareGroup", "StreamsGroup"]
 
 
 @dataclass(frozen=True, slots=True)
-class RequestContext:
+class GroupRequestContext:
     """What the core needs to know about the request beyond its body."""
 
     api_version: int

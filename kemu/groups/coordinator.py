@@ -8,21 +8,21 @@ from typing import TYPE_CHECKING, Any
 
 from kemu.clock import Clock
 from kemu.groups.admin import GroupAdmin
-from kemu.groups.classic import ClassicGroupManager
 from kemu.groups.classic_group import ClassicGroup
+from kemu.groups.classic_manager import ClassicGroupManager
 from kemu.groups.config import GroupConfig
-from kemu.groups.consumer import ConsumerGroupManager
-from kemu.groups.context import CoordinatorState, Group, RequestContext
+from kemu.groups.consumer_manager import ConsumerGroupManager
+from kemu.groups.context import CoordinatorState, Group, GroupRequestContext
 from kemu.groups.offset_ops import CommitOffset, OffsetOps
 from kemu.groups.offsets import OffsetAndMetadata
 from kemu.groups.pending import Pending
 from kemu.groups.records import CoordinatorRecord, Journal, discard
 from kemu.groups.replay import Replayer
-from kemu.groups.share import ShareGroupManager, no_listener
 from kemu.groups.share_group import ShareGroup
+from kemu.groups.share_manager import ShareGroupManager, no_listener
 from kemu.groups.share_offsets import AlteredOffsets, DeletedOffsets, alter_offsets, delete_offsets
-from kemu.groups.streams import StreamsGroupManager, StreamsHeartbeat
 from kemu.groups.streams_group import StreamsGroup
+from kemu.groups.streams_manager import StreamsGroupManager, StreamsHeartbeat
 from kemu.groups.topics import TopicSource, no_topics
 
 if TYPE_CHECKING:
@@ -77,47 +77,47 @@ class GroupCoordinator:
         return None if deadline is None else max(0, deadline - self._state.clock.monotonic_ms())
 
     # ---- classic protocol -------------------------------------------------------------------------
-    def join_group(self, request: Body, ctx: RequestContext) -> Pending[Body]:
+    def join_group(self, request: Body, ctx: GroupRequestContext) -> Pending[Body]:
         self.tick()
         return self._classic.join_group(request, ctx)
 
-    def sync_group(self, request: Body, ctx: RequestContext) -> Pending[Body]:
+    def sync_group(self, request: Body, ctx: GroupRequestContext) -> Pending[Body]:
         self.tick()
         return self._classic.sync_group(request, ctx)
 
-    def heartbeat(self, request: HeartbeatRequest, ctx: RequestContext) -> HeartbeatResponse:
+    def heartbeat(self, request: HeartbeatRequest, ctx: GroupRequestContext) -> HeartbeatResponse:
         self.tick()
         return self._classic.heartbeat(request, ctx)
 
-    def leave_group(self, request: LeaveGroupRequest, ctx: RequestContext) -> LeaveGroupResponse:
+    def leave_group(self, request: LeaveGroupRequest, ctx: GroupRequestContext) -> LeaveGroupResponse:
         self.tick()
         return self._classic.leave_group(request, ctx)
 
     # ---- KIP-848 ----------------------------------------------------------------------------------
-    def consumer_group_heartbeat(self, request: Body, ctx: RequestContext) -> Body:
+    def consumer_group_heartbeat(self, request: Body, ctx: GroupRequestContext) -> Body:
         self.tick()
         return self._consumer.heartbeat(request, ctx)
 
-    def consumer_group_describe(self, request: Body, ctx: RequestContext) -> Body:
+    def consumer_group_describe(self, request: Body, ctx: GroupRequestContext) -> Body:
         self.tick()
         return {"groups": self._consumer.describe(request["group_ids"])}
 
     # ---- KIP-932 ----------------------------------------------------------------------------------
-    def share_group_heartbeat(self, request: Body, ctx: RequestContext) -> Body:
+    def share_group_heartbeat(self, request: Body, ctx: GroupRequestContext) -> Body:
         self.tick()
         return self._share.heartbeat(request, ctx)
 
-    def share_group_describe(self, request: Body, ctx: RequestContext) -> Body:
+    def share_group_describe(self, request: Body, ctx: GroupRequestContext) -> Body:
         self.tick()
         return {"groups": self._share.describe(request["group_ids"])}
 
     # ---- KIP-1071 ---------------------------------------------------------------------------------
-    def streams_group_heartbeat(self, request: Body, ctx: RequestContext) -> StreamsHeartbeat:
+    def streams_group_heartbeat(self, request: Body, ctx: GroupRequestContext) -> StreamsHeartbeat:
         """StreamsGroupHeartbeat (88): the response, and the internal topics the broker is to create."""
         self.tick()
         return self._streams.heartbeat(request, ctx)
 
-    def streams_group_describe(self, request: Body, ctx: RequestContext) -> Body:
+    def streams_group_describe(self, request: Body, ctx: GroupRequestContext) -> Body:
         self.tick()
         return {"groups": self._streams.describe(request["group_ids"])}
 
@@ -139,19 +139,19 @@ class GroupCoordinator:
         return self._share.is_member(group_id, member_id)
 
     # ---- offsets ----------------------------------------------------------------------------------
-    def offset_commit(self, request: Body, ctx: RequestContext) -> Body:
+    def offset_commit(self, request: Body, ctx: GroupRequestContext) -> Body:
         self.tick()
         return self._offsets.commit(request, ctx)
 
-    def offset_fetch(self, request: Body, ctx: RequestContext) -> Body:
+    def offset_fetch(self, request: Body, ctx: GroupRequestContext) -> Body:
         self.tick()
         return self._offsets.fetch(request, ctx)
 
-    def offset_delete(self, request: Body, ctx: RequestContext) -> Body:
+    def offset_delete(self, request: Body, ctx: GroupRequestContext) -> Body:
         self.tick()
         return self._offsets.delete(request, ctx)
 
-    def txn_offset_commit(self, request: Body, ctx: RequestContext) -> Body:
+    def txn_offset_commit(self, request: Body, ctx: GroupRequestContext) -> Body:
         self.tick()
         return self._offsets.txn_commit(request, ctx)
 
@@ -176,15 +176,15 @@ class GroupCoordinator:
         return self._offsets.cleanup_expired()
 
     # ---- administration ---------------------------------------------------------------------------
-    def list_groups(self, request: Body, ctx: RequestContext) -> Body:
+    def list_groups(self, request: Body, ctx: GroupRequestContext) -> Body:
         self.tick()
         return self._admin.list_groups(request, ctx)
 
-    def describe_groups(self, request: Body, ctx: RequestContext) -> Body:
+    def describe_groups(self, request: Body, ctx: GroupRequestContext) -> Body:
         self.tick()
         return self._admin.describe_groups(request, ctx)
 
-    def delete_groups(self, request: Body, ctx: RequestContext) -> Body:
+    def delete_groups(self, request: Body, ctx: GroupRequestContext) -> Body:
         self.tick()
         return self._admin.delete_groups(request, ctx)
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 
 from kemu.groups.records import CoordinatorRecord, RecordType
 from kemu.wire import coordinator_records as schemas
-from kemu.wire.records import Record
+from kemu.wire.records import DecodedRecord
 
 KEY_VERSIONS: dict[str, int] = {
     RecordType.OFFSET_COMMIT: 1,
@@ -66,7 +66,7 @@ def decode(key: bytes, value: bytes | None, producer_id: int = -1, producer_epoc
     return CoordinatorRecord(decoded_key.fields, fields, decoded_key.record_type, producer_id, producer_epoch)
 
 
-def decode_all(records: Iterable[Record], producer_id: int = -1, producer_epoch: int = -1,
+def decode_all(records: Iterable[DecodedRecord], producer_id: int = -1, producer_epoch: int = -1,
                ) -> Iterator[CoordinatorRecord | schemas.CoordinatorRecordError]:
     """Each record of a data batch decoded, or the error that stopped it (the caller decides to skip)."""
     for record in records:

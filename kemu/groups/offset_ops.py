@@ -15,7 +15,7 @@ from typing import Any
 
 from kemu.groups.classic_group import ClassicGroup
 from kemu.groups.consumer_group import ConsumerGroup
-from kemu.groups.context import CoordinatorState, Group, RequestContext
+from kemu.groups.context import CoordinatorState, Group, GroupRequestContext
 from kemu.groups.errors import GroupError
 from kemu.groups.offsets import NO_LEADER_EPOCH, NO_OFFSET, NO_TIMESTAMP, NO_TOPIC_ID, OffsetAndMetadata
 from kemu.groups.records import CoordinatorRecord, RecordType, offset_commit_key
@@ -73,7 +73,7 @@ class OffsetOps:
         self.state.groups[group_id] = group
         return group
 
-    def _commit_refusal(self, request: dict[str, Any], ctx: RequestContext, generation: int,
+    def _commit_refusal(self, request: dict[str, Any], ctx: GroupRequestContext, generation: int,
                         transactional: bool) -> ErrorCode | None:
         """Why the group refuses the whole (Txn)OffsetCommit, if it does (Kafka's validateOffsetCommit and
         validateTransactionalOffsetCommit); a commit to a missing group creates a simple group."""
@@ -142,7 +142,7 @@ class OffsetOps:
         return response
 
     # ---- OffsetCommit -----------------------------------------------------------------------------
-    def commit(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    def commit(self, request: dict[str, Any], ctx: GroupRequestContext) -> dict[str, Any]:
         group_id = request["group_id"]
         topics = request["topics"]
         refusal = self._commit_refusal(request, ctx, request.get("generation_id_or_member_epoch", -1),
@@ -173,7 +173,7 @@ class OffsetOps:
         return {"topics": response}
 
     # ---- TxnOffsetCommit --------------------------------------------------------------------------
-    def txn_commit(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    def txn_commit(self, request: dict[str, Any], ctx: GroupRequestContext) -> dict[str, Any]:
         group_id = request["group_id"]
         topics = request["topics"]
         refusal = self._commit_refusal(request, ctx, request.get("generation_id", -1), transactional=True)
@@ -208,7 +208,7 @@ class OffsetOps:
         self.offsets.complete(producer_id, committed)
 
     # ---- OffsetFetch ------------------------------------------------------------------------------
-    def fetch(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    def fetch(self, request: dict[str, Any], ctx: GroupRequestContext) -> dict[str, Any]:
         require_stable = bool(request.get("require_stable", False))
         if ctx.api_version >= 8:
             return {"groups": [self.fetch_group(g["group_id"], g["topics"], require_stable,
@@ -262,7 +262,7 @@ class OffsetOps:
         return {"group_id": group_id, "topics": result, "error_code": ErrorCode.NONE}
 
     # ---- OffsetDelete -----------------------------------------------------------------------------
-    def delete(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    def delete(self, request: dict[str, Any], ctx: GroupRequestContext) -> dict[str, Any]:
         group_id = request["group_id"]
         if not group_id:
             return {"error_code": ErrorCode.INVALID_GROUP_ID, "topics": []}

@@ -34,13 +34,14 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import NamedTuple, Protocol
 
+from kemu.kafka_defaults import int_default
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import ControlRecordType, decode_control_key, iter_batches
 
 # Kafka 4.3's broker defaults (ShareGroupConfig) and group-config defaults (GroupConfig).
-DEFAULT_RECORD_LOCK_DURATION_MS = 30_000  # group.share.record.lock.duration.ms / share.record.lock.duration.ms
-DEFAULT_DELIVERY_COUNT_LIMIT = 5  # group.share.delivery.count.limit / share.delivery.count.limit
-DEFAULT_MAX_RECORD_LOCKS = 2_000  # group.share.partition.max.record.locks / share.partition.max.record.locks
+DEFAULT_RECORD_LOCK_DURATION_MS = int_default("group.share.record.lock.duration.ms")  # share.record.lock.duration.ms
+DEFAULT_DELIVERY_COUNT_LIMIT = int_default("group.share.delivery.count.limit")  # share.delivery.count.limit
+DEFAULT_MAX_RECORD_LOCKS = int_default("group.share.partition.max.record.locks")  # share.partition.max.record.locks
 DEFAULT_AUTO_OFFSET_RESET = "latest"  # share.auto.offset.reset
 DEFAULT_ISOLATION_LEVEL = "read_uncommitted"  # share.isolation.level
 
@@ -105,7 +106,7 @@ class FetchedBatch(NamedTuple):
     is_abort_marker: bool = False  # a control batch whose first record is an ABORT marker
 
 
-class AbortedTransaction(NamedTuple):
+class FetchedAbort(NamedTuple):
     """One aborted transaction overlapping the fetched range, as a read_committed Fetch reports it."""
 
     producer_id: int
@@ -178,14 +179,14 @@ class ShareOffsetError(Exception):
     error = ErrorCode.OFFSET_NOT_AVAILABLE
 
 
-class _Refused(Exception):
+class _AcknowledgementRefused(Exception):
     def __init__(self, error: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.error, self.message = error, message
 
 
-def _invalid_state(message: str) -> _Refused:
-    return _Refused(ErrorCode.INVALID_RECORD_STATE, message)
+def _invalid_state(message: str) -> _AcknowledgementRefused:
+    return _AcknowledgementRefused(ErrorCode.INVALID_RECORD_STATE, message)
 
 
 class _Delivery:
@@ -348,7 +349,7 @@ class SharePartition:
 
     def acquire(self, member_id: str, batches: Sequence[FetchedBatch], *, fetch_offset: int, now_ms: int,
                 max_records: int, batch_size: int, read_committed: bool | None = None,
-                aborted_transactions: Iterable[AbortedTransaction] = ()) -> Acquired:
+                aborted_transactions: Iterable[FetchedAbort] = ()) -> Acquired:
         """Acquire for `member_id` what the log returned reading from `fetch_offset` (batch-optimized mode):
         new records past the end, and AVAILABLE in-flight records again (their delivery count goes up).
         `max_records` is soft (whole batches are acquired); `batch_size` splits new ranges on batch
@@ -513,7 +514,7 @@ class SharePartition:
         return archived
 
     def _without_aborted(self, acquired: Acquired, batches: Sequence[FetchedBatch], read_committed: bool | None,
-                         aborted_transactions: Iterable[AbortedTransaction]) -> Acquired:
+                         aborted_transactions: Iterable[FetchedAbort]) -> Acquired:
         if read_committed is None:
             read_committed = self.config.read_committed
         aborted = sorted(aborted_transactions, key=lambda txn: txn.first_offset)
@@ -544,7 +545,7 @@ class SharePartition:
                 if ack.last_offset < self._start:
                     continue
                 self._acknowledge_batch(member_id, ack, types, self._acknowledged_batches(ack), saved, now_ms)
-        except _Refused as exc:
+        except _AcknowledgementRefused as exc:
             for delivery, before in reversed(saved):
                 delivery.restore(before)
             return AckOutcome(exc.error, exc.message)
@@ -559,10 +560,10 @@ class SharePartition:
             raise _invalid_state("Batch record not found. The request batch offsets are not found in the cache.")
         found = self._between(floor.first, ack.last_offset)
         if found[-1].last < ack.first_offset:
-            raise _Refused(ErrorCode.INVALID_REQUEST,
+            raise _AcknowledgementRefused(ErrorCode.INVALID_REQUEST,
                            "Batch record not found. The first offset in request is past acquired records.")
         if ack.last_offset > found[-1].last:
-            raise _Refused(ErrorCode.INVALID_REQUEST,
+            raise _AcknowledgementRefused(ErrorCode.INVALID_REQUEST,
                            "Batch record not found. The last offset in request is past acquired records.")
         return found
 
@@ -734,7 +735,7 @@ def _last_offset_of_batch_holding(batches: Sequence[FetchedBatch], offset: int) 
     return holder.last_offset if holder is not None and offset <= holder.last_offset else offset
 
 
-def _aborted_batches(batches: Sequence[FetchedBatch], aborted: list[AbortedTransaction]) -> list[FetchedBatch]:
+def _aborted_batches(batches: Sequence[FetchedBatch], aborted: list[FetchedAbort]) -> list[FetchedBatch]:
     """The transactional batches of aborted transactions, as a read_committed consumer skips them: a
     producer's transaction is aborted from its first offset up to its ABORT marker."""
     pending = list(aborted)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from kemu.groups import GroupCoordinator
-from kemu.groups import RequestContext as CoreContext
+from kemu.groups import GroupRequestContext as CoreContext
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext

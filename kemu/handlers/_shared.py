@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import trio
 
 from kemu.broker.broker import Broker
-from kemu.groups import Pending, RequestContext
+from kemu.groups import GroupRequestContext, Pending
 from kemu.wire.errors import ErrorCode
 
 T = TypeVar("T")
@@ -35,8 +35,8 @@ def client_host(host: str) -> str:
     return f"/{address}"
 
 
-def core_context(api_version: int, client_id: str | None, host: str) -> RequestContext:
-    return RequestContext(api_version=api_version, client_id=client_id or "", client_host=client_host(host))
+def core_context(api_version: int, client_id: str | None, host: str) -> GroupRequestContext:
+    return GroupRequestContext(api_version=api_version, client_id=client_id or "", client_host=client_host(host))
 
 
 async def wait_for_result(pending: Pending[T], detach: Callable[[], None]) -> T:

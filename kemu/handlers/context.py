@@ -12,8 +12,8 @@ from kemu.clock import Clock
 from kemu.coordinators import Coordinators
 
 if TYPE_CHECKING:
-    from kemu.coordinators.group import GroupService
-    from kemu.coordinators.txn import TxnService
+    from kemu.coordinators.group_service import GroupService
+    from kemu.coordinators.txn_service import TxnService
 
 
 @dataclass(slots=True)

@@ -50,6 +50,7 @@ from kemu.handlers._leadership import current_leader, leads, node_endpoints
 from kemu.handlers._pacing import Pacer
 from kemu.handlers.context import Continuation, RequestContext
 from kemu.handlers.versions import NARROWED
+from kemu.kafka_defaults import int_setting
 from kemu.log import LogError
 from kemu.txn.producer_state import ProducerStateError
 from kemu.txn.state import TV_2
@@ -73,7 +74,7 @@ VERSIONS = NARROWED[KEY]
 VALID_ACKS = frozenset({-1, 0, 1})
 ZSTD_PRODUCE_VERSION = 7
 TOPIC_ID_VERSION = 13  # topic ids instead of names, both ways (KIP-516)
-FIRST_TV2_PRODUCE_VERSION = 12  # the coordinator's shell says so too (kemu.coordinators.txn), for verify_produce
+FIRST_TV2_PRODUCE_VERSION = 12  # also in kemu.coordinators.txn_service, for verify_produce
 _CODEC_IDS = frozenset(int(codec) for codec in CompressionType)
 # A request this big appends its partitions with yields to the event loop between them (kemu.handlers._pacing):
 # 50 MiB over 50 partitions held it for ~0.1 s of CRC checks and writes. Smaller ones never look at a clock.
@@ -224,13 +225,8 @@ def _first_header(records: Any) -> BatchHeader | None:
 def _add_retry_window_ms(ctx: RequestContext) -> int:
     """ReplicaManager's retryTimeoutMs: add.partitions.to.txn.retry.backoff.max.ms, at most request.timeout.ms."""
     properties = ctx.broker.config.properties
-    return min(_int_setting(properties, "add.partitions.to.txn.retry.backoff.max.ms", 100),
-               _int_setting(properties, "request.timeout.ms", 30000))
-
-
-def _int_setting(properties: dict[str, str], name: str, default: int) -> int:
-    value = properties.get(name)
-    return default if value is None else int(value.strip())
+    return min(int_setting(properties, "add.partitions.to.txn.retry.backoff.max.ms"),
+               int_setting(properties, "request.timeout.ms"))
 
 
 async def _retry_while_concurrent(ctx: RequestContext, attempt: partial[dict[str, Any]],
@@ -238,7 +234,7 @@ async def _retry_while_concurrent(ctx: RequestContext, attempt: partial[dict[str
     """A TV2 Produce whose partition could not be added while the producer's previous transaction completes:
     tried again after each backoff until the window closes (the answer then is CONCURRENT_TRANSACTIONS), so
     the producer does not back off a whole retry.backoff.ms of its own for markers about to be written."""
-    backoff_s = _int_setting(ctx.broker.config.properties, "add.partitions.to.txn.retry.backoff.ms", 20) / 1000
+    backoff_s = int_setting(ctx.broker.config.properties, "add.partitions.to.txn.retry.backoff.ms") / 1000
     while True:
         await trio.sleep(min(backoff_s, max(0.0, retry_until - trio.current_time())))
         result = attempt()

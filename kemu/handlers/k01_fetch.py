@@ -51,6 +51,7 @@ from kemu.handlers._waiting import LogWatch
 from kemu.handlers.context import Continuation, RequestContext
 from kemu.handlers.error_responses import Fixed, each, error_responder
 from kemu.handlers.versions import NARROWED
+from kemu.kafka_defaults import int_default
 from kemu.log import FetchIsolation, LogClosedError, OffsetOutOfRangeError, PartitionLog
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
@@ -58,7 +59,7 @@ from kemu.wire.errors import ErrorCode
 KEY = 1
 VERSIONS = NARROWED[KEY]
 
-FETCH_MAX_BYTES = 57671680  # fetch.max.bytes: the broker's cap on a response's max_bytes (55 MiB)
+FETCH_MAX_BYTES = int_default("fetch.max.bytes")  # the broker's cap on a response's max_bytes (55 MiB)
 READ_COMMITTED = 1
 ISOLATION_LEVELS = (0, READ_COMMITTED)  # read_uncommitted, read_committed
 NO_EPOCH = -1

@@ -1,7 +1,7 @@
 """EndTxn (key 26), versions 0-5.
 
 Commits or aborts the open transaction: the coordinator journals PrepareCommit/PrepareAbort and answers;
-the markers are written right after (see kemu.coordinators.txn), and until they are, the transactional
+the markers are written right after (see kemu.coordinators.txn_service), and until they are, the transactional
 id answers CONCURRENT_TRANSACTIONS — Kafka's two-phase window. v1 is v0; v2 may answer PRODUCER_FENCED
 (INVALID_PRODUCER_EPOCH before); v3 is flexible; v4 may answer TRANSACTION_ABORTABLE (never needed here).
 

@@ -2,7 +2,7 @@
 
 Kafka's coordinator sends this to partition leaders; admin tools send it too (kafka-transactions.sh abort,
 to end a hanging transaction). Each marker is appended to each of its partitions through the same path as
-a produce and as kemu's own coordinator writes markers (kemu.coordinators.txn), with the producer
+a produce and as kemu's own coordinator writes markers (kemu.coordinators.txn_service), with the producer
 checks: a marker of an epoch older than the producer's is INVALID_PRODUCER_EPOCH, of an older coordinator
 epoch TRANSACTION_COORDINATOR_FENCED; a partition that does not exist is UNKNOWN_TOPIC_OR_PARTITION. A
 marker on `__consumer_offsets` completes the group coordinator's staged offsets of that producer (the group

@@ -52,7 +52,7 @@ _UNNAMED = {RESOURCE_CLIENT_METRICS: "Client metrics subscription name must not 
             RESOURCE_GROUP: "Group name must not be empty"}
 
 
-class _Refused(Exception):
+class _DescribeRefused(Exception):
     def __init__(self, error: ErrorCode, message: str | None) -> None:
         super().__init__(message)
         self.error = error
@@ -83,7 +83,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         try:
             entries = _describe(ctx, resource["resource_type"], resource["resource_name"],
                                 body["include_synonyms"], body["include_documentation"])
-        except _Refused as refused:
+        except _DescribeRefused as refused:
             result.update(error_code=int(refused.error), error_message=refused.message, configs=[])
         else:
             if entries is None:
@@ -104,7 +104,7 @@ def _describe(ctx: RequestContext, kind: int, name: str, synonyms: bool,
     if kind == RESOURCE_TOPIC:
         reason = invalid_name_reason(name)
         if reason is not None:
-            raise _Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
+            raise _DescribeRefused(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
         topic = broker.topics.get(name)
         if topic is None:
             return None
@@ -113,20 +113,20 @@ def _describe(ctx: RequestContext, kind: int, name: str, synonyms: bool,
         if name == "":
             return broker_configs.describe(broker.config_layers(node_id), True, synonyms, documentation)
         if _broker_id(name) != node_id:
-            raise _Refused(ErrorCode.INVALID_REQUEST,
+            raise _DescribeRefused(ErrorCode.INVALID_REQUEST,
                            f"Unexpected broker id, expected {node_id} or empty string, but received {name}")
         return broker_configs.describe(broker.config_layers(node_id), False, synonyms, documentation)
     if kind == RESOURCE_BROKER_LOGGER:
         if name == "":
-            raise _Refused(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
+            raise _DescribeRefused(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
         if _broker_id(name) != node_id:
-            raise _Refused(ErrorCode.INVALID_REQUEST,
+            raise _DescribeRefused(ErrorCode.INVALID_REQUEST,
                            f"Unexpected broker id, expected {node_id} but received {name}")
         # Kafka sets no documentation on these: the message's default, the empty string (not null).
         return [ConfigEntry(logger, level, ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG, documentation="")
                 for logger, level in broker_loggers.loggers().items()]
     if name == "":
-        raise _Refused(ErrorCode.INVALID_REQUEST, _UNNAMED[kind])
+        raise _DescribeRefused(ErrorCode.INVALID_REQUEST, _UNNAMED[kind])
     if kind == RESOURCE_GROUP:
         return group_configs.describe(broker.group_configs.get(name), broker.config_layers(), synonyms, documentation)
     return client_metrics.describe(broker.client_metrics.get(name), synonyms, documentation)
@@ -135,7 +135,7 @@ def _describe(ctx: RequestContext, kind: int, name: str, synonyms: bool,
 def _broker_id(name: str) -> int:
     found = parse_java_int(name)
     if found is None:
-        raise _Refused(ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
+        raise _DescribeRefused(ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
     return found
 
 

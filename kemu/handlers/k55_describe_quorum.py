@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
+from kemu.kafka_defaults import int_default
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 from kemu.wire.schema import ZERO_UUID
@@ -37,7 +38,7 @@ KEY = 55
 
 METADATA_TOPIC = "__cluster_metadata"
 LEADER_EPOCH = 1
-NO_OP_INTERVAL_MS = 500  # metadata.max.idle.interval.ms: a quiet KRaft leader appends a NoOpRecord this often
+NO_OP_INTERVAL_MS = int_default("metadata.max.idle.interval.ms")  # a quiet KRaft leader appends a NoOpRecord this often
 CONTROLLER_LISTENER = "CONTROLLER"
 
 

@@ -24,8 +24,8 @@ from typing import Any
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import invalid_name_reason, is_internal
 from kemu.groups.errors import GroupError
-from kemu.groups.streams import error_response as core_error_response
-from kemu.groups.streams import validate
+from kemu.groups.streams_manager import error_response as core_error_response
+from kemu.groups.streams_manager import validate
 from kemu.groups.streams_topology import CreatableTopic, Status
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kemu.clock import Clock
 from kemu.log.checkpoint import CorruptCheckpointError, read_checkpoint, write_checkpoint
-from kemu.log.cleaner import (
+from kemu.log.compaction import (
     Cleaner,
     CleanerSource,
     CleanerStats,

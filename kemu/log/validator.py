@@ -40,8 +40,8 @@ from kemu.wire.records import (
     MAGIC_V2,
     NO_TIMESTAMP,
     BatchHeader,
+    DecodedRecord,
     NewRecord,
-    Record,
     RecordBatch,
     RecordsError,
     TimestampType,
@@ -340,7 +340,7 @@ def _restamp_max_timestamp(
 
 
 def _record_problem(
-    record: Record, index: int, header: BatchHeader, config: LogConfig, now_ms: int, topic_partition: str
+    record: DecodedRecord, index: int, header: BatchHeader, config: LogConfig, now_ms: int, topic_partition: str
 ) -> tuple[ErrorCode, RecordError] | None:
     if config.compact and record.key is None:
         return ErrorCode.INVALID_RECORD, RecordError(

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from kemu.kafka_defaults import str_setting
 from kemu.security.errors import SecurityConfigError
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -157,7 +158,7 @@ def _inter_broker(properties: Mapping[str, str], protocols: Mapping[str, str],
             raise SecurityConfigError(f"Listener with name {name} defined in inter.broker.listener.name not found "
                                       "in listener.security.protocol.map.")
     else:
-        name = properties.get("security.inter.broker.protocol", "PLAINTEXT").strip()
+        name = str_setting(properties, "security.inter.broker.protocol").strip()
         if name not in PROTOCOLS:
             raise SecurityConfigError(
                 f"Invalid security protocol `{name}` defined in security.inter.broker.protocol")

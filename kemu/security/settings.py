@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 from kemu.hashing import java_hash_set_order
+from kemu.kafka_defaults import kafka_default
 from kemu.security.errors import SecurityConfigError
 from kemu.security.listeners import Endpoint, ListenerSettings, csv, listener_settings
 
@@ -21,43 +22,41 @@ if TYPE_CHECKING:
     from kemu.security.mechanisms import UnsecuredValidatorOptions
     from kemu.security.principal import PrincipalMapper
 
-# The security settings a broker knows: (name, type, Kafka's default, doc). The broker's config table
-# lists them, so DescribeConfigs shows them and a start-up override of them is no unknown setting.
-SECURITY_CONFIGS: tuple[tuple[str, str, str | None, str], ...] = (
-    ("listener.security.protocol.map", "STRING",
-     "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
-     "The security protocol of each listener name."),
-    ("inter.broker.listener.name", "STRING", None, "The listener brokers use between themselves."),
-    ("security.inter.broker.protocol", "STRING", "PLAINTEXT", "The protocol brokers use between themselves."),
-    ("sasl.enabled.mechanisms", "LIST", "GSSAPI", "The SASL mechanisms a SASL listener offers."),
-    ("sasl.mechanism.inter.broker.protocol", "STRING", "GSSAPI", "The SASL mechanism between brokers."),
-    ("sasl.jaas.config", "PASSWORD", None, "A JAAS login module configuration."),
-    ("sasl.server.max.receive.size", "INT", "524288", "The largest frame accepted before authentication."),
-    ("connection.failed.authentication.delay.ms", "INT", "100",
+# The security settings a broker knows: (name, doc), their types and defaults in the one table
+# (kemu.kafka_defaults). The broker's config table lists them, so DescribeConfigs shows them and a start-up
+# override of them is no unknown setting.
+SECURITY_CONFIGS: tuple[tuple[str, str], ...] = (
+    ("listener.security.protocol.map", "The security protocol of each listener name."),
+    ("inter.broker.listener.name", "The listener brokers use between themselves."),
+    ("security.inter.broker.protocol", "The protocol brokers use between themselves."),
+    ("sasl.enabled.mechanisms", "The SASL mechanisms a SASL listener offers."),
+    ("sasl.mechanism.inter.broker.protocol", "The SASL mechanism between brokers."),
+    ("sasl.jaas.config", "A JAAS login module configuration."),
+    ("sasl.server.max.receive.size", "The largest frame accepted before authentication."),
+    ("connection.failed.authentication.delay.ms",
      "How long a connection whose authentication failed stays open after the failure is sent (KIP-306)."),
-    ("connections.max.reauth.ms", "LONG", "0",
+    ("connections.max.reauth.ms",
      "The longest a SASL session lasts before the client must re-authenticate (KIP-368); 0: for ever."),
-    ("ssl.keystore.type", "STRING", "JKS", "The key store format; kemu reads PEM."),
-    ("ssl.keystore.location", "STRING", None, "A PEM file with the private key and the certificate chain."),
-    ("ssl.keystore.password", "PASSWORD", None, "The key store password."),
-    ("ssl.keystore.certificate.chain", "PASSWORD", None, "The certificate chain, in PEM."),
-    ("ssl.keystore.key", "PASSWORD", None, "The private key, in PEM (PKCS#8)."),
-    ("ssl.key.password", "PASSWORD", None, "The password of the private key."),
-    ("ssl.truststore.type", "STRING", "JKS", "The trust store format; kemu reads PEM."),
-    ("ssl.truststore.location", "STRING", None, "A PEM file of trusted certificates."),
-    ("ssl.truststore.password", "PASSWORD", None, "The trust store password."),
-    ("ssl.truststore.certificates", "PASSWORD", None, "Trusted certificates, in PEM."),
-    ("ssl.client.auth", "STRING", "none", "Whether a TLS client must present a certificate: required, "
-                                          "requested or none."),
-    ("ssl.principal.mapping.rules", "STRING", "DEFAULT", "How a client certificate's DN becomes a principal."),
-    ("ssl.enabled.protocols", "LIST", "TLSv1.2,TLSv1.3", "The TLS versions a TLS listener accepts."),
-    ("ssl.protocol", "STRING", "TLSv1.3", "The TLS protocol."),
-    ("ssl.endpoint.identification.algorithm", "STRING", "https", "Host name verification (clients)."),
-    ("kemu.scram.credentials", "PASSWORD", None,
+    ("ssl.keystore.type", "The key store format; kemu reads PEM."),
+    ("ssl.keystore.location", "A PEM file with the private key and the certificate chain."),
+    ("ssl.keystore.password", "The key store password."),
+    ("ssl.keystore.certificate.chain", "The certificate chain, in PEM."),
+    ("ssl.keystore.key", "The private key, in PEM (PKCS#8)."),
+    ("ssl.key.password", "The password of the private key."),
+    ("ssl.truststore.type", "The trust store format; kemu reads PEM."),
+    ("ssl.truststore.location", "A PEM file of trusted certificates."),
+    ("ssl.truststore.password", "The trust store password."),
+    ("ssl.truststore.certificates", "Trusted certificates, in PEM."),
+    ("ssl.client.auth", "Whether a TLS client must present a certificate: required, requested or none."),
+    ("ssl.principal.mapping.rules", "How a client certificate's DN becomes a principal."),
+    ("ssl.enabled.protocols", "The TLS versions a TLS listener accepts."),
+    ("ssl.protocol", "The TLS protocol."),
+    ("ssl.endpoint.identification.algorithm", "Host name verification (clients)."),
+    ("kemu.scram.credentials",
      "kemu's own: SCRAM users made at start-up, in kafka-storage format's --add-scram syntax, "
      "e.g. SCRAM-SHA-512=[name=alice,password=alice-secret]; separate several with ';'."),
 )
-_DEFAULTS = {name: default for name, _, default, _ in SECURITY_CONFIGS}
+_DEFAULTS = {name: kafka_default(name) for name, _ in SECURITY_CONFIGS}
 LISTENER_PREFIX = "listener.name."
 _CLIENT_AUTH = ("required", "requested", "none")
 

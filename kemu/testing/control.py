@@ -98,12 +98,12 @@ class Call:
 
 
 @dataclass(frozen=True, slots=True)
-class Reply:
+class HttpReply:
     status: int
     body: Any  # JSON-able, or str for text/plain
 
 
-Operation = Callable[["Control", Call], Reply]
+Operation = Callable[["Control", Call], HttpReply]
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,8 +183,8 @@ class Control:
         return HttpResponse(reply.status, json_body(reply.body))
 
     # ---- the broker -------------------------------------------------------------------------------------
-    def info(self, call: Call) -> Reply:
-        return Reply(HTTPStatus.OK, self._info())
+    def info(self, call: Call) -> HttpReply:
+        return HttpReply(HTTPStatus.OK, self._info())
 
     def _info(self) -> JsonObject:
         broker = self.broker
@@ -192,66 +192,66 @@ class Control:
                 "node_id": broker.core.node_id, "cluster_id": broker.core.cluster_id,
                 "data_dir": str(broker.data_dir), "crashed": broker.crashed}
 
-    def openapi(self, call: Call) -> Reply:
-        return Reply(HTTPStatus.OK, openapi_document())
+    def openapi(self, call: Call) -> HttpReply:
+        return HttpReply(HTTPStatus.OK, openapi_document())
 
-    def restart(self, call: Call) -> Reply:
+    def restart(self, call: Call) -> HttpReply:
         self.broker.restart()
-        return Reply(HTTPStatus.OK, self._info())
+        return HttpReply(HTTPStatus.OK, self._info())
 
-    def kill(self, call: Call) -> Reply:
+    def kill(self, call: Call) -> HttpReply:
         self.broker.kill()
-        return Reply(HTTPStatus.OK, self._info())
+        return HttpReply(HTTPStatus.OK, self._info())
 
-    def reset(self, call: Call) -> Reply:
+    def reset(self, call: Call) -> HttpReply:
         self.broker.reset()
-        return Reply(HTTPStatus.OK, self._info())
+        return HttpReply(HTTPStatus.OK, self._info())
 
     # ---- the clock --------------------------------------------------------------------------------------
-    def clock(self, call: Call) -> Reply:
-        return Reply(HTTPStatus.OK, self._clock())
+    def clock(self, call: Call) -> HttpReply:
+        return HttpReply(HTTPStatus.OK, self._clock())
 
     def _clock(self) -> JsonObject:
         clock = self.broker.clock
         return {"now_ms": clock.now_ms(), "frozen": clock.frozen}
 
-    def advance(self, call: Call) -> Reply:
+    def advance(self, call: Call) -> HttpReply:
         seconds = call.json().get("seconds")
         if isinstance(seconds, bool) or not isinstance(seconds, int | float):
             raise ControlError(HTTPStatus.BAD_REQUEST, "BAD_REQUEST", "seconds (a number) is required")
         self.broker.advance(seconds)
-        return Reply(HTTPStatus.OK, self._clock())
+        return HttpReply(HTTPStatus.OK, self._clock())
 
-    def freeze(self, call: Call) -> Reply:
+    def freeze(self, call: Call) -> HttpReply:
         self.broker.clock.freeze()
-        return Reply(HTTPStatus.OK, self._clock())
+        return HttpReply(HTTPStatus.OK, self._clock())
 
-    def resume(self, call: Call) -> Reply:
+    def resume(self, call: Call) -> HttpReply:
         self.broker.clock.resume()
-        return Reply(HTTPStatus.OK, self._clock())
+        return HttpReply(HTTPStatus.OK, self._clock())
 
     # ---- faults -----------------------------------------------------------------------------------------
-    def faults(self, call: Call) -> Reply:
-        return Reply(HTTPStatus.OK, {"faults": [self._fault_json(fault) for fault in self.broker.faults]})
+    def faults(self, call: Call) -> HttpReply:
+        return HttpReply(HTTPStatus.OK, {"faults": [self._fault_json(fault) for fault in self.broker.faults]})
 
-    def add_fault(self, call: Call) -> Reply:
+    def add_fault(self, call: Call) -> HttpReply:
         fault = self.broker.faults.add(Fault.from_json(call.json()))
-        return Reply(HTTPStatus.CREATED, self._fault_json(fault))
+        return HttpReply(HTTPStatus.CREATED, self._fault_json(fault))
 
-    def clear_faults(self, call: Call) -> Reply:
+    def clear_faults(self, call: Call) -> HttpReply:
         self.broker.faults.clear()
         self._fault_ids.clear()
-        return Reply(HTTPStatus.OK, {"faults": []})
+        return HttpReply(HTTPStatus.OK, {"faults": []})
 
-    def fault(self, call: Call) -> Reply:
-        return Reply(HTTPStatus.OK, self._fault_json(self._fault_named(call)))
+    def fault(self, call: Call) -> HttpReply:
+        return HttpReply(HTTPStatus.OK, self._fault_json(self._fault_named(call)))
 
-    def remove_fault(self, call: Call) -> Reply:
+    def remove_fault(self, call: Call) -> HttpReply:
         fault = self._fault_named(call)
         self.broker.faults.remove(fault)
         answer = self._fault_json(fault)
         self._fault_ids = {key: kept for key, kept in self._fault_ids.items() if kept is not fault}
-        return Reply(HTTPStatus.OK, answer)
+        return HttpReply(HTTPStatus.OK, answer)
 
     def _fault_json(self, fault: Fault) -> JsonObject:
         key = next((key for key, known in self._fault_ids.items() if known is fault), None)
@@ -271,32 +271,32 @@ class Control:
         return fault
 
     # ---- inspection and transcript ----------------------------------------------------------------------
-    def inspect(self, call: Call) -> Reply:
-        return Reply(HTTPStatus.OK, self.broker.inspect().to_json())
+    def inspect(self, call: Call) -> HttpReply:
+        return HttpReply(HTTPStatus.OK, self.broker.inspect().to_json())
 
-    def inspect_text(self, call: Call) -> Reply:
-        return Reply(HTTPStatus.OK, self.broker.inspect().render() + "\n")
+    def inspect_text(self, call: Call) -> HttpReply:
+        return HttpReply(HTTPStatus.OK, self.broker.inspect().render() + "\n")
 
-    def transcript(self, call: Call) -> Reply:
+    def transcript(self, call: Call) -> HttpReply:
         entries = self.broker.transcript.to_json()
         last = call.integer("last")
         if last is not None:
             entries = entries[-last:] if last > 0 else []
-        return Reply(HTTPStatus.OK, {"entries": entries})
+        return HttpReply(HTTPStatus.OK, {"entries": entries})
 
-    def transcript_text(self, call: Call) -> Reply:
-        return Reply(HTTPStatus.OK, self.broker.transcript.render(call.integer("last")) + "\n")
+    def transcript_text(self, call: Call) -> HttpReply:
+        return HttpReply(HTTPStatus.OK, self.broker.transcript.render(call.integer("last")) + "\n")
 
     # ---- topics and records -----------------------------------------------------------------------------
-    def topics(self, call: Call) -> Reply:
+    def topics(self, call: Call) -> HttpReply:
         def listed() -> list[JsonObject]:
             return [{"name": topic.name, "partitions": len(topic.partitions), "internal": topic.is_internal,
                      "config": dict(topic.configs)}
                     for topic in sorted(self.broker.core.topics, key=lambda t: t.name)]
 
-        return Reply(HTTPStatus.OK, {"topics": self.broker.call(listed)})
+        return HttpReply(HTTPStatus.OK, {"topics": self.broker.call(listed)})
 
-    def create_topic(self, call: Call) -> Reply:
+    def create_topic(self, call: Call) -> HttpReply:
         body = call.json()
         name = _required(body, "name", str)
         partitions = _optional(body, "partitions", int, 1)
@@ -304,11 +304,11 @@ class Control:
         if not all(isinstance(value, str) for value in config.values()):
             raise ControlError(HTTPStatus.BAD_REQUEST, "BAD_REQUEST", "config maps names to string values")
         self.broker.create_topic(name, partitions, config)
-        return Reply(HTTPStatus.CREATED, {"name": name, "partitions": partitions, "config": config})
+        return HttpReply(HTTPStatus.CREATED, {"name": name, "partitions": partitions, "config": config})
 
     # ---- the cluster's brokers and leaders -------------------------------------------------------------
-    def brokers(self, call: Call) -> Reply:
-        return Reply(HTTPStatus.OK, {"brokers": self.broker.call(self._brokers)})
+    def brokers(self, call: Call) -> HttpReply:
+        return HttpReply(HTTPStatus.OK, {"brokers": self.broker.call(self._brokers)})
 
     def _brokers(self) -> list[JsonObject]:
         core = self.broker.core
@@ -319,15 +319,15 @@ class Control:
                         "alive": node.alive})
         return out
 
-    def stop_broker(self, call: Call) -> Reply:
+    def stop_broker(self, call: Call) -> HttpReply:
         self.broker.stop_broker(_node_id(call))
         return self.brokers(call)
 
-    def start_broker(self, call: Call) -> Reply:
+    def start_broker(self, call: Call) -> HttpReply:
         self.broker.start_broker(_node_id(call))
         return self.brokers(call)
 
-    def move_leader(self, call: Call) -> Reply:
+    def move_leader(self, call: Call) -> HttpReply:
         topic, node_id = call.params["topic"], _required(call.json(), "node_id", int)
         try:
             index = int(call.params["partition"])
@@ -340,20 +340,20 @@ class Control:
             return {"topic": topic, "partition": index, "leader": found.leader_id,
                     "leader_epoch": found.leader_epoch, "replicas": list(found.replicas), "isr": list(found.isr)}
 
-        return Reply(HTTPStatus.OK, self.broker.call(state))
+        return HttpReply(HTTPStatus.OK, self.broker.call(state))
 
-    def move_coordinator(self, call: Call) -> Reply:
+    def move_coordinator(self, call: Call) -> HttpReply:
         kind, key = call.params["kind"], call.params["key"]
         node_id = _required(call.json(), "node_id", int)
         self.broker.move_coordinator(kind, key, node_id)  # ValueError (400) for a kind other than group/transaction
-        return Reply(HTTPStatus.OK, {"kind": kind, "key": key, "node_id": self.broker.coordinator(kind, key)})
+        return HttpReply(HTTPStatus.OK, {"kind": kind, "key": key, "node_id": self.broker.coordinator(kind, key)})
 
-    def records(self, call: Call) -> Reply:
+    def records(self, call: Call) -> HttpReply:
         found = self.broker.records(call.params["topic"], call.integer("partition"),
                                     read_committed=call.flag("read_committed"))
-        return Reply(HTTPStatus.OK, {"records": [_record_json(record) for record in found]})
+        return HttpReply(HTTPStatus.OK, {"records": [_record_json(record) for record in found]})
 
-    def produce(self, call: Call) -> Reply:
+    def produce(self, call: Call) -> HttpReply:
         body = call.json()
         partition = _optional(body, "partition", int, 0)
         headers = [(_required(header, "key", str), _payload(header, "value"))
@@ -363,13 +363,14 @@ class Control:
             raise ControlError(HTTPStatus.BAD_REQUEST, "BAD_REQUEST", "timestamp must be an integer (ms)")
         offset = self.broker.produce(call.params["topic"], _payload(body, "value"), key=_payload(body, "key"),
                                      partition=partition, headers=headers, timestamp=timestamp)
-        return Reply(HTTPStatus.CREATED, {"topic": call.params["topic"], "partition": partition, "offset": offset})
+        return HttpReply(HTTPStatus.CREATED, {"topic": call.params["topic"], "partition": partition, "offset": offset})
 
 
     # ---- the log cleaner --------------------------------------------------------------------------------
-    def clean(self, call: Call) -> Reply:
+    def clean(self, call: Call) -> HttpReply:
         topic = _optional(call.json(), "topic", str, None)
-        return Reply(HTTPStatus.OK, {"cleaned": [_cleaned_json(result) for result in self.broker.clean_logs(topic)]})
+        cleaned = [_cleaned_json(result) for result in self.broker.clean_logs(topic)]
+        return HttpReply(HTTPStatus.OK, {"cleaned": cleaned})
 
 
 def _cleaned_json(result: CleanResult) -> JsonObject:

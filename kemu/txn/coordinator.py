@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kemu.clock import Clock
+from kemu.kafka_defaults import int_default
 from kemu.txn.producer_ids import ProducerIdAllocator
 from kemu.txn.state import (
     MAX_EPOCH,
@@ -49,8 +50,8 @@ _IDLE = (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
 
 @dataclass(frozen=True, slots=True)
 class TxnConfig:
-    max_timeout_ms: int = 900000  # transaction.max.timeout.ms
-    id_expiration_ms: int = 604800000  # transactional.id.expiration.ms
+    max_timeout_ms: int = int_default("transaction.max.timeout.ms")
+    id_expiration_ms: int = int_default("transactional.id.expiration.ms")
     # The cluster's finalized transaction.version: the way the coordinator's own aborts take, and the
     # TransactionLogValue version it journals (v1, flexible, from TV_1 on).
     transaction_version: int = TV_2

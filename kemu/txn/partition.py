@@ -17,7 +17,7 @@ import logging
 import os
 
 from kemu.log import AppendOrigin, AppendResult, LogEvent, PartitionLog, ValidatedBatch
-from kemu.log.cleaner import LastRecord
+from kemu.log.compaction import LastRecord
 from kemu.log.errors import LogError
 from kemu.log.txn_index import AbortedTxn, decode_txn_index, write_txn_index
 from kemu.txn.producer_state import (
@@ -33,7 +33,7 @@ from kemu.wire.errors import ErrorCode
 from kemu.wire.records import (
     BatchHeader,
     ControlRecordType,
-    Record,
+    DecodedRecord,
     RecordBatch,
     decode_control_key,
     decode_end_txn_marker_value,
@@ -104,7 +104,7 @@ class TransactionalPartition:
         return result
 
     @staticmethod
-    def _marker_of(records: list[Record]) -> tuple[bool, int]:
+    def _marker_of(records: list[DecodedRecord]) -> tuple[bool, int]:
         if len(records) != 1:
             raise MarkerError("a transaction marker batch must hold one record", ErrorCode.INVALID_RECORD)
         _, record_type = decode_control_key(records[0].key)
@@ -167,7 +167,7 @@ class TransactionalPartition:
                     return out
         return out
 
-    # ---- what the cleaner asks (kemu.log.cleaner.CleanerSource) ----------------------------------------
+    # ---- what the cleaner asks (kemu.log.compaction.CleanerSource) ----------------------------------------
     def last_records_of_active_producers(self) -> dict[int, LastRecord]:
         """Per producer with state, the batch compaction must keep: its last data batch, or (when its
         latest epoch wrote only markers) a marker of that epoch — Kafka's lastRecordsOfActiveProducers."""

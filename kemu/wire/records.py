@@ -283,10 +283,10 @@ class RecordBatch:
         except CompressionError as exc:
             raise RecordDecompressionError(f"Failed to decompress record stream: {exc}") from exc
 
-    def records(self) -> list[Record]:
+    def records(self) -> list[DecodedRecord]:
         return decode_records(self.header, self.records_payload())
 
-    def __iter__(self) -> Iterator[Record]:
+    def __iter__(self) -> Iterator[DecodedRecord]:
         return iter(self.records())
 
     def __repr__(self) -> str:
@@ -432,7 +432,7 @@ def rewrite_header(
 # NamedTuples, not frozen dataclasses: one is made per record decoded or built, which a tuple makes more
 # cheaply (no object.__setattr__ per field), and every start-up defines them (a dataclass definition compiles
 # its generated methods, ~0.5 ms each on a slow machine).
-class Record(NamedTuple):
+class DecodedRecord(NamedTuple):
     """A decoded record. `timestamp` is the effective one (the batch's max timestamp under LogAppendTime)."""
 
     offset: int
@@ -474,7 +474,7 @@ def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
             raise ValueError("varint is too long")
 
 
-def decode_records(header: BatchHeader, payload: bytes) -> list[Record]:
+def decode_records(header: BatchHeader, payload: bytes) -> list[DecodedRecord]:
     """Decode `records_count` records from decompressed record bytes, with Kafka's structural checks.
 
     Raises InvalidRecordError with the message Kafka's DefaultRecord/DefaultRecordBatch would give.
@@ -485,7 +485,7 @@ def decode_records(header: BatchHeader, payload: bytes) -> list[Record]:
     base_offset = header.base_offset
     base_timestamp = header.base_timestamp
     log_append_time = header.max_timestamp if header.attributes & TIMESTAMP_TYPE_MASK else None
-    records: list[Record] = []
+    records: list[DecodedRecord] = []
     pos = 0
     end = len(payload)
     try:
@@ -545,7 +545,7 @@ def decode_records(header: BatchHeader, payload: bytes) -> list[Record]:
                     f"read {pos - body_start}"
                 )
             records.append(
-                Record(  # positionally: offset, timestamp, key, value, headers, attributes, size
+                DecodedRecord(  # positionally: offset, timestamp, key, value, headers, attributes, size
                     base_offset + offset_delta,
                     base_timestamp + timestamp_delta if log_append_time is None else log_append_time,
                     key,

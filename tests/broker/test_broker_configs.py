@@ -24,8 +24,8 @@ from kemu.broker.broker_configs import (
     validate_dynamic,
 )
 from kemu.broker.config import BrokerConfig
-from kemu.broker.kafka_broker_keys import KAFKA_BROKER_KEYS
 from kemu.clock import VirtualClock
+from kemu.kafka_defaults import KAFKA_BROKER_KEYS
 from kemu.log.config import TOPIC_CONFIGS
 
 # BrokerConfig fields that are not Kafka settings of their own (listeners, log.dirs are built from them).

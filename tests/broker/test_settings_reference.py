@@ -117,9 +117,16 @@ def test_a_read_on_something_not_named_a_config_does_not_count() -> None:
     assert reads.config_attributes == {"preallocate": ["kemu/x.py:1"], "segment_bytes": ["kemu/x.py:3"]}
 
 
+def test_looking_up_a_default_reads_nothing() -> None:
+    # Kafka's default taken as a constant (kemu.kafka_defaults) is not a read of the setting; its value is.
+    assert scan({"kemu/x.py": 'LIMIT = int_default("fetch.max.bytes")\n'}).strings == {}
+    assert scan({"kemu/x.py": 'LIMIT = int_setting(properties, "fetch.max.bytes")\n'}).strings == {
+        "fetch.max.bytes": ["kemu/x.py:1"]}
+
+
 def test_a_definition_table_names_nothing() -> None:
     # kemu/security/settings.py's SECURITY_CONFIGS defines the security settings; naming one there reads nothing.
-    table = 'SECURITY_CONFIGS = (("ssl.protocol", "STRING", "TLSv1.3", ""),)\n'
+    table = 'SECURITY_CONFIGS = (("ssl.protocol", "The TLS protocol."),)\n'
     assert scan({"kemu/security/settings.py": table}).strings == {}
     assert scan({"kemu/security/other.py": table}).strings["ssl.protocol"] == ["kemu/security/other.py:1"]
 

@@ -8,8 +8,8 @@ from kemu.broker.broker import Broker
 from kemu.broker.config import BrokerConfig
 from kemu.clock import Clock
 from kemu.coordinators import Coordinators
-from kemu.coordinators.group import GroupService
-from kemu.coordinators.txn import TxnService
+from kemu.coordinators.group_service import GroupService
+from kemu.coordinators.txn_service import TxnService
 
 
 class CoreNode:

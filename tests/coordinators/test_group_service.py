@@ -15,7 +15,7 @@ from kemu.admin.topics import NewTopic, create_topics
 from kemu.broker.config import BrokerConfig
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC
 from kemu.clock import VirtualClock
-from kemu.groups import ClassicGroup, ClassicGroupState, RequestContext
+from kemu.groups import ClassicGroup, ClassicGroupState, GroupRequestContext
 from kemu.groups.subscription_bytes import encode_subscription
 from kemu.handlers._shared import client_host, merge_topics, split_hosted
 from kemu.hashing import partition_for
@@ -29,8 +29,8 @@ E = ErrorCode
 START_MS = 1_700_000_000_000
 
 
-def ctx(version: int) -> RequestContext:
-    return RequestContext(api_version=version, client_id="client", client_host="/127.0.0.1")
+def ctx(version: int) -> GroupRequestContext:
+    return GroupRequestContext(api_version=version, client_id="client", client_host="/127.0.0.1")
 
 
 def open_broker(data_dir: Path, clock: VirtualClock, **settings: Any) -> CoreNode:

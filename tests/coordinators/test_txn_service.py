@@ -13,7 +13,7 @@ from kemu.broker.config import BrokerConfig
 from kemu.broker.topic_names import TRANSACTION_STATE_TOPIC
 from kemu.clock import VirtualClock
 from kemu.coordinators.crash_points import CrashPoint
-from kemu.coordinators.txn import COORDINATOR_EPOCH_FILE, HOLD_MARKERS_ENV
+from kemu.coordinators.txn_service import COORDINATOR_EPOCH_FILE, HOLD_MARKERS_ENV
 from kemu.hashing import partition_for
 from kemu.log import FetchIsolation
 from kemu.txn.producer_state import ProducerStateError

@@ -7,7 +7,7 @@ import uuid
 from typing import Any
 
 from kemu.clock import VirtualClock
-from kemu.groups import GroupConfig, GroupCoordinator, RequestContext, TopicInfo
+from kemu.groups import GroupConfig, GroupCoordinator, GroupRequestContext, TopicInfo
 from kemu.groups.records import CoordinatorRecord
 from kemu.wire.errors import ErrorCode
 
@@ -15,8 +15,8 @@ START_MS = 1_700_000_000_000
 HOST = "/127.0.0.1"
 
 
-def ctx(version: int, client_id: str = "client") -> RequestContext:
-    return RequestContext(api_version=version, client_id=client_id, client_host=HOST)
+def ctx(version: int, client_id: str = "client") -> GroupRequestContext:
+    return GroupRequestContext(api_version=version, client_id=client_id, client_host=HOST)
 
 
 def uuid_counter() -> Any:

@@ -12,9 +12,9 @@ from kemu.groups.share_partition import (
     DEFAULT_DELIVERY_COUNT_LIMIT,
     DEFAULT_MAX_RECORD_LOCKS,
     DEFAULT_RECORD_LOCK_DURATION_MS,
-    AbortedTransaction,
     AcknowledgementBatch,
     AcquiredRecords,
+    FetchedAbort,
     FetchedBatch,
     InFlightRecords,
     RecordState,
@@ -36,7 +36,7 @@ LOCK = DEFAULT_RECORD_LOCK_DURATION_MS
 
 def fetch(sp: SharePartition, member: str, batches: Sequence[FetchedBatch], now: int = T0, *,
           max_records: int = 500, batch_size: int = 500, read_committed: bool | None = None,
-          aborted: Sequence[AbortedTransaction] = ()) -> list[AcquiredRecords]:
+          aborted: Sequence[FetchedAbort] = ()) -> list[AcquiredRecords]:
     """A fetch as the broker makes it: from the next fetch offset, of what the log holds there."""
     offset = sp.next_fetch_offset()
     from_there = [b for b in batches if b.last_offset >= offset]
@@ -231,7 +231,7 @@ def test_read_committed_never_acquires_aborted_records() -> None:
         FetchedBatch(6, 6, producer_id=7, is_transactional=True, is_abort_marker=True),
         FetchedBatch(7, 9, producer_id=8, is_transactional=True),
     ]
-    aborted = [AbortedTransaction(producer_id=7, first_offset=3)]
+    aborted = [FetchedAbort(producer_id=7, first_offset=3)]
     sp = SharePartition(0, ShareConfig(read_committed=True))
     assert fetch(sp, "a", log, aborted=aborted) == [AcquiredRecords(0, 2, 1), AcquiredRecords(6, 9, 1)]
     assert [(r.first_offset, r.state) for r in sp.snapshot().in_flight if r.first_offset in (3, 4, 5)] == [

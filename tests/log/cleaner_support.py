@@ -11,8 +11,8 @@ from kemu.log.log_cleaner import CleanResult, LogCleaner
 from kemu.txn.partition import TransactionalPartition
 from kemu.wire.records import (
     ControlRecordType,
+    DecodedRecord,
     NewRecord,
-    Record,
     build_batch,
     build_end_txn_marker,
     decode_control_key,
@@ -115,6 +115,6 @@ class CompactedPartition:
         return {key: value for _, key, value in records}
 
 
-def _kv(record: Record) -> tuple[int, str, str | None]:
+def _kv(record: DecodedRecord) -> tuple[int, str, str | None]:
     assert record.key is not None
     return record.offset, record.key.decode(), None if record.value is None else record.value.decode()

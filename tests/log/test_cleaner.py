@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 
 from kemu.clock import VirtualClock
-from kemu.log.cleaner import group_segments_by_size
+from kemu.log.compaction import group_segments_by_size
 from kemu.log.log_cleaner import CLEANER_OFFSET_CHECKPOINT
 from kemu.wire.records import DELETE_HORIZON_MASK
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from kemu.groups import share_assignor
 from kemu.groups.consumer_group import MemberState
-from kemu.groups.context import CoordinatorState, RequestContext
+from kemu.groups.context import CoordinatorState, GroupRequestContext
 from kemu.groups.errors import GroupError
 from kemu.groups.records import CoordinatorRecord, topic_partitions_field
 from kemu.groups.share_group import (
@@ -96,7 +96,7 @@ class ShareGroupManager:
         return isinstance(group, ShareGroup) and member_id in group.members
 
     # ---- ShareGroupHeartbeat ----------------------------------------------------------------------
-    def heartbeat(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    def heartbeat(self, request: dict[str, Any], ctx: GroupRequestContext) -> dict[str, Any]:
         try:
             self._validate(request)
             if request["member_epoch"] == LEAVE_GROUP_MEMBER_EPOCH:
@@ -124,7 +124,7 @@ class ShareGroupManager:
         elif epoch < LEAVE_GROUP_MEMBER_EPOCH:
             raise invalid("MemberEpoch is invalid.")
 
-    def _heartbeat(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    def _heartbeat(self, request: dict[str, Any], ctx: GroupRequestContext) -> dict[str, Any]:
         group_id, member_id, epoch = request["group_id"], request["member_id"], request["member_epoch"]
         names = request.get("subscribed_topic_names")
         rack_id = request.get("rack_id")

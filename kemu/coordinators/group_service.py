@@ -43,11 +43,12 @@ from kemu.broker.errors import ApiError
 from kemu.broker.partition import Partition
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC
 from kemu.coordinators.journal import JOURNAL_ERRORS, InternalTopicJournal, group_write_error
-from kemu.groups import CoordinatorRecord, GroupConfig, GroupCoordinator, RequestContext, TopicInfo, log_records
+from kemu.groups import CoordinatorRecord, GroupConfig, GroupCoordinator, GroupRequestContext, TopicInfo, log_records
 from kemu.groups.config import no_overrides
 from kemu.groups.offset_ops import partition_errors
-from kemu.groups.share import no_listener as no_share_listener
+from kemu.groups.share_manager import no_listener as no_share_listener
 from kemu.hashing import partition_for
+from kemu.kafka_defaults import int_default
 from kemu.log import AppendOrigin, LogEvent, PartitionLog
 from kemu.txn.producer_state import ProducerStateError
 from kemu.wire.coordinator_records import CoordinatorRecordError, UnknownRecordType
@@ -137,7 +138,7 @@ class GroupService:
         self._rearm()
         return result
 
-    def txn_offset_commit(self, request: Body, context: RequestContext, node_id: int | None = None) -> Body:
+    def txn_offset_commit(self, request: Body, context: GroupRequestContext, node_id: int | None = None) -> Body:
         """TxnOffsetCommit (28) once the transactions layer has checked the producer's transaction (and that
         AddOffsetsToTxn added the group): the rest of Kafka's handling, without throttle_time_ms.
 
@@ -340,27 +341,27 @@ def group_config(config: BrokerConfig, broker: Broker | None = None) -> GroupCon
         consumer_session_timeout_ms=config.group_consumer_session_timeout_ms,
         consumer_heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
         consumer_assignment_interval_ms=config.group_consumer_assignment_interval_ms,
-        share_session_timeout_ms=_share_setting(broker, "group.share.session.timeout.ms", 45000),
-        share_heartbeat_interval_ms=_share_setting(broker, "group.share.heartbeat.interval.ms", 5000),
-        share_max_size=_share_setting(broker, "group.share.max.size", 200),
-        share_assignment_interval_ms=_share_setting(broker, "group.share.assignment.interval.ms", 1000),
-        streams_session_timeout_ms=_share_setting(broker, "group.streams.session.timeout.ms", 45000),
-        streams_heartbeat_interval_ms=_share_setting(broker, "group.streams.heartbeat.interval.ms", 5000),
-        streams_max_size=_share_setting(broker, "group.streams.max.size", 2**31 - 1),
-        streams_num_standby_replicas=_share_setting(broker, "group.streams.num.standby.replicas", 0),
-        streams_initial_rebalance_delay_ms=_share_setting(broker, "group.streams.initial.rebalance.delay.ms", 3000),
-        streams_assignment_interval_ms=_share_setting(broker, "group.streams.assignment.interval.ms", 1000),
+        share_session_timeout_ms=_share_setting(broker, "group.share.session.timeout.ms"),
+        share_heartbeat_interval_ms=_share_setting(broker, "group.share.heartbeat.interval.ms"),
+        share_max_size=_share_setting(broker, "group.share.max.size"),
+        share_assignment_interval_ms=_share_setting(broker, "group.share.assignment.interval.ms"),
+        streams_session_timeout_ms=_share_setting(broker, "group.streams.session.timeout.ms"),
+        streams_heartbeat_interval_ms=_share_setting(broker, "group.streams.heartbeat.interval.ms"),
+        streams_max_size=_share_setting(broker, "group.streams.max.size"),
+        streams_num_standby_replicas=_share_setting(broker, "group.streams.num.standby.replicas"),
+        streams_initial_rebalance_delay_ms=_share_setting(broker, "group.streams.initial.rebalance.delay.ms"),
+        streams_assignment_interval_ms=_share_setting(broker, "group.streams.assignment.interval.ms"),
         offset_metadata_max_bytes=config.offset_metadata_max_bytes,
         offsets_retention_minutes=config.offsets_retention_minutes,
         offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
     )
 
 
-def _share_setting(broker: Broker | None, name: str, default: int) -> int:
+def _share_setting(broker: Broker | None, name: str) -> int:
     """A share- or streams-group broker setting (no BrokerConfig field of its own): the broker's value, else
     Kafka's default."""
     value = None if broker is None else broker.config_layers().value(name)
-    return default if value is None else int(value)
+    return int_default(name) if value is None else int(value)
 
 
 def _group_overrides(broker: Broker) -> Callable[[str], Mapping[str, int]]:

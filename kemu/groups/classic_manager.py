@@ -21,7 +21,7 @@ from kemu.groups.classic_group import (
     Protocols,
 )
 from kemu.groups.consumer_group import ConsumerGroup
-from kemu.groups.context import CoordinatorState, RequestContext
+from kemu.groups.context import CoordinatorState, GroupRequestContext
 from kemu.groups.errors import GroupError
 from kemu.groups.pending import Pending
 from kemu.groups.records import CoordinatorRecord, RecordType, group_metadata_key
@@ -51,7 +51,7 @@ class _Join:
     protocols: Protocols
     session_timeout_ms: int
     rebalance_timeout_ms: int
-    ctx: RequestContext
+    ctx: GroupRequestContext
 
     @property
     def version(self) -> int:
@@ -148,7 +148,7 @@ class ClassicGroupManager:
         return group if isinstance(group, ClassicGroup) else None
 
     # ---- JoinGroup --------------------------------------------------------------------------------
-    def join_group(self, request: dict[str, Any], ctx: RequestContext) -> Pending[JoinResponse]:
+    def join_group(self, request: dict[str, Any], ctx: GroupRequestContext) -> Pending[JoinResponse]:
         pending: Pending[JoinResponse] = Pending()
         session_timeout = request["session_timeout_ms"]
         rebalance_timeout = request.get("rebalance_timeout_ms", -1)
@@ -531,7 +531,7 @@ class ClassicGroupManager:
             self.complete_join(group)
 
     # ---- SyncGroup --------------------------------------------------------------------------------
-    def sync_group(self, request: dict[str, Any], ctx: RequestContext) -> Pending[dict[str, Any]]:
+    def sync_group(self, request: dict[str, Any], ctx: GroupRequestContext) -> Pending[dict[str, Any]]:
         pending: Pending[dict[str, Any]] = Pending()
         group_id, member_id = request["group_id"], request["member_id"]
         if not group_id:
@@ -588,7 +588,7 @@ class ClassicGroupManager:
             self.state.cancel(sync_key(group.group_id))
 
     # ---- Heartbeat --------------------------------------------------------------------------------
-    def heartbeat(self, request: HeartbeatRequest, ctx: RequestContext) -> HeartbeatResponse:
+    def heartbeat(self, request: HeartbeatRequest, ctx: GroupRequestContext) -> HeartbeatResponse:
         group_id, member_id = request["group_id"], request["member_id"]
         if not group_id:
             return {"error_code": ErrorCode.INVALID_GROUP_ID}
@@ -612,7 +612,7 @@ class ClassicGroupManager:
         return {"error_code": ErrorCode.NONE}
 
     # ---- LeaveGroup -------------------------------------------------------------------------------
-    def leave_group(self, request: LeaveGroupRequest, ctx: RequestContext) -> LeaveGroupResponse:
+    def leave_group(self, request: LeaveGroupRequest, ctx: GroupRequestContext) -> LeaveGroupResponse:
         version = ctx.api_version
         identities: list[LeaveGroupRequestMembers]
         if version < 3:  # the one member, as a v3 entry

@@ -43,8 +43,8 @@ from kemu.wire.records import (
     MAGIC_V2,
     NO_TIMESTAMP,
     BatchHeader,
+    DecodedRecord,
     NewRecord,
-    Record,
     RecordBatch,
     TimestampType,
     build_batch,
@@ -347,7 +347,7 @@ class Cleaner:
         if retention is _Retention.DELETE:
             return None
         marker_for_empty_txn = can_discard and header.is_control
-        retained: list[Record] = []
+        retained: list[DecodedRecord] = []
         tombstones = False
         original = True
         for record in batch.records():
@@ -375,7 +375,7 @@ class Cleaner:
             return _empty_batch(header)
         return None
 
-    def _retain_record(self, header: BatchHeader, record: Record, now_ms: int) -> bool:
+    def _retain_record(self, header: BatchHeader, record: DecodedRecord, now_ms: int) -> bool:
         offset_map = self.offset_map
         if record.offset > offset_map.latest_offset:
             return True
@@ -386,7 +386,7 @@ class Cleaner:
         return latest_for_key and (record.value is not None or keep_deletes)
 
 
-def _rebuild(header: BatchHeader, records: list[Record], delete_horizon_ms: int | None) -> bytes:
+def _rebuild(header: BatchHeader, records: list[DecodedRecord], delete_horizon_ms: int | None) -> bytes:
     """The batch with only `records`, as Kafka's buildRetainedRecordsInto writes it."""
     log_append = header.timestamp_type is TimestampType.LOG_APPEND_TIME
     return build_batch(

@@ -27,7 +27,7 @@ from kemu.groups.consumer_group import (
     regex_error,
     subscription_metadata_record,
 )
-from kemu.groups.context import CoordinatorState, RequestContext
+from kemu.groups.context import CoordinatorState, GroupRequestContext
 from kemu.groups.errors import GroupError
 from kemu.groups.reconciliation import reconcile
 from kemu.groups.records import (
@@ -89,7 +89,7 @@ class ConsumerGroupManager:
         return group
 
     # ---- ConsumerGroupHeartbeat -------------------------------------------------------------------
-    def heartbeat(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    def heartbeat(self, request: dict[str, Any], ctx: GroupRequestContext) -> dict[str, Any]:
         try:
             self._validate(request, ctx)
             if request["member_epoch"] in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
@@ -98,7 +98,7 @@ class ConsumerGroupManager:
         except GroupError as error:
             return heartbeat_error(error)
 
-    def _validate(self, request: dict[str, Any], ctx: RequestContext) -> None:
+    def _validate(self, request: dict[str, Any], ctx: GroupRequestContext) -> None:
         def invalid(message: str) -> GroupError:
             return GroupError(ErrorCode.INVALID_REQUEST, message)
 
@@ -135,7 +135,7 @@ class ConsumerGroupManager:
                              f"ServerAssignor {assignor} is not supported. Supported assignors: "
                              f"{', '.join(self.config.consumer_assignors)}.")
 
-    def _heartbeat(self, request: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+    def _heartbeat(self, request: dict[str, Any], ctx: GroupRequestContext) -> dict[str, Any]:
         group_id = request["group_id"]
         member_id = request["member_id"]
         epoch = request["member_epoch"]

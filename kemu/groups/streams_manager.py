@@ -22,10 +22,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kemu.groups.classic_group import ClassicGroup
-from kemu.groups.context import CoordinatorState, RequestContext
+from kemu.groups.context import CoordinatorState, GroupRequestContext
 from kemu.groups.errors import GroupError
 from kemu.groups.records import CoordinatorRecord
-from kemu.groups.share import metadata_hash
+from kemu.groups.share_manager import metadata_hash
 from kemu.groups.streams_assignor import MemberSpec, SubtopologySpec, TaskAssignorError
 from kemu.groups.streams_assignor import assign as sticky_assign
 from kemu.groups.streams_group import (
@@ -156,7 +156,7 @@ class StreamsGroupManager:
         return group
 
     # ---- StreamsGroupHeartbeat --------------------------------------------------------------------
-    def heartbeat(self, request: dict[str, Any], ctx: RequestContext) -> StreamsHeartbeat:
+    def heartbeat(self, request: dict[str, Any], ctx: GroupRequestContext) -> StreamsHeartbeat:
         try:
             validate(request)
             if request["member_epoch"] == LEAVE_GROUP_MEMBER_EPOCH:
@@ -165,7 +165,7 @@ class StreamsGroupManager:
         except GroupError as error:
             return StreamsHeartbeat(error_response(error.code, error.message))
 
-    def _heartbeat(self, request: dict[str, Any], ctx: RequestContext) -> StreamsHeartbeat:
+    def _heartbeat(self, request: dict[str, Any], ctx: GroupRequestContext) -> StreamsHeartbeat:
         group_id, member_id, epoch = request["group_id"], request["member_id"], request["member_epoch"]
         records: list[CoordinatorRecord] = []
         statuses: list[dict[str, Any]] = []

@@ -4,6 +4,7 @@ endpoint or transcript, which serves a core without the handle, never imports it
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -54,6 +55,18 @@ def cluster_settings(settings: Mapping[str, str], brokers: int) -> dict[str, str
         if brokers > 1:
             completed.setdefault(name, str(min(3, brokers)))
     return completed
+
+
+def unknown_settings(settings: Mapping[str, str]) -> tuple[str, ...]:
+    """The names among `settings` that no broker config is (Kafka warns of them), once the settings are checked
+    as a broker's start checks them (a bad value raises Kafka's InvalidConfigError)."""
+    return _unknown_settings(tuple(settings.items()))
+
+
+@functools.lru_cache(maxsize=64)
+def _unknown_settings(settings: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    # Every test's broker of a suite has the same settings: checked once (a refusal, which raises, is not kept).
+    return tuple(apply_properties(BrokerConfig(), dict(settings)))
 
 
 def broker_config(settings: Mapping[str, str], data_dir: str | Path, *, node_id: int, host: str, port: int,

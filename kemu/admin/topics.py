@@ -69,19 +69,21 @@ class DeleteOutcome:
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: bool = False) -> list[CreateOutcome]:
-    """Check, create every log and register, all at once (see `plan_topics` for a caller that yields)."""
-    outcomes, creation = plan_topics(broker, requested, validate_only)
+def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: bool = False, *,
+                  describe: bool = True) -> list[CreateOutcome]:
+    """Check, create every log and register, all at once (see `plan_topics` for a caller that yields).
+    `describe=False` leaves the outcomes' `configs` empty, for a caller that reads none of them."""
+    outcomes, creation = plan_topics(broker, requested, validate_only, describe=describe)
     creation.run()
     creation.mark_failed(outcomes)
     return outcomes
 
 
-def plan_topics(broker: Broker, requested: Sequence[NewTopic],
-                validate_only: bool = False) -> tuple[list[CreateOutcome], PartitionCreation]:
+def plan_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: bool = False, *,
+                describe: bool = True) -> tuple[list[CreateOutcome], PartitionCreation]:
     """The answers, and the creation that makes them true once run (`PartitionCreation.step` until done,
     then `finish`): the topics exist for other requests only then."""
-    plan = TopicPlan(broker, requested, validate_only)
+    plan = TopicPlan(broker, requested, validate_only, describe=describe)
     while not plan.step():
         pass
     return plan.result()
@@ -95,9 +97,11 @@ class TopicPlan:
     SLICE = 50
     """Topics planned per step: a few milliseconds of work (200 were tens on a loaded machine)."""
 
-    def __init__(self, broker: Broker, requested: Sequence[NewTopic], validate_only: bool = False) -> None:
+    def __init__(self, broker: Broker, requested: Sequence[NewTopic], validate_only: bool = False, *,
+                 describe: bool = True) -> None:
         self.broker = broker
         self.validate_only = validate_only
+        self.describe = describe  # whether each outcome lists the topic's effective configs
         self.names = [t.name for t in requested]
         counts = Counter(self.names)  # not names.count per name: quadratic in a client's 10^6-topic request
         self.duplicates = {name: None for name, seen in counts.items() if seen > 1}  # ordered, and O(1) `in`
@@ -159,7 +163,7 @@ class TopicPlan:
             self.outcomes.append(CreateOutcome(
                 topic.name, topic_id=created.topic_id, num_partitions=len(created.partitions),
                 replication_factor=created.replication_factor,
-                configs=topic_configs.effective(overrides, broker.config_layers())))
+                configs=topic_configs.effective(overrides, broker.config_layers()) if self.describe else ()))
         self._next += self.SLICE
         return self._next >= len(self.effective)
 

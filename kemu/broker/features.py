@@ -26,8 +26,8 @@ Kafka's FeatureControlManager checks them (`update`): transaction.version 0-2 an
 upgrade to 1; informational here) change; metadata.version stays at 30 (a downgrade is refused with
 Kafka's messages, as Kafka refuses those that could lose metadata); group.version and
 eligible.leader.replicas.version stay at 1, their protocols being always on in kemu. The levels and the
-epoch are kept in the data directory (`kemu-features.json`); `kemu.features`, when given, sets its features
-again at every start.
+epoch are kept in the data directory (`kemu-features.json`, once they are not a new cluster's: a directory
+without the file has those); `kemu.features`, when given, sets its features again at every start.
 
 The finalized features epoch is Kafka's metadata offset of the image the broker last loaded, different from
 one Kafka start to the next and moving with every record; kemu's starts at 1 and goes up by one with every
@@ -125,9 +125,10 @@ class Features:
     @classmethod
     def from_properties(cls, properties: Mapping[str, str], data_dir: Path | None = None) -> Features:
         """The levels kept in `data_dir` (a new cluster's where none are), then `kemu.features` over them."""
-        features = cls(path=None if data_dir is None else data_dir / FILE)
-        if features.path is not None and features.path.exists():
-            kept = json.loads(features.path.read_text())
+        path = None if data_dir is None else data_dir / FILE
+        features = cls(path=path)
+        kept = json.loads(path.read_text()) if path is not None and path.exists() else None
+        if kept is not None:
             # A fixed feature is at its level whatever an older kemu kept (share.version and streams.version
             # were 0 before share and streams groups were served).
             features.finalized.update({name: int(level) for name, level in kept.get("finalized", {}).items()
@@ -137,7 +138,10 @@ class Features:
         if any(features.finalized[name] != level for name, level in given.items()):
             features.finalized.update(given)
             features.epoch += 1
-        features._persist()
+        if kept is not None or features.finalized != DEFAULT_FINALIZED or features.epoch != FINALIZED_EPOCH:
+            # A new cluster at the default levels keeps no file: reading none gives it those levels again
+            # (writing it was a quarter of what making a test's broker cost).
+            features._persist()
         return features
 
     def _persist(self) -> None:

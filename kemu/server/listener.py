@@ -182,13 +182,16 @@ async def serve(
         # handle's call) loses no wake-up, that first round running all that is due, so serving need not wait
         # for it; start's nursery and hand-over were a share of every test broker's start.
         nursery.start_soon(run_housekeeper, lambda: served.broker)
-        for node_id, sockets in bound:
+        # The first node's accept loop is this task's (the others' each a task of the nursery).
+        first = served.nodes.serve_here(*bound[0])
+        for node_id, sockets in bound[1:]:
             served.nodes.serve(node_id, sockets)
         for security in securities:
             endpoint = security.endpoint
             log.info("listening on %s port %d (listener %s, %s)", endpoint.host if configured else host,
                      core.bound_ports[(core.node_id, endpoint.name)], endpoint.name, endpoint.protocol)
         task_status.started(core.bound_ports[(core.node_id, securities[0].endpoint.name)])
+        await first()
 
 
 def _server_context(security: ListenerSecurity) -> ssl.SSLContext | None:

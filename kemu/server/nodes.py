@@ -38,12 +38,18 @@ class NodeListeners:
 
     def serve(self, node_id: int, listeners: list[trio.SocketListener]) -> None:
         """Serve `node_id`'s bound listeners until the node stops or the server does."""
-        assert self._nursery is not None and self._handler is not None
+        assert self._nursery is not None
+        self._nursery.start_soon(self.serve_here(node_id, listeners))
+
+    def serve_here(self, node_id: int, listeners: list[trio.SocketListener]) -> Callable[[], Awaitable[None]]:
+        """As `serve`, but the node's accept loop is what this returns, for the caller's own task to await (the
+        server's, for its first node: a task less to start and cancel)."""
+        assert self._handler is not None
         self._addresses[node_id] = [(ln.socket.family, ln.socket.getsockname()) for ln in listeners]
         scope = trio.CancelScope()
         self._scopes[node_id] = scope
         self._listeners[node_id] = listeners
-        self._nursery.start_soon(self._run, scope, functools.partial(self._handler, node_id), listeners)
+        return functools.partial(self._run, scope, functools.partial(self._handler, node_id), listeners)
 
     @staticmethod
     async def _run(scope: trio.CancelScope, handler: Callable[[trio.SocketStream], Awaitable[None]],

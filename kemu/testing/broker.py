@@ -45,7 +45,6 @@ import trio.lowlevel
 from kemu.admin.topics import NewTopic, create_topics, ensure_internal_topic
 from kemu.broker import meta_properties
 from kemu.broker.broker import Broker as CoreBroker
-from kemu.broker.broker_configs import apply_properties
 from kemu.broker.client_quotas import Alteration, Op, entity_of
 from kemu.broker.cluster import UnknownNode
 from kemu.broker.config import BrokerConfig
@@ -65,7 +64,7 @@ from kemu.server.listener import ServedCore
 from kemu.testing.clock import TestClock
 from kemu.testing.data_root import data_root
 from kemu.testing.faults import BrokerCrashed, Faults
-from kemu.testing.options import broker_config, cluster_settings
+from kemu.testing.options import broker_config, cluster_settings, unknown_settings
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import NewRecord, build_batch
@@ -137,7 +136,7 @@ class Broker:
         self._racks = tuple(racks)
         # Refuse a bad setting here, in the test's thread, with Kafka's message (and before making a directory);
         # a name Kafka does not know is warned about, as Kafka logs it, so a misspelt setting is not silent.
-        for name in apply_properties(BrokerConfig(), self._settings):
+        for name in unknown_settings(self._settings):
             warnings.warn(UnknownConfigWarning(f"The configuration '{name}' was supplied but isn't a known config."),
                           stacklevel=2)
         self._own_dir = data_dir is None
@@ -260,6 +259,7 @@ class Broker:
         else:
             self.core.abandon()
         self._start()
+        self._recovered()
 
     def kill(self) -> None:
         """Stop without a clean shutdown, then start again on the same data and port: the broker recovers
@@ -267,6 +267,16 @@ class Broker:
         self._stop()
         self.core.abandon()
         self._start()
+        self._recovered()
+
+    def _recovered(self) -> None:
+        """Run what the recovery of a restart or kill queued (the markers of a transaction left prepared) before
+        it returns, as the housekeeper's first round does a moment later anyway: a test that reads the broker
+        right after finds it recovered, however soon the housekeeper's task gets to run."""
+        try:
+            self._settle()
+        except BrokerCrashed:
+            pass  # a crash point reached again: the broker is stopped dead, as `crashed` says
 
     def reset(self) -> None:
         """Empty the broker for the next test, on the same port (a session's clients keep their bootstrap
@@ -565,7 +575,7 @@ class Broker:
         wanted = NewTopic(name, -1 if partitions is None else partitions,
                           -1 if replication_factor is None else replication_factor,
                           configs=list((config or {}).items()))
-        [outcome] = self.call(lambda: create_topics(self.core, [wanted]))
+        [outcome] = self.call(lambda: create_topics(self.core, [wanted], describe=False))
         if outcome.error is not ErrorCode.NONE:
             raise BrokerError(outcome.error, outcome.message)
 
@@ -834,16 +844,18 @@ def _forget_spare(spare: Future[_Spare]) -> None:
 
 def _discard(core: CoreBroker, directory: Path, own: bool) -> None:
     """Close a retired core's files and delete its data. Deleted first, so that closing finds no directory
-    to write its final producer snapshots into: they would be deleted at once."""
-    _delete_contents(directory)
+    to write its final producer snapshots into: they would be deleted at once. The handle's own directory
+    goes whole, at once; the caller's stays, empty."""
+    if own:
+        shutil.rmtree(directory, ignore_errors=True)
+    else:
+        _delete_contents(directory)
     try:
         core.close()
     except OSError:
         pass  # a file it meant to write on the way out had nowhere to go: nothing is kept anyway
-    if own:
-        shutil.rmtree(directory, ignore_errors=True)
-    else:
-        _delete_contents(directory)  # the caller's directory stays, empty
+    if not own:
+        _delete_contents(directory)  # whatever closing wrote
 
 
 def _delete_contents(directory: Path) -> None:

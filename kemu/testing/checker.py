@@ -264,7 +264,9 @@ class ExactlyOnceChecker:
     checker remembers what happened before a restart. Touch it only from the broker's thread."""
 
     def __init__(self) -> None:
-        self.core: CoreBroker | None = None
+        # Weakly: the registry of checkers (`checker_for`) is keyed by the core weakly, and a checker holding its
+        # core kept every core it ever watched alive, and with it the handle and all it held (each test's broker).
+        self._core: weakref.ref[CoreBroker] | None = None
         self._violations: list[Violation] = []
         self.omitted = 0
         # What the logs showed is reported once, though a restarted broker's logs are read again.
@@ -274,12 +276,17 @@ class ExactlyOnceChecker:
         self._accepted: dict[tuple[str, str, int], set[int]] = {}
 
     # ---- life ------------------------------------------------------------------------------------------
+    @property
+    def core(self) -> CoreBroker | None:
+        """The core watched: None before `attach`, and once that core is gone."""
+        return None if self._core is None else self._core()
+
     def attach(self, core: CoreBroker) -> None:
         """Watch `core` from now on (a restarted broker is a new core on the same data: its logs are read
         again from their start)."""
         if self.core is not None and _CHECKERS.get(self.core) is self:
             del _CHECKERS[self.core]
-        self.core = core
+        self._core = weakref.ref(core)
         self._ledgers.clear()
         _CHECKERS[core] = self
 

@@ -4,6 +4,8 @@ endpoint or transcript, which serves a core without the handle, never imports it
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -56,11 +58,36 @@ def cluster_settings(settings: Mapping[str, str], brokers: int) -> dict[str, str
     return completed
 
 
+def unknown_settings(settings: Mapping[str, str]) -> tuple[str, ...]:
+    """The names among `settings` that no broker config is (Kafka warns of them), once the settings are checked
+    as a broker's start checks them (a bad value raises Kafka's InvalidConfigError)."""
+    return _unknown_settings(tuple(settings.items()))
+
+
+@functools.lru_cache(maxsize=64)
+def _unknown_settings(settings: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    # Every test's broker of a suite has the same settings: checked once (a refusal, which raises, is not kept).
+    return tuple(apply_properties(BrokerConfig(), dict(settings)))
+
+
 def broker_config(settings: Mapping[str, str], data_dir: str | Path, *, node_id: int, host: str, port: int,
                   brokers: int, racks: Sequence[str | None]) -> BrokerConfig:
-    config = BrokerConfig(node_id=node_id, host=host, port=port, data_dir=str(data_dir), brokers=brokers,
-                          racks=tuple(racks))
-    apply_properties(config, settings)
+    made = _configured(tuple(settings.items()), node_id, host, port, brokers, tuple(racks))
+    # A copy of its own, with what a broker's config may change in place (its dynamic settings) its own too.
+    config = copy.copy(made)
+    config.data_dir = str(data_dir)
+    config.properties = dict(made.properties)
+    config.settings_given = set(made.settings_given)
+    return config
+
+
+@functools.lru_cache(maxsize=64)
+def _configured(settings: tuple[tuple[str, str], ...], node_id: int, host: str, port: int, brokers: int,
+                racks: tuple[str | None, ...]) -> BrokerConfig:
+    # Every test's broker of a suite is made with the same: parsed and checked once (the data directory, which
+    # no setting reads, set on each copy).
+    config = BrokerConfig(node_id=node_id, host=host, port=port, data_dir="", brokers=brokers, racks=racks)
+    apply_properties(config, dict(settings))
     return config
 
 

@@ -175,6 +175,10 @@ def pytest_runtest_makereport(item: pytest.Item,
     if report.failed and report.when in ("setup", "call"):
         for broker in item.stash.get(_USED, []):
             report.sections.append((f"kemu broker {broker.bootstrap_servers}", broker_report(broker)))
+    if report.when == "teardown" and _USED in item.stash:
+        # The test is over: its brokers need not live as long as the session's items do (every test's core,
+        # closed, with all it held, grew the heap that each of Python's full garbage collections walks).
+        del item.stash[_USED]
     return report
 
 

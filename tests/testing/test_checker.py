@@ -5,6 +5,8 @@ skipped — and reports it; and the honest broker, through the same steps, gives
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -284,3 +286,15 @@ def test_violations_are_json(broker: Broker) -> None:
     assert gap == {"rule": "offset-gap", "topic": "t", "partition": 0, "expected_offset": 1, "found_offset": 2,
                    "description": "offsets 1-1 are missing from the log"}
     assert "- offset-gap in t-0: offsets 1-1 are missing from the log" in broker.inspect().render().splitlines()
+
+
+def test_a_closed_broker_and_its_core_are_not_kept_alive_by_the_checker() -> None:
+    # The checker's registry is keyed by the core weakly: a checker holding its core strongly kept every
+    # core (and the handle, and all it held) alive to the end of the run.
+    broker = Broker()
+    assert broker.call(checker_for, broker.core) is broker.checker
+    core, handle = weakref.ref(broker.core), weakref.ref(broker)
+    broker.close()
+    del broker
+    gc.collect()
+    assert core() is None and handle() is None

@@ -53,6 +53,24 @@ def test_the_kemu_marker_sets_up_kemu_broker(pytester: pytest.Pytester) -> None:
     pytester.runpytest("-p", "no:randomly", "--strict-markers").assert_outcomes(passed=2)
 
 
+def test_a_tests_broker_is_let_go_once_the_test_is_over(pytester: pytest.Pytester) -> None:
+    # The plugin keeps a test's brokers for its failure report, not to the end of the run.
+    pytester.makepyfile("""
+        import gc
+        import weakref
+
+        seen = []
+
+        def test_one(kemu_broker):
+            seen.append((weakref.ref(kemu_broker), weakref.ref(kemu_broker.core)))
+
+        def test_two():
+            gc.collect()
+            assert [(handle(), core()) for handle, core in seen] == [(None, None)]
+    """)
+    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=2)
+
+
 def test_kemu_broker_session_is_one_broker_emptied_before_each_test(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("""
         seen = []

@@ -7,33 +7,41 @@ Admin.describeStreamsGroups shows it: Stable with its two sub-topologies, every 
 Empty once the instances have closed. The classic protocol (JoinGroup/SyncGroup, Kafka Streams' own assignor)
 runs the same word count. With the group config streams.num.standby.replicas=1, two instances each hold a standby of
 the stateful tasks the other runs; one instance is stopped, the other takes its tasks over, its active tasks starting
-from the state its standbys had kept, and the counts go on from where they were, exactly once. Last, a `kemu serve`
-of the test's own is restarted (SIGTERM, and SIGKILL) under two exactly_once_v2 instances in the middle of their
-input: the group and the transactions come back from kemu's logs and the output is still exactly once (kemu only:
-the reference Kafka is the session's, not to be restarted)."""
+from the state its standbys had kept, and the counts go on from where they were, exactly once. Last, a broker of the
+test's own (a `kemu serve`, and a single-node reference Kafka) is restarted (SIGTERM, and SIGKILL) under two
+exactly_once_v2 instances in the middle of their input: the group and the transactions come back from the broker's
+logs and the output is still exactly once, on both."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient
 
+from compat_tests import jars
 from compat_tests.differential.compare import check
 from compat_tests.differential.targets import Pair, Target
+from compat_tests.external_clients import tool_missing
 from compat_tests.java.conftest import JavaKemu
 from compat_tests.java.java_client import JavaClient
 from compat_tests.polling import wait_for
+from compat_tests.reference.kafka import KAFKA_JAR_SET, START_TIMEOUT_S, STOP_TIMEOUT_S, ReferenceKafka, find_java
 from compat_tests.test_transactions_support import create_topics, unique
 
 STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE, TXN_OFFSET_COMMIT, END_TXN = 88, 89, 28, 26
 PARTITIONS = 3
 LINES = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog", "The end"]
 RUN_TIMEOUT_S = 170.0
+# How long StreamsApps' `pause` waits for the broker's restart (its RESUME_TIMEOUT_MS); the bounds of a restart
+# (of its stop and of its start) add up to less.
+RESUME_TIMEOUT_S = 300.0
 
 
 def expected_counts() -> dict[str, list[int]]:
@@ -164,39 +172,30 @@ def test_standbys_take_over_a_stopped_instance_exactly_once(java_pair: Pair, jav
     assert heartbeats and {(e["response"] or {}).get("error") for e in heartbeats} == {"NONE"}
 
 
-@pytest.mark.parametrize("stop", ["sigterm", "sigkill"])
-def test_the_word_count_is_exactly_once_across_a_kemu_restart(tmp_path: Path, java: JavaClient, stop: str) -> None:
-    """Two exactly_once_v2 instances count the first third of the input; the second is produced and kemu (a
-    `kemu serve` of this test's own) at once stopped (SIGTERM, or SIGKILL: a crash) while they process it, and
-    started again on its data directory and port; the last third is produced after it. The streams group, its
-    tasks and the transactions come back from kemu's logs, and the output is each word's counts 1, 2, ...
-    exactly once."""
-    app = unique(f"java-streams-restart-{stop}")
+def paused_word_count(java: JavaClient, bootstrap: str, app: str, folder: Path,
+                      restart: Callable[[], None]) -> dict[str, Any]:
+    """StreamsApps' `pause` run of two exactly_once_v2 instances on STANDBY_LINES, `restart` called (the broker
+    stopped and started again) while they process the second third; the app's result."""
     source, sink = f"{app}-input", f"{app}-output"
-    paused, resume = tmp_path / "paused", tmp_path / "resume"
-    server = JavaKemu(tmp_path / "data", tmp_path / "transcript.jsonl")
-    server.start()
-    try:
-        create_topics(server.bootstrap, [source, sink], partitions=PARTITIONS)
-        with ThreadPoolExecutor(1) as pool:
-            run = pool.submit(java.run, "StreamsApps", server.bootstrap, "pause", app, source, sink, "2",
-                              "exactly_once_v2", str(paused), str(resume), *STANDBY_LINES,
-                              timeout=2 * RUN_TIMEOUT_S + 120)
-            wait_for(lambda: paused.exists() or run.done(), what="the first half counted", timeout=RUN_TIMEOUT_S)
-            if run.done():
-                run.result()  # the app failed before the pause: its error
-            if stop == "sigkill":
-                server.kill()
-            else:
-                server.stop_cleanly()
-            before_restart = len(server.transcript.read_text(encoding="utf-8").splitlines())
-            server.start()
-            resume.write_text("resume")
-            result = run.result()
-    finally:
-        if server.is_running():
-            server.stop_cleanly()
+    paused, resume = folder / "paused", folder / "resume"
+    create_topics(bootstrap, [source, sink], partitions=PARTITIONS)
+    with ThreadPoolExecutor(1) as pool:
+        run = pool.submit(java.run, "StreamsApps", bootstrap, "pause", app, source, sink, "2", "exactly_once_v2",
+                          str(paused), str(resume), *STANDBY_LINES,
+                          timeout=2 * RUN_TIMEOUT_S + RESUME_TIMEOUT_S + 120)
+        wait_for(lambda: paused.exists() or run.done(), what="the first half counted", timeout=RUN_TIMEOUT_S)
+        if run.done():
+            run.result()  # the app failed before the pause: its error
+        restart()
+        resume.write_text("resume")
+        result: dict[str, Any] = run.result()
+    return result
 
+
+def check_exactly_once_across_the_restart(result: dict[str, Any]) -> None:
+    """What a restart of either broker must leave: each word's counts 1, 2, ... exactly once, record by record; the
+    group Stable before and after it with both members and all the tasks of both sub-topologies active, one
+    member each; Empty once the instances closed."""
     totals = Counter(word for line in STANDBY_LINES for word in line.lower().split())
     assert result["counts"] == {word: list(range(1, total + 1)) for word, total in sorted(totals.items())}
     for phase in ("before", "after"):
@@ -205,6 +204,60 @@ def test_the_word_count_is_exactly_once_across_a_kemu_restart(tmp_path: Path, ja
         held = [task for member in group["active_tasks"] for task in member]
         assert sorted(held) == group["all_active_tasks"] == [f"{s}_{p}" for s in (0, 1) for p in range(PARTITIONS)]
     assert result["closed"]["state"] == "Empty"
+
+
+@pytest.mark.parametrize("target", ["kemu", "kafka"])
+@pytest.mark.parametrize("stop", ["sigterm", "sigkill"])
+def test_the_word_count_is_exactly_once_across_a_broker_restart(tmp_path: Path, java: JavaClient, target: str,
+                                                                stop: str) -> None:
+    """Two exactly_once_v2 instances count the first third of the input; the second is produced and the broker
+    (a `kemu serve`, or a single-node reference Kafka, of this test's own) at once stopped (SIGTERM, or SIGKILL: a
+    crash) while they process it, and started again on its data and port; the last third is produced after it.
+    The streams group, its tasks and the transactions come back from the broker's logs, and the output is each
+    word's counts 1, 2, ... exactly once, on kemu as on Kafka."""
+    app = unique(f"java-streams-restart-{target}-{stop}")
+    if target == "kafka":
+        check_exactly_once_across_the_restart(kafka_restarted(tmp_path, java, app, kill=stop == "sigkill"))
+    else:
+        check_kemu_restarted(tmp_path, java, app, kill=stop == "sigkill")
+
+
+def kafka_restarted(tmp_path: Path, java: JavaClient, app: str, kill: bool) -> dict[str, Any]:
+    """The run against a reference Kafka of its own (the session's is shared), restarted in place."""
+    java_command = find_java()
+    if java_command is None:
+        tool_missing("the reference Kafka needs java (a JDK 17+) on PATH")
+    kafka = ReferenceKafka(classpath=jars.classpath(KAFKA_JAR_SET), java=java_command, work_dir=tmp_path / "kafka")
+    # Generous (a JVM's controlled shutdown, its start and its log recovery, on a loaded machine), and together
+    # within the app's wait for the restart.
+    restart = partial(kafka.restart, kill=kill, timeout=2 * START_TIMEOUT_S, stop_timeout=2 * STOP_TIMEOUT_S)
+    with kafka:
+        return paused_word_count(java, kafka.bootstrap, app, tmp_path, restart)
+
+
+def check_kemu_restarted(tmp_path: Path, java: JavaClient, app: str, kill: bool) -> None:
+    """The run against a `kemu serve` of its own, the outcome checked, and kemu's transcript after the restart:
+    the group's members and the application's transactions carried on."""
+    server = JavaKemu(tmp_path / "data", tmp_path / "transcript.jsonl")
+    before_restart = 0
+
+    def restart() -> None:
+        nonlocal before_restart
+        if kill:
+            server.kill()
+        else:
+            server.stop_cleanly()
+        before_restart = len(server.transcript.read_text(encoding="utf-8").splitlines())
+        server.start()
+
+    server.start()
+    try:
+        result = paused_word_count(java, server.bootstrap, app, tmp_path, restart)
+    finally:
+        if server.is_running():
+            server.stop_cleanly()
+
+    check_exactly_once_across_the_restart(result)
     # After the restart kemu knew the group's members (their heartbeats, leaving ones too, answered NONE, not
     # UNKNOWN_MEMBER_ID) and the application's transactions went on committing.
     after = [json.loads(line) for line in server.transcript.read_text(encoding="utf-8").splitlines()[before_restart:]]

@@ -6,7 +6,7 @@ PATH, or `$KEMU_REFERENCE_JAVA`. Each node gets a `server.properties` written he
 development single-node Kafka is run with: Kafka's shipped KRaft `server.properties` (internal topics with one
 replica, no initial rebalance delay), plus `REFERENCE_SETTINGS` below and the caller's overrides. The storage is
 formatted with a fresh cluster id; the broker is ready when every node answers ApiVersions and Metadata lists
-all of them.
+all of them. `restart` stops the nodes (gracefully, or killed) and starts them again on the same ports and log dirs.
 
 With `sasl` (a `SaslListener`), each node also has a SASL_PLAINTEXT client listener (`sasl_addresses`) with those
 mechanisms, a JAAS entry each (PLAIN's with the listener's users); the PLAINTEXT listener stays the inter-broker
@@ -287,9 +287,23 @@ class ReferenceKafka:
                 for node in self._nodes]
 
     def start(self, timeout: float = START_TIMEOUT_S) -> None:
-        commands = self.prepare()  # first: it lays out self._nodes
+        self._run(self.prepare(), timeout)  # prepare() first: it lays out self._nodes
+
+    def restart(self, *, kill: bool = False, timeout: float = START_TIMEOUT_S,
+                stop_timeout: float = STOP_TIMEOUT_S) -> None:
+        """Stop every node and start it again in place: the same ports, server.properties and log dirs, the
+        storage not formatted again. SIGTERM (Kafka's controlled shutdown; a node still running after
+        `stop_timeout` is an error), or with `kill` SIGKILL to each node's process group: a crash."""
+        nodes = self._require_nodes()
+        if not self._halt(kill, stop_timeout):
+            self.stop()
+            raise ReferenceKafkaError(f"a Kafka node outlived SIGTERM for {stop_timeout:.0f}s and was killed")
+        self._run([self._java(node, "kafka.Kafka", str(node.properties), options=self.jvm_options)
+                   for node in nodes], timeout, again=True)
+
+    def _run(self, commands: list[list[str]], timeout: float, again: bool = False) -> None:
         for node, argv in zip(self._nodes, commands, strict=True):
-            stdout = (node.directory / "stdout.log").open("wb")
+            stdout = (node.directory / "stdout.log").open("ab" if again else "wb")
             node.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.STDOUT,
                                             start_new_session=True)
             stdout.close()
@@ -325,23 +339,34 @@ class ReferenceKafka:
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
         """SIGTERM every node (Kafka's controlled shutdown), SIGKILL those that outlive `timeout`, and remove
         the folder this made."""
+        self._halt(False, timeout)
+        if self._owned_dir and self.work_dir is not None:
+            shutil.rmtree(self.work_dir, ignore_errors=True)
+            self.work_dir = None
+            self._owned_dir = False
+
+    def _halt(self, kill: bool, timeout: float) -> bool:
+        """SIGTERM every node's process (SIGKILL to its process group with `kill`) and wait for it to exit,
+        SIGKILL for those that outlive `timeout`; whether none had to be killed after the SIGTERM."""
         for node in self._nodes:
             if node.process is not None and node.process.poll() is None:
-                node.process.send_signal(signal.SIGTERM)
+                if kill:
+                    os.killpg(node.process.pid, signal.SIGKILL)
+                else:
+                    node.process.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + timeout
+        in_time = True
         for node in self._nodes:
             if node.process is None:
                 continue
             try:
                 node.process.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
+                in_time = False
                 os.killpg(node.process.pid, signal.SIGKILL)
                 node.process.wait()
             node.process = None
-        if self._owned_dir and self.work_dir is not None:
-            shutil.rmtree(self.work_dir, ignore_errors=True)
-            self.work_dir = None
-            self._owned_dir = False
+        return in_time
 
     def is_running(self) -> bool:
         return bool(self._nodes) and all(node.process is not None and node.process.poll() is None

@@ -80,6 +80,9 @@ import org.apache.kafka.streams.TaskMetadata;
 
 public final class StreamsApps {
     private static final long RUN_TIMEOUT_MS = 120_000;
+    // How long `pause` waits for the test to restart the broker: a reference Kafka's controlled shutdown and its
+    // JVM's start again take their time on a loaded machine.
+    private static final long RESUME_TIMEOUT_MS = 300_000;
 
     private StreamsApps() {}
 
@@ -350,7 +353,7 @@ public final class StreamsApps {
             // The second third is being processed as the broker stops; the last is produced after it is back.
             produce(bootstrap, input, lines.subList(first.size(), second));
             Files.writeString(paused, "paused");
-            long deadline = System.currentTimeMillis() + RUN_TIMEOUT_MS;
+            long deadline = System.currentTimeMillis() + RESUME_TIMEOUT_MS;
             while (!Files.exists(resume)) {
                 if (System.currentTimeMillis() > deadline) throw new IllegalStateException("never resumed");
                 poll(reader, counts);

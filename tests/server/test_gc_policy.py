@@ -122,3 +122,17 @@ def test_the_idle_sweep_thaws_only_once_every_connection_is_quiet(monkeypatch: p
             nursery.cancel_scope.cancel()
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_a_full_collection_comes_sooner_while_installed_and_as_before_after() -> None:
+    from kemu.server.gc_policy import FULL_EVERY
+
+    before = gc.get_threshold()
+    made = GcPolicy()
+    made.install()
+    try:
+        assert gc.get_threshold() == (before[0], before[1], FULL_EVERY)
+    finally:
+        made.uninstall()
+        gc.unfreeze()
+    assert gc.get_threshold() == before

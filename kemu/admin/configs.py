@@ -86,27 +86,37 @@ def alter(broker: Broker, resources: Sequence[ResourceChange], validate_only: bo
 def altering(broker: Broker, resources: Sequence[ResourceChange], validate_only: bool, incremental: bool,
              outcomes: list[Outcome], node_id: int | None = None) -> Iterator[None]:
     """`alter`, a slice of ALTER_SLICE_RESOURCES resources at a time: yields between slices (for an event loop
-    to serve others), filling `outcomes`. Each resource changes whole; the registry is saved once a slice."""
+    to serve others), filling `outcomes`. Each resource changes whole. A changed topic's entry of the topic
+    list is encoded with its change, and the list is written once, at the end (also when it ends with an
+    error: what was changed so far is kept), before any answer: not once a slice (79 writes of 10,000 topics,
+    each a held event loop)."""
     node = broker.node_id if node_id is None else node_id
     counts = Counter((r.resource_type, r.resource_name) for r in resources)
-    for start in range(0, len(resources), ALTER_SLICE_RESOURCES):
-        if start:
-            yield
-        with broker.storage.one_save():
+    topics_changed = False
+    try:
+        for start in range(0, len(resources), ALTER_SLICE_RESOURCES):
+            if start:
+                yield
             for resource in resources[start:start + ALTER_SLICE_RESOURCES]:
                 if counts[(resource.resource_type, resource.resource_name)] > 1:
                     outcomes.append(Outcome(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."))
                     continue
                 try:
-                    _alter_resource(broker, resource, validate_only, incremental, node)
+                    topics_changed = _alter_resource(broker, resource, validate_only, incremental, node) \
+                        or topics_changed
                 except _Denied as refused:
                     outcomes.append(Outcome(refused.error, refused.message))
                 else:
                     outcomes.append(Outcome())
+    finally:
+        if topics_changed:
+            broker.storage.save(broker.topics, changed=())  # each changed topic's entry encoded already
 
 
 def _alter_resource(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool,
-                    node_id: int) -> None:
+                    node_id: int) -> bool:
+    """Apply one resource's change; True if it changed a topic (whose entry of the topic list is encoded, not
+    yet written)."""
     names = [c.name for c in resource.configs]
     if len(set(names)) != len(names):
         raise _Denied(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
@@ -119,7 +129,7 @@ def _alter_resource(broker: Broker, resource: ResourceChange, validate_only: boo
     elif kind == RESOURCE_BROKER:
         _alter_broker(broker, resource, validate_only, incremental, node_id)
     elif kind == RESOURCE_TOPIC:
-        _alter_topic(broker, resource, validate_only, incremental)
+        return _alter_topic(broker, resource, validate_only, incremental)
     elif kind == RESOURCE_GROUP:
         _alter_group(broker, resource, validate_only, incremental)
     elif kind == RESOURCE_CLIENT_METRICS:
@@ -127,6 +137,7 @@ def _alter_resource(broker: Broker, resource: ResourceChange, validate_only: boo
     else:
         # Legacy AlterConfigs never supported BROKER_LOGGER.
         raise _Denied(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
+    return False
 
 
 def _alter_loggers(resource: ResourceChange, validate_only: bool, node_id: int) -> None:
@@ -203,7 +214,7 @@ def _apply_broker_op(values: dict[str, str], op: OpType, change: ConfigChange) -
         values[change.name] = ",".join(item for item in old if item not in wanted)
 
 
-def _alter_topic(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool) -> None:
+def _alter_topic(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool) -> bool:
     name = resource.resource_name
     topic = broker.topics.get(name)
     if incremental:
@@ -224,10 +235,12 @@ def _alter_topic(broker: Broker, resource: ResourceChange, validate_only: bool, 
         raise _Denied(ErrorCode.INVALID_CONFIG, str(exc)) from None
     if topic is None:
         raise _Denied(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
-    if not validate_only:
-        topic.configs = configs
-        broker.storage.reconfigure(topic)
-        broker.storage.save(broker.topics)
+    if validate_only:
+        return False
+    topic.configs = configs
+    broker.storage.reconfigure(topic)
+    broker.storage.encode([topic])
+    return True
 
 
 def _new_configs(current: dict[str, str], resource: ResourceChange, incremental: bool) -> dict[str, str]:

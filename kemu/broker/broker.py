@@ -378,22 +378,26 @@ class Broker:
             raise ApiError(ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, problem)
         if partition.leader_id != node_id:
             partition.elect(node_id)
-            self.storage.save(self.topics)
+            topic = self.topics.get(partition.topic)
+            self.storage.save(self.topics, changed=None if topic is None else [topic])
 
     def _each_partition(self, change: Callable[[Partition], bool]) -> None:
-        changed = False
+        changed: list[Topic] = []
         for topic in self.topics:
+            topic_changed = False
             for partition in topic.partitions:
-                changed = change(partition) or changed
+                topic_changed = change(partition) or topic_changed
+            if topic_changed:
+                changed.append(topic)
         if changed:
-            self.storage.save(self.topics)
+            self.storage.save(self.topics, changed=changed)
 
 
     def delete_topic(self, topic_id: uuid.UUID) -> Topic:
         """One topic deleted at once — registry, logs, saved — for callers with no event loop to yield to."""
         [topic] = self.remove_topics([topic_id])
         self.storage.delete_topic(topic)
-        self.storage.save(self.topics)
+        self.storage.save(self.topics, changed=())
         return topic
 
     def remove_topics(self, topic_ids: Iterable[uuid.UUID]) -> list[Topic]:

@@ -40,13 +40,14 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     by_state = [(t["name"], t["topic_id"]) for t in body["topics"]] if request.version >= 6 else []
     # ControllerApis answers an ApiError without a message, so the error's own: "Topic authorization failed.".
     refused = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    asked = [(n, authz.ZERO_UUID) for n in names] + by_state
+    refusals = [authz.topic_denied(ctx, authz.DELETE, name, topic_id) for name, topic_id in asked]  # once each
     denied = [DeleteOutcome(name, topic_id, refused, refused.message)
-              for name, topic_id in [(n, authz.ZERO_UUID) for n in names] + by_state
-              if authz.topic_denied(ctx, authz.DELETE, name, topic_id)]
+              for (name, topic_id), no in zip(asked, refusals, strict=True) if no]
     deleted, removed = delete_topics(
         ctx.broker,
-        names=[n for n in names if not authz.topic_denied(ctx, authz.DELETE, n)],
-        by_state=[(n, i) for n, i in by_state if not authz.topic_denied(ctx, authz.DELETE, n, i)],
+        names=[n for n, no in zip(names, refusals, strict=False) if not no],
+        by_state=[t for t, no in zip(by_state, refusals[len(names):], strict=True) if not no],
         version=request.version,
     )
     if removed:

@@ -677,6 +677,11 @@ class PartitionLog:
             segment.close()
         self._closed = True
         self._notify(LogEvent.CLOSED)
+        # Told, the listeners go: the transactional partition's (which holds this log) made a cycle that left
+        # a deleted partition's ~35 objects to the full garbage collection, a walk of every live object (the
+        # server freezes long-lived objects out of that walk, and a frozen cycle is never collected at all).
+        self._listeners = ()
+        self.on_log_start_offset_change = None
 
     def delete(self) -> None:
         """Remove the partition's directory and everything in it (topic deletion). Removed before the log

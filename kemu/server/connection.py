@@ -133,6 +133,10 @@ class Connection:
                     if self.limits is not None:
                         self.limits.live.discard(self)
 
+    def quiet_for(self, now: float) -> float:
+        """How long nothing was received, owed or sent (0 while a response is owed)."""
+        return 0.0 if self._owed else now - self._last_activity
+
     def expire_if_idle(self, now: float, idle_s: float) -> None:
         """Close the connection if nothing was received, owed or sent for `idle_s` (connections.max.idle.ms),
         as Kafka's Selector does; one still working on a response counts as active."""

@@ -26,6 +26,7 @@ from typing import Protocol
 import trio
 
 from kemu.broker.config import BrokerConfig
+from kemu.server.gc_policy import POLICY, QUIET_S
 from kemu.server.memory import ClosedConnections
 
 log = logging.getLogger("kemu.server")
@@ -49,6 +50,8 @@ def parse_overrides(text: str) -> dict[str, int]:
 
 class Expirable(Protocol):
     def expire_if_idle(self, now: float, idle_s: float) -> None: ...
+
+    def quiet_for(self, now: float) -> float: ...
 
 
 # How often the idle connections are looked for: a tenth of connections.max.idle.ms, between these bounds.
@@ -119,8 +122,9 @@ class ServerLimits:
 
 
     async def expire_idle(self) -> None:
-        """Forever: close the connections idle for connections.max.idle.ms, and give memory back once a
-        crowd of connections has left (kemu.server.memory)."""
+        """Forever: close the connections idle for connections.max.idle.ms, give memory back once a crowd of
+        connections has left (kemu.server.memory), and thaw the objects frozen out of full garbage
+        collections once every connection is quiet (kemu.server.gc_policy)."""
         idle_s = self.idle_ms / 1000
         interval = min(max(idle_s / 10, _IDLE_CHECK_MIN_S), _IDLE_CHECK_MAX_S)
         while True:
@@ -128,4 +132,5 @@ class ServerLimits:
             now = trio.current_time()
             for connection in tuple(self.live):
                 connection.expire_if_idle(now, idle_s)
-            self.crowd.settle(now)
+            if not self.crowd.settle(now):
+                POLICY.settle(all(c.quiet_for(now) >= QUIET_S for c in self.live))

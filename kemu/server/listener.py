@@ -20,6 +20,7 @@ from kemu.handlers import Handler, all_handlers
 from kemu.security.settings import ListenerSecurity
 from kemu.server.connection import Connection, peer_of
 from kemu.server.cpu_handoff import CpuHandoff
+from kemu.server.gc_policy import POLICY
 from kemu.server.hooks import RequestHooks
 from kemu.server.housekeeper import run_housekeeper
 from kemu.server.limits import ServerLimits
@@ -97,6 +98,7 @@ async def serve(
     handlers: Mapping[int, Handler] | None = None,
     hooks: RequestHooks | None = None,
     listener_ports: Mapping[str, int] | None = None,
+    manage_gc: bool = False,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the Kafka protocol on every listener of the broker's config until cancelled; reports the first
@@ -107,7 +109,8 @@ async def serve(
     restarted broker comes back where its clients knew it. `broker` is a core, or a `ServedCore` whose
     core the caller may swap while this serves. `coordinators` are the broker's (made here when not given:
     a broker restarted on its data recovers them before it listens). `hooks` may intervene in and observe
-    every request (kemu.server.hooks)."""
+    every request (kemu.server.hooks). `manage_gc`: the process is the server's own (`kemu serve`), and its
+    full garbage collections are kept short (kemu.server.gc_policy); not for a broker inside a test's process."""
     table = all_handlers() if handlers is None else handlers
     served = broker if isinstance(broker, ServedCore) else ServedCore(broker, coordinators)
     core = served.broker
@@ -176,6 +179,8 @@ async def serve(
             finally:
                 generation.leave(scope)
 
+    if manage_gc:
+        POLICY.install()
     async with trio.open_nursery() as nursery:
         served.nodes.bind(nursery, connection)
         # Not nursery.start: whatever reaches the core before the housekeeper's first step sets its waker (a

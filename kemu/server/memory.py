@@ -18,6 +18,8 @@ import logging
 from collections.abc import Callable
 from functools import cache
 
+from kemu.server.gc_policy import POLICY
+
 log = logging.getLogger("kemu.server")
 
 TRIM_AFTER_CLOSED = 256
@@ -38,8 +40,12 @@ def _malloc_trim() -> Callable[[int], int] | None:
 
 
 def give_back() -> None:
-    """Collect every generation, then hand the C heap's free pages back to the system."""
-    gc.collect()
+    """Collect every generation (with the objects the process's policy froze: kemu.server.gc_policy), then
+    hand the C heap's free pages back to the system."""
+    if POLICY.installed:
+        POLICY.thaw()
+    else:
+        gc.collect()
     trim = _malloc_trim()
     if trim is not None:
         trim(0)

@@ -74,7 +74,7 @@ async def _serve_core(options: ServeOptions, on_serving: Callable[[], None] | No
         async with trio.open_nursery() as nursery:
             await nursery.start(_cancel_on_signals, nursery.cancel_scope)
             try:
-                await nursery.start(partial(serve, core, options.host, options.port))
+                await nursery.start(partial(serve, core, options.host, options.port, manage_gc=True))
             except OSError as exc:
                 raise CannotListen(_broker_flags(options), exc) from None
             _log_start(options, core)

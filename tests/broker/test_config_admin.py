@@ -69,7 +69,7 @@ def test_incremental_set_and_delete_reach_the_logs_and_the_topic_file(broker: Br
     assert '"max.message.bytes": "2000"' in (tmp_path / "kemu-topics.json").read_text()
 
 
-def test_many_resources_are_altered_a_slice_at_a_time_each_slice_saved_once(
+def test_many_resources_are_altered_a_slice_at_a_time_and_saved_once(
         broker: Broker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     create_topics(broker, [NewTopic(f"m{i}") for i in range(300)])
     saves: list[str] = []  # each rewrite of the topic file
@@ -80,12 +80,32 @@ def test_many_resources_are_altered_a_slice_at_a_time_each_slice_saved_once(
     yields = 0
     for _ in altering(broker, resources, False, True, outcomes):
         yields += 1
-        # Between slices: every resource of the slices so far is changed, and saved.
+        # Between slices: every resource of the slices so far is changed; nothing is answered yet, so nothing
+        # need be written yet.
         assert len(outcomes) == yields * ALTER_SLICE_RESOURCES
         assert broker.topics.get(f"m{len(outcomes) - 1}").configs["retention.ms"] == str(999 + len(outcomes))  # type: ignore[union-attr]
+        assert saves == []
     assert yields == 300 // ALTER_SLICE_RESOURCES and outcomes == [Outcome()] * 300
-    assert len(saves) == yields + 1  # once a slice, not once a topic
-    assert '"retention.ms": "1299"' in (tmp_path / "kemu-topics.json").read_text()
+    assert len(saves) == 1  # once a request, not once a slice (nor once a topic)
+    saved = (tmp_path / "kemu-topics.json").read_text()
+    assert '"retention.ms": "1000"' in saved and '"retention.ms": "1299"' in saved
+
+
+def test_a_save_between_slices_writes_the_topics_changed_so_far(broker: Broker, tmp_path: Path) -> None:
+    """Another request's save between two slices writes every topic as the slices left it: each changed
+    topic's entry is encoded with its change, not at the end."""
+    create_topics(broker, [NewTopic(f"m{i}") for i in range(200)])
+    resources = [topic(f"m{i}", ("retention.ms", SET, str(1000 + i))) for i in range(200)]
+    outcomes: list[Outcome] = []
+    slices = altering(broker, resources, False, True, outcomes)
+    next(slices)
+    create_topics(broker, [NewTopic("other")])  # saves the topic list
+    saved = (tmp_path / "kemu-topics.json").read_text()
+    assert f'"retention.ms": "{1000 + ALTER_SLICE_RESOURCES - 1}"' in saved and '"other"' in saved
+    assert f'"retention.ms": "{1000 + ALTER_SLICE_RESOURCES}"' not in saved
+    for _ in slices:
+        pass
+    assert '"retention.ms": "1199"' in (tmp_path / "kemu-topics.json").read_text()
 
 
 def test_legacy_alter_replaces_every_override(broker: Broker) -> None:

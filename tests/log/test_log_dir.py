@@ -67,3 +67,37 @@ def test_retention_across_logs_and_deletion(tmp_path: Path, clock) -> None:
     assert not (tmp_path / "short-0").exists()
     assert logs.get("short", 0) is None and len(logs) == 1
     assert "short" not in (tmp_path / LOG_START_OFFSET_CHECKPOINT).read_text()
+
+
+def test_a_deleted_log_is_freed_without_the_cycle_collector(tmp_path: Path, clock) -> None:
+    """A listener that holds its log (as the transactional partition does) made a cycle: a deleted partition
+    waited for a full collection, or for ever once the server froze it out of them. Closing drops the
+    listeners, so reference counting frees the log and its segments the moment the last reference goes."""
+    import gc
+    import weakref
+
+    from kemu.log.partition_log import PartitionLog
+
+    class Holder:
+        def __init__(self, log: PartitionLog) -> None:
+            self.log = log
+            log.add_listener(self.on_event)
+
+        def on_event(self, log: PartitionLog, event: object) -> None:
+            pass
+
+    logs = LogDir(tmp_path, clock)
+    opened = logs.open("gone", 0, LogConfig())
+    opened.append(batch(1))
+    holder = Holder(opened)
+    freed = weakref.ref(opened)
+    segment = weakref.ref(opened.segments[0])
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        logs.delete("gone", 0)
+        del opened, holder
+        assert freed() is None and segment() is None
+    finally:
+        if was_enabled:
+            gc.enable()

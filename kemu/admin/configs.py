@@ -23,7 +23,7 @@ from enum import IntEnum
 
 from kemu.admin import loggers as broker_loggers
 from kemu.broker import topic_configs
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.broker_configs import BROKER_CONFIGS, BrokerConfigRefused, parse_java_int, validate_dynamic
 from kemu.broker.topic_names import invalid_name_reason
 from kemu.log.config import TOPIC_CONFIGS, InvalidConfigError, list_items
@@ -73,7 +73,7 @@ class _Denied(Exception):
         self.message = message
 
 
-def alter(broker: Broker, resources: Sequence[ResourceChange], validate_only: bool,
+def alter(broker: BrokerCore, resources: Sequence[ResourceChange], validate_only: bool,
           incremental: bool, node_id: int | None = None) -> list[Outcome]:
     """One outcome per resource, in request order, as the node `node_id` (default the first) answers: a BROKER
     or BROKER_LOGGER resource names that node's id, as each Kafka broker takes only its own."""
@@ -83,7 +83,7 @@ def alter(broker: Broker, resources: Sequence[ResourceChange], validate_only: bo
     return outcomes
 
 
-def altering(broker: Broker, resources: Sequence[ResourceChange], validate_only: bool, incremental: bool,
+def altering(broker: BrokerCore, resources: Sequence[ResourceChange], validate_only: bool, incremental: bool,
              outcomes: list[Outcome], node_id: int | None = None) -> Iterator[None]:
     """`alter`, a slice of ALTER_SLICE_RESOURCES resources at a time: yields between slices (for an event loop
     to serve others), filling `outcomes`. Each resource changes whole. A changed topic's entry of the topic
@@ -113,7 +113,7 @@ def altering(broker: Broker, resources: Sequence[ResourceChange], validate_only:
             broker.storage.save(broker.topics, changed=())  # each changed topic's entry encoded already
 
 
-def _alter_resource(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool,
+def _alter_resource(broker: BrokerCore, resource: ResourceChange, validate_only: bool, incremental: bool,
                     node_id: int) -> bool:
     """Apply one resource's change; True if it changed a topic (whose entry of the topic list is encoded, not
     yet written)."""
@@ -155,7 +155,7 @@ def _check_op(change: ConfigChange) -> OpType:
     return OpType(change.op)
 
 
-def _alter_broker(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool,
+def _alter_broker(broker: BrokerCore, resource: ResourceChange, validate_only: bool, incremental: bool,
                   node_id: int) -> None:
     name = resource.resource_name
     if name:
@@ -214,7 +214,7 @@ def _apply_broker_op(values: dict[str, str], op: OpType, change: ConfigChange) -
         values[change.name] = ",".join(item for item in old if item not in wanted)
 
 
-def _alter_topic(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool) -> bool:
+def _alter_topic(broker: BrokerCore, resource: ResourceChange, validate_only: bool, incremental: bool) -> bool:
     name = resource.resource_name
     topic = broker.topics.get(name)
     if incremental:
@@ -261,7 +261,7 @@ def _new_configs(current: dict[str, str], resource: ResourceChange, incremental:
     return configs
 
 
-def _alter_client_metrics(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool) -> None:
+def _alter_client_metrics(broker: BrokerCore, resource: ResourceChange, validate_only: bool, incremental: bool) -> None:
     """A client metrics subscription: its new full set of configs, validated as ClientMetricsConfigs.validate
     does; none left removes the subscription."""
     from kemu.broker import client_metrics
@@ -277,7 +277,7 @@ def _alter_client_metrics(broker: Broker, resource: ResourceChange, validate_onl
         store.replace(name, configs)
 
 
-def _alter_group(broker: Broker, resource: ResourceChange, validate_only: bool, incremental: bool) -> None:
+def _alter_group(broker: BrokerCore, resource: ResourceChange, validate_only: bool, incremental: bool) -> None:
     """ConfigurationControlManager over a GROUP resource: the new full set of overrides, then GroupConfig's
     validation of it over the broker's defaults."""
     from kemu.broker import group_configs

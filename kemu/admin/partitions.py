@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kemu.admin.topics import assignment_problem, unreachable_factor
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.creation import PartitionCreation
 from kemu.broker.partition import Partition
 from kemu.broker.topics import Topic
@@ -51,7 +51,7 @@ class _PartitionsRefused(Exception):
 
 
 def create_partitions(
-    broker: Broker, requested: Sequence[NewPartitions], validate_only: bool
+    broker: BrokerCore, requested: Sequence[NewPartitions], validate_only: bool
 ) -> list[PartitionsOutcome]:
     """Check, create every log and register, all at once (see `plan_partitions` for a caller that yields)."""
     outcomes, creation = plan_partitions(broker, requested, validate_only)
@@ -60,7 +60,7 @@ def create_partitions(
 
 
 def plan_partitions(
-    broker: Broker, requested: Sequence[NewPartitions], validate_only: bool
+    broker: BrokerCore, requested: Sequence[NewPartitions], validate_only: bool
 ) -> tuple[list[PartitionsOutcome], PartitionCreation]:
     """The answers, and the creation that adds the partitions once run (as `plan_topics`'). Duplicate names
     first (INVALID_REQUEST, as ControllerApis answers them), then each topic in turn."""
@@ -86,7 +86,7 @@ def plan_partitions(
     return outcomes, creation
 
 
-def _plan(broker: Broker, request: NewPartitions, budget: int) -> tuple[Topic, list[list[int]]]:
+def _plan(broker: BrokerCore, request: NewPartitions, budget: int) -> tuple[Topic, list[list[int]]]:
     """The topic and the replica lists of the partitions to add, or why there can be none. More partitions
     than the request's remaining `budget` of records are refused before any list is built: the count is
     the client's, up to 2^31 - 1, and building that many would hold the broker's only thread for good."""

@@ -5,11 +5,11 @@ at once, and none is ever in progress for ListPartitionReassignments to show."""
 from __future__ import annotations
 
 from kemu.admin.topics import assignment_problem
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.wire.errors import ErrorCode
 
 
-def reassign(broker: Broker, topic: str, index: int, replicas: list[int] | None,
+def reassign(broker: BrokerCore, topic: str, index: int, replicas: list[int] | None,
              allow_replication_factor_change: bool = True) -> tuple[ErrorCode, str | None]:
     """Give partition `topic`-`index` the replica list `replicas` (None: cancel, and nothing is pending); with
     `allow_replication_factor_change` false, only a list as long as the current one (KIP-860)."""

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from kemu.broker import topic_configs
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.creation import PartitionCreation
 from kemu.broker.errors import ApiError
 from kemu.broker.ids import random_uuid
@@ -69,7 +69,7 @@ class DeleteOutcome:
 ZERO_UUID = uuid.UUID(int=0)
 
 
-def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: bool = False, *,
+def create_topics(broker: BrokerCore, requested: Sequence[NewTopic], validate_only: bool = False, *,
                   describe: bool = True) -> list[CreateOutcome]:
     """Check, create every log and register, all at once (see `plan_topics` for a caller that yields).
     `describe=False` leaves the outcomes' `configs` empty, for a caller that reads none of them."""
@@ -79,7 +79,7 @@ def create_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: 
     return outcomes
 
 
-def plan_topics(broker: Broker, requested: Sequence[NewTopic], validate_only: bool = False, *,
+def plan_topics(broker: BrokerCore, requested: Sequence[NewTopic], validate_only: bool = False, *,
                 describe: bool = True) -> tuple[list[CreateOutcome], PartitionCreation]:
     """The answers, and the creation that makes them true once run (`PartitionCreation.step` until done,
     then `finish`): the topics exist for other requests only then."""
@@ -97,7 +97,7 @@ class TopicPlan:
     SLICE = 50
     """Topics planned per step: a few milliseconds of work (200 were tens on a loaded machine)."""
 
-    def __init__(self, broker: Broker, requested: Sequence[NewTopic], validate_only: bool = False, *,
+    def __init__(self, broker: BrokerCore, requested: Sequence[NewTopic], validate_only: bool = False, *,
                  describe: bool = True) -> None:
         self.broker = broker
         self.validate_only = validate_only
@@ -177,7 +177,7 @@ class TopicPlan:
         return outcomes, self.creation
 
 
-def _check_total_partitions(broker: Broker, topics: Sequence[NewTopic]) -> None:
+def _check_total_partitions(broker: BrokerCore, topics: Sequence[NewTopic]) -> None:
     total = 0
     for topic in topics:
         if topic.assignments:
@@ -190,7 +190,7 @@ def _check_total_partitions(broker: Broker, topics: Sequence[NewTopic]) -> None:
         raise ApiError(ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request.")
 
 
-def _layout(broker: Broker, topic: NewTopic) -> dict[int, list[int]] | CreateOutcome:
+def _layout(broker: BrokerCore, topic: NewTopic) -> dict[int, list[int]] | CreateOutcome:
     """Replica lists by partition, or the outcome explaining why there can be none."""
 
     def fail(code: ErrorCode, message: str) -> CreateOutcome:
@@ -258,7 +258,7 @@ def unreachable_factor(factor: int, live: int) -> str:
 
 
 
-def delete_topics(broker: Broker, names: Sequence[str], by_state: Sequence[tuple[str | None, uuid.UUID]],
+def delete_topics(broker: BrokerCore, names: Sequence[str], by_state: Sequence[tuple[str | None, uuid.UUID]],
                   version: int) -> tuple[list[DeleteOutcome], list[Topic]]:
     """Kafka's ControllerApis.deleteTopics, without authorization: every answer, in Kafka's order, and the
     topics taken out of the registry, whose logs the caller deletes before it saves (`delete_logs`)."""
@@ -327,7 +327,7 @@ def delete_topics(broker: Broker, names: Sequence[str], by_state: Sequence[tuple
     return outcomes, removed
 
 
-def delete_logs(broker: Broker, topics: Sequence[Topic]) -> Iterator[None]:
+def delete_logs(broker: BrokerCore, topics: Sequence[Topic]) -> Iterator[None]:
     """Delete the logs of topics `delete_topics` removed, then save the registry without them: a generator that
     yields after every DELETE_SLICE_PARTITIONS partitions, for an event loop to serve others in between."""
     since_yield = 0
@@ -342,14 +342,14 @@ def delete_logs(broker: Broker, topics: Sequence[Topic]) -> Iterator[None]:
         broker.storage.save(broker.topics, changed=())  # no topic left changed: the deleted ones' entries go
 
 
-def auto_create_topic(broker: Broker, name: str) -> ErrorCode:
+def auto_create_topic(broker: BrokerCore, name: str) -> ErrorCode:
     """What Metadata reports for a missing topic it may create: Kafka starts the creation and answers
     UNKNOWN_TOPIC_OR_PARTITION (Kafka 4.3; LEADER_NOT_AVAILABLE before) until the topic is in its metadata;
     an illegal name is INVALID_TOPIC_EXCEPTION."""
     return auto_create_topics(broker, [name])[name]
 
 
-def auto_create_topics(broker: Broker, names: Sequence[str]) -> dict[str, ErrorCode]:
+def auto_create_topics(broker: BrokerCore, names: Sequence[str]) -> dict[str, ErrorCode]:
     """`auto_create_topic` for all the missing topics of one Metadata request at once: Kafka's
     AutoTopicCreationManager sends them to the controller as one CreateTopics, so past 10,000 partitions in
     all none is created (the POLICY_VIOLATION is only logged) and each is still UNKNOWN_TOPIC_OR_PARTITION."""
@@ -358,7 +358,7 @@ def auto_create_topics(broker: Broker, names: Sequence[str]) -> dict[str, ErrorC
     return codes
 
 
-def plan_auto_creation(broker: Broker, names: Sequence[str]) -> tuple[dict[str, ErrorCode], PartitionCreation]:
+def plan_auto_creation(broker: BrokerCore, names: Sequence[str]) -> tuple[dict[str, ErrorCode], PartitionCreation]:
     """`auto_create_topics`' answers, and the creation to run (as `plan_topics`')."""
     codes: dict[str, ErrorCode] = {}
     wanted: list[NewTopic] = []
@@ -375,7 +375,7 @@ def plan_auto_creation(broker: Broker, names: Sequence[str]) -> tuple[dict[str, 
     return codes, PartitionCreation(broker)
 
 
-def auto_creation_request(broker: Broker, name: str) -> NewTopic:
+def auto_creation_request(broker: BrokerCore, name: str) -> NewTopic:
     """The topic Kafka creates when `name` is first asked for: internal topics get their own layout."""
     cfg = broker.config
     if name == GROUP_METADATA_TOPIC:
@@ -402,7 +402,7 @@ def auto_creation_request(broker: Broker, name: str) -> NewTopic:
     return NewTopic(name, cfg.num_partitions, cfg.default_replication_factor)
 
 
-def ensure_internal_topic(broker: Broker, name: str) -> bool:
+def ensure_internal_topic(broker: BrokerCore, name: str) -> bool:
     """Create an internal topic (`__consumer_offsets`, `__transaction_state`) with Kafka's layout for it, if
     missing. Kafka starts the creation and answers COORDINATOR_NOT_AVAILABLE meanwhile; kemu creates it at
     once. False if the creation failed."""

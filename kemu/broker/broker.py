@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     # without one.
     from kemu.authorizer.standard import StandardAuthorizer
 
-    # The cleaner loads with the first log it could clean (Broker.cleaner), the fetch session cache with
-    # the first Fetch (Broker.fetch_sessions): a broker that has served neither need not import them.
+    # The cleaner loads with the first log it could clean (BrokerCore.cleaner), the fetch session cache with
+    # the first Fetch (BrokerCore.fetch_sessions): a broker that has served neither need not import them.
     from kemu.broker.client_metrics import ClientMetrics
     from kemu.broker.client_quotas import ClientQuotaStore, Throttling
     from kemu.broker.fetch_sessions import FetchSessionCache
@@ -64,7 +64,7 @@ class BrokerNode:
     rack: str | None
 
 
-class Broker:
+class BrokerCore:
     def __init__(self, config: BrokerConfig, clock: Clock, cluster_id: str | None = None) -> None:
         self.config = config
         self.clock = clock

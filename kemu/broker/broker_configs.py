@@ -300,7 +300,7 @@ def _server_keys() -> Iterator[BrokerConfigKey]:
 LIVE_SETTINGS: dict[str, str] = {
     "producer.id.expiration.ms": "producer_id_expiration_ms",
     "transaction.partition.verification.enable": "transaction_partition_verification_enable",
-    "log.cleaner.backoff.ms": "log_cleaner_backoff_ms",  # read at each cleaner run (Broker._run_cleaner)
+    "log.cleaner.backoff.ms": "log_cleaner_backoff_ms",  # read at each cleaner run (BrokerCore._run_cleaner)
 }
 """Dynamic settings kemu reads from its BrokerConfig as it runs (the Broker sets them to the value in force
 after every change), by name: BrokerConfig field."""

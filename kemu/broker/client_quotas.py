@@ -5,7 +5,7 @@ the cluster, and enforced as its ClientQuotaManager enforces producer_byte_rate 
 Rate over `quota.window.num` samples of `quota.window.size.seconds`, per node and per the quota entity a
 client resolves to, and a throttle time that brings that rate back to the quota.
 
-A broker with no quota anywhere makes no `Throttling` (Broker.throttling is None), so its Produce and Fetch
+A broker with no quota anywhere makes no `Throttling` (BrokerCore.throttling is None), so its Produce and Fetch
 pay nothing for this.
 """
 

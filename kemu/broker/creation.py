@@ -5,7 +5,7 @@ A `PartitionCreation` is the plan an admin request made (new topics, partitions 
 `step` opens the next few logs, `finish` registers everything and writes the topic list once. The core stays
 synchronous: a handler calls `step` until it is done, yielding to its event loop in between, and other
 connections are served meanwhile (Kafka creates logs on other threads). Until `finish`, nothing is visible:
-the topics and partitions are not in the registry, and their names are in `Broker.creating`, so another
+the topics and partitions are not in the registry, and their names are in `BrokerCore.creating`, so another
 creation of the same name is refused instead of racing this one.
 
 A `kill -9` before `finish` leaves partition directories the topic list does not name: they are not opened
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.partition import Partition
 from kemu.broker.storage import entry_text
 from kemu.broker.topics import Topic
@@ -41,7 +41,7 @@ log = logging.getLogger("kemu.broker")
 
 @dataclass(slots=True)
 class PartitionCreation:
-    broker: Broker
+    broker: BrokerCore
     topics: list[Topic] = field(default_factory=list)  # new topics, their partitions in place
     grown: list[tuple[Topic, list[Partition]]] = field(default_factory=list)  # partitions to append
     _queue: list[tuple[Topic, Partition]] = field(default_factory=list)

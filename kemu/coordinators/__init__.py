@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 
 if TYPE_CHECKING:
     # Imported on first use only (start-up time); no cycle: neither module imports this one.
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 class Coordinators:
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: BrokerCore) -> None:
         self.broker = broker
         self._groups: GroupService | None = None
         self._txn: TxnService | None = None

@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple, TypeVar
 
 from kemu.broker import group_configs
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.config import BrokerConfig
 from kemu.broker.errors import ApiError
 from kemu.broker.partition import Partition
@@ -84,7 +84,7 @@ class _Run(NamedTuple):
 
 
 class GroupService:
-    def __init__(self, broker: Broker, config: GroupConfig | None = None,
+    def __init__(self, broker: BrokerCore, config: GroupConfig | None = None,
                  on_share_member_left: Callable[[str, str], None] = no_share_listener) -> None:
         """`on_share_member_left(group_id, member_id)`: told when a share-group member leaves or its session
         expires (GroupCoordinator's argument of that name); `coordinator.share_member(group_id, member_id)`
@@ -329,7 +329,7 @@ class GroupService:
                 log.exception("skipping a %s record the group coordinator cannot apply", item.type)
 
 
-def group_config(config: BrokerConfig, broker: Broker | None = None) -> GroupConfig:
+def group_config(config: BrokerConfig, broker: BrokerCore | None = None) -> GroupConfig:
     """The coordinator's settings from the broker's (Kafka's group.* and offsets.* configs), and with a broker
     each group's own (resource type GROUP)."""
     return GroupConfig(
@@ -357,14 +357,14 @@ def group_config(config: BrokerConfig, broker: Broker | None = None) -> GroupCon
     )
 
 
-def _share_setting(broker: Broker | None, name: str) -> int:
+def _share_setting(broker: BrokerCore | None, name: str) -> int:
     """A share- or streams-group broker setting (no BrokerConfig field of its own): the broker's value, else
     Kafka's default."""
     value = None if broker is None else broker.config_layers().value(name)
     return int_default(name) if value is None else int(value)
 
 
-def _group_overrides(broker: Broker) -> Callable[[str], Mapping[str, int]]:
+def _group_overrides(broker: BrokerCore) -> Callable[[str], Mapping[str, int]]:
     def of(group_id: str) -> Mapping[str, int]:
         values = broker.group_configs.get(group_id)
         if not values:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from kemu.admin.topics import ensure_internal_topic
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.errors import ApiError
 from kemu.broker.partition import Partition
 from kemu.hashing import partition_for
@@ -53,7 +53,7 @@ def txn_write_error(code: ErrorCode) -> ErrorCode:
 class InternalTopicJournal:
     """One coordinator's internal topic on this broker."""
 
-    def __init__(self, broker: Broker, topic: str, configured_partitions: int,
+    def __init__(self, broker: BrokerCore, topic: str, configured_partitions: int,
                  write_error: WriteErrorMapping) -> None:
         self.broker = broker
         self.topic = topic

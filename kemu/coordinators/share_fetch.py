@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.group_configs import effective_int
 from kemu.broker.partition import Partition
 from kemu.coordinators.share_state import ShareStateJournal
@@ -93,7 +93,7 @@ class _LogOffsets:
 
 
 class ShareFetchManager:
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: BrokerCore) -> None:
         self.broker = broker
         self._sessions: dict[tuple[str, str], ShareSession] = {}
         self._partitions: dict[tuple[str, uuid.UUID, int], SharePartition] = {}

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import SHARE_GROUP_STATE_TOPIC
 from kemu.coordinators.journal import InternalTopicJournal
@@ -49,7 +49,7 @@ def _write_error(code: ErrorCode) -> ErrorCode:
 
 
 class ShareStateJournal:
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: BrokerCore) -> None:
         self.broker = broker
         raw = broker.config_layers().value("share.coordinator.state.topic.num.partitions")
         self.journal = InternalTopicJournal(broker, SHARE_GROUP_STATE_TOPIC,

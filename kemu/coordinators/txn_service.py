@@ -49,7 +49,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.errors import ApiError
 from kemu.broker.features import Features
 from kemu.broker.topic_names import TRANSACTION_STATE_TOPIC
@@ -92,7 +92,7 @@ _FENCED = (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_F
 
 
 class TxnService:
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: BrokerCore) -> None:
         self.broker = broker
         self.settings = broker.config
         self.journal = InternalTopicJournal(broker, TRANSACTION_STATE_TOPIC,

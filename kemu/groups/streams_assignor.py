@@ -30,7 +30,7 @@ class TaskId(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
-class MemberSpec:
+class StreamsMemberSpec:
     """What the assignor knows of a member: its process, and its tasks in the last target assignment."""
 
     process_id: str
@@ -189,7 +189,7 @@ class StickyTaskAssignor:
 
     name = "sticky"
 
-    def __init__(self, members: Mapping[str, MemberSpec], subtopologies: Mapping[str, SubtopologySpec],
+    def __init__(self, members: Mapping[str, StreamsMemberSpec], subtopologies: Mapping[str, SubtopologySpec],
                  num_standby_replicas: int) -> None:
         """`members` in the order Kafka's TargetAssignmentBuilder put them in its HashMap; `subtopologies` by id."""
         self.standby_replicas = num_standby_replicas
@@ -359,7 +359,7 @@ def _compacted(tasks: set[TaskId]) -> dict[str, frozenset[int]]:
     return {sub_id: frozenset(partitions) for sub_id, partitions in result.items()}
 
 
-def assign(members: Mapping[str, MemberSpec], subtopologies: Mapping[str, SubtopologySpec],
+def assign(members: Mapping[str, StreamsMemberSpec], subtopologies: Mapping[str, SubtopologySpec],
            num_standby_replicas: int) -> dict[str, MemberAssignment]:
     """The sticky assignor's new target assignment for every member."""
     return StickyTaskAssignor(members, subtopologies, num_standby_replicas).assign()

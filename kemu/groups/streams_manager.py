@@ -26,7 +26,7 @@ from kemu.groups.context import CoordinatorState, GroupRequestContext
 from kemu.groups.errors import GroupError
 from kemu.groups.records import CoordinatorRecord
 from kemu.groups.share_manager import metadata_hash
-from kemu.groups.streams_assignor import MemberSpec, SubtopologySpec, TaskAssignorError
+from kemu.groups.streams_assignor import StreamsMemberSpec, SubtopologySpec, TaskAssignorError
 from kemu.groups.streams_assignor import assign as sticky_assign
 from kemu.groups.streams_group import (
     EMPTY_TASKS,
@@ -413,7 +413,7 @@ class StreamsGroupManager:
         specs = {}
         for member_id, member in members.items():
             last = group.target_assignment.get(member_id, EMPTY_TASKS)
-            specs[member_id] = MemberSpec(member.process_id, last.active, last.standby)
+            specs[member_id] = StreamsMemberSpec(member.process_id, last.active, last.standby)
         subtopologies = {sub_id: SubtopologySpec(sub.number_of_tasks, sub.is_stateful)
                          for sub_id, sub in configured.subtopologies.items()}
         standbys = int(configs.get(STANDBY_REPLICAS_CONFIG, "0"))

@@ -10,7 +10,7 @@ from typing import Protocol, TypeVar
 
 import trio
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.creation import PartitionCreation
 from kemu.handlers._pacing import Pacer
 
@@ -32,23 +32,23 @@ class Planning(Protocol[T_co]):
 # one on the same topic is still making logs is planned against the topic as the first leaves it (and gets
 # INVALID_PARTITIONS "Topic already has N partitions." if it asks for no more). Creations queue here, per
 # broker core, planned only when the one before has finished; requests that create nothing never wait.
-_queues: weakref.WeakKeyDictionary[Broker, trio.Lock] = weakref.WeakKeyDictionary()
+_queues: weakref.WeakKeyDictionary[BrokerCore, trio.Lock] = weakref.WeakKeyDictionary()
 
 
-def _queue(broker: Broker) -> trio.Lock:
+def _queue(broker: BrokerCore) -> trio.Lock:
     queue = _queues.get(broker)
     if queue is None:
         queue = _queues[broker] = trio.Lock()
     return queue
 
 
-def creations_paused(broker: Broker) -> trio.Lock:
+def creations_paused(broker: BrokerCore) -> trio.Lock:
     """Held (`async with`) while no creation may run: a DeleteTopics deleting logs a slice at a time, so
     that a topic created under a deleted one's name never opens the directory still being emptied."""
     return _queue(broker)
 
 
-async def create(broker: Broker, plan: Callable[[], tuple[T, PartitionCreation] | Planning[T]]) -> T:
+async def create(broker: BrokerCore, plan: Callable[[], tuple[T, PartitionCreation] | Planning[T]]) -> T:
     """Plan (`plan()` returns the outcomes and the creation, or a Planning that makes them a slice at a time)
     once no other creation is under way, then run the creation to its end; the outcomes."""
     async with _queue(broker):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.partition import Partition
 
 
@@ -20,7 +20,7 @@ def current_leader(partition: Partition) -> dict[str, int]:
     return {"leader_id": partition.leader_id, "leader_epoch": partition.leader_epoch}
 
 
-def node_endpoints(broker: Broker, node_ids: Collection[int]) -> list[dict[str, Any]]:
+def node_endpoints(broker: BrokerCore, node_ids: Collection[int]) -> list[dict[str, Any]]:
     """The tagged node_endpoints of Produce v10+ and Fetch v16+: where the named (live) leaders listen."""
     if not node_ids:
         return []

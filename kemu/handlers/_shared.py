@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.groups import GroupRequestContext, Pending
 from kemu.wire.errors import ErrorCode
 
@@ -50,7 +50,7 @@ async def wait_for_result(pending: Pending[T], detach: Callable[[], None]) -> T:
     return pending.result()
 
 
-def split_hosted(broker: Broker, topics: list[Body],
+def split_hosted(broker: BrokerCore, topics: list[Body],
                  denied: Collection[str] = ()) -> tuple[list[Body], list[Body]]:
     """Split a request's topics (each with `name` and `partitions` of `partition_index`) into those this
     broker hosts, with their topic ids, and, in response shape, UNKNOWN_TOPIC_OR_PARTITION for the rest — the

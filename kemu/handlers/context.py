@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.clock import Clock
 from kemu.coordinators import Coordinators
 
@@ -40,7 +40,7 @@ class RequestContext:
     """One request's view of the broker: the core, its coordinators, the client that sent it, and the turn
     it holds in its connection's request order."""
 
-    broker: Broker
+    broker: BrokerCore
     coordinators: Coordinators
     client: ClientInfo
     client_id: str | None

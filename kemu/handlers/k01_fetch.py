@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 
 import trio
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.client_quotas import CONSUMER_BYTE_RATE, Throttling, user_of
 from kemu.broker.errors import ApiError
 from kemu.broker.fetch_sessions import (
@@ -153,7 +153,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
     return _respond(ctx, version, context, results + erroneous, uses_ids, consumer)
 
 
-async def _long_poll(broker: Broker, targets: list[_Target], max_bytes: int, min_bytes: int,
+async def _long_poll(broker: BrokerCore, targets: list[_Target], max_bytes: int, min_bytes: int,
                      read_committed: bool, where: _Fetcher, deadline: float,
                      seen: list[tuple[PartitionLog, int]]) -> PartitionResults:
     """Read again on every change to the targets' logs until min_bytes are ready or Trio's clock reaches
@@ -229,12 +229,12 @@ def _replica_id(body: dict[str, Any], version: int) -> int:
     return int(state["replica_id"]) if state else int(body.get("replica_id", -1))
 
 
-def _rack_aware(broker: Broker) -> bool:
+def _rack_aware(broker: BrokerCore) -> bool:
     selector = broker.config.properties.get("replica.selector.class") or ""
     return selector.endswith("RackAwareReplicaSelector")
 
 
-def _logs_of(broker: Broker, targets: list[_Target]) -> list[PartitionLog]:
+def _logs_of(broker: BrokerCore, targets: list[_Target]) -> list[PartitionLog]:
     logs = []
     for target in targets:
         partition = broker.partition(target.name, target.index)
@@ -248,7 +248,7 @@ def _versions(logs: list[PartitionLog]) -> list[tuple[PartitionLog, int]]:
     return [(log, log.changes) for log in logs]
 
 
-def _read_all(broker: Broker, targets: list[_Target], max_bytes: int,
+def _read_all(broker: BrokerCore, targets: list[_Target], max_bytes: int,
               read_committed: bool, where: _Fetcher) -> tuple[PartitionResults, int, bool]:
     """ReplicaManager.readFromLog: (results, bytes read, whether to answer now regardless of min_bytes)."""
     results: PartitionResults = []
@@ -270,7 +270,7 @@ def _read_all(broker: Broker, targets: list[_Target], max_bytes: int,
     return results, total, complete
 
 
-def _read_partition(broker: Broker, target: _Target, limit: int, min_one_batch: bool,
+def _read_partition(broker: BrokerCore, target: _Target, limit: int, min_one_batch: bool,
                     read_committed: bool, where: _Fetcher) -> dict[str, Any]:
     topic = broker.topics.get(target.name)
     partition: Partition | None = None
@@ -335,7 +335,7 @@ def _read_partition(broker: Broker, target: _Target, limit: int, min_one_batch: 
             "aborted_transactions": aborted, "preferred_read_replica": -1, "records": records}
 
 
-def _preferred_read_replica(broker: Broker, partition: Partition, rack: str) -> int:
+def _preferred_read_replica(broker: BrokerCore, partition: Partition, rack: str) -> int:
     """RackAwareReplicaSelector: the leader when it is in the client's rack (or the client names none), else
     an in-sync replica in that rack (all are caught up: one log), else the leader."""
     if not rack:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.errors import ApiError
 from kemu.broker.partition import NO_LEADER, Partition
 from kemu.handlers import _authorize as authz
@@ -57,7 +57,7 @@ async def handle(ctx: RequestContext, request: Incoming[ElectLeadersRequest]) ->
         {"topic": name, "partition_result": parts} for name, parts in results.items()]}
 
 
-def _elect(broker: Broker, name: str, index: int, unclean: bool) -> tuple[ErrorCode, str | None]:
+def _elect(broker: BrokerCore, name: str, index: int, unclean: bool) -> tuple[ErrorCode, str | None]:
     topic = broker.topics.get(name)
     if topic is None:  # the controller's ReplicationControlManager.electLeader, word for word
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {name}"
@@ -77,7 +77,7 @@ def _elect(broker: Broker, name: str, index: int, unclean: bool) -> tuple[ErrorC
     return ErrorCode.NONE, None
 
 
-def _unclean(broker: Broker, partition: Partition) -> tuple[ErrorCode, str | None]:
+def _unclean(broker: BrokerCore, partition: Partition) -> tuple[ErrorCode, str | None]:
     if partition.leader_id != NO_LEADER:
         return ErrorCode.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition."
     live = [r for r in partition.replicas if broker.cluster.is_live(r)]

@@ -3,7 +3,7 @@
 As ControllerApis.handleUnregisterBroker and ReplicationControlManager.unregisterBroker answer it (a broker
 forwards the request to the controller): ALTER on the cluster is required; an id no broker is registered with
 (never one of the cluster's, or unregistered already) is BROKER_ID_NOT_REGISTERED, "Broker ID <id> is not
-currently registered". A registered broker is unregistered (Broker.unregister_node): a stopped one is no
+currently registered". A registered broker is unregistered (BrokerCore.unregister_node): a stopped one is no
 longer listed among the fenced brokers; a running one leaves its partitions' ISRs and leaderships, as a fenced
 one does, and stays unregistered (still serving its listener) until it is next started, as a Kafka broker
 whose heartbeats the controller refuses until it restarts.

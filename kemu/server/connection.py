@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import trio
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.coordinators import Coordinators
 from kemu.handlers import Handler
 from kemu.handlers._pacing import Pacer
@@ -65,7 +65,7 @@ class _Slot:
 
 
 class Connection:
-    def __init__(self, stream: trio.abc.Stream, broker: Broker, coordinators: Coordinators,
+    def __init__(self, stream: trio.abc.Stream, broker: BrokerCore, coordinators: Coordinators,
                  handlers: Mapping[int, Handler], hooks: RequestHooks | None = None,
                  node_id: int | None = None, *, security: ListenerSecurity | None = None,
                  peer: tuple[str, int] | None = None, principal: str | None = None,

@@ -6,17 +6,17 @@ from collections.abc import Callable
 
 import trio
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 
 _IDLE_CHECK_S = 1.0  # a real clock moves without telling anyone: look again at least this often
 
 
-async def run_housekeeper(broker: Broker | Callable[[], Broker], *,
+async def run_housekeeper(broker: BrokerCore | Callable[[], BrokerCore], *,
                           task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
     """Run `broker`'s due timers until cancelled. Given a function instead, drive whichever core it returns
     at each round (a server whose core is swapped between tests wakes this task through the old core's
     `housekeeping.wake()` when it swaps)."""
-    current = _fixed(broker) if isinstance(broker, Broker) else broker
+    current = _fixed(broker) if isinstance(broker, BrokerCore) else broker
     woken = trio.Event()
 
     def wake() -> None:
@@ -31,7 +31,7 @@ async def run_housekeeper(broker: Broker | Callable[[], Broker], *,
         except trio.RunFinishedError:
             pass
 
-    driven: Broker | None = None
+    driven: BrokerCore | None = None
     run = True
     try:
         while True:
@@ -68,11 +68,11 @@ async def run_housekeeper(broker: Broker | Callable[[], Broker], *,
             _stop_listening(driven, wake_from_clock)
 
 
-def _fixed(broker: Broker) -> Callable[[], Broker]:
+def _fixed(broker: BrokerCore) -> Callable[[], BrokerCore]:
     return lambda: broker
 
 
-def _stop_listening(broker: Broker, listener: Callable[[int], None]) -> None:
+def _stop_listening(broker: BrokerCore, listener: Callable[[int], None]) -> None:
     remove = getattr(broker.clock, "remove_listener", None)
     if remove is not None:
         remove(listener)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import trio
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.coordinators import Coordinators
 from kemu.handlers import Handler, all_handlers
 from kemu.security.settings import ListenerSecurity
@@ -39,13 +39,13 @@ class ServedCore:
     served by the core in place when it arrives, and the housekeeper drives whichever core is in place.
     Touched only on the server's Trio thread."""
 
-    def __init__(self, broker: Broker, coordinators: Coordinators | None = None) -> None:
+    def __init__(self, broker: BrokerCore, coordinators: Coordinators | None = None) -> None:
         self.broker = broker
         self.coordinators = Coordinators(broker) if coordinators is None else coordinators
         self._generation = _Generation()
         self.nodes = NodeListeners()
 
-    def swap(self, broker: Broker, coordinators: Coordinators | None = None) -> trio.Event:
+    def swap(self, broker: BrokerCore, coordinators: Coordinators | None = None) -> trio.Event:
         """Serve `broker` from now on. The connections of the core it replaces are closed (a client of that
         core must not reach this one); the event is set once they have all ended, after which nothing of
         the server touches the old core any more."""
@@ -90,7 +90,7 @@ class _Generation:
 
 
 async def serve(
-    broker: Broker | ServedCore,
+    broker: BrokerCore | ServedCore,
     host: str,
     port: int,
     *,

@@ -44,7 +44,7 @@ import trio.lowlevel
 
 from kemu.admin.topics import NewTopic, create_topics, ensure_internal_topic
 from kemu.broker import meta_properties
-from kemu.broker.broker import Broker as CoreBroker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.client_quotas import Alteration, Op, entity_of
 from kemu.broker.cluster import UnknownNode
 from kemu.broker.config import BrokerConfig
@@ -163,7 +163,7 @@ class Broker:
             self.hooks.observe(self.transcript.observe)
             # One checker for the handle's life: a violation seen before a restart is still reported after.
             self.hooks.observe(self.checker.observe)
-        self.core: CoreBroker
+        self.core: BrokerCore
         self._coordinators: Coordinators
         self._start()
 
@@ -171,7 +171,7 @@ class Broker:
     def _start(self) -> None:
         config = self._config(self.data_dir)
         cluster_id = meta_properties.load_or_format(self.data_dir, config.node_id, None)
-        self.core = CoreBroker(config, self.clock, cluster_id)
+        self.core = BrokerCore(config, self.clock, cluster_id)
         # Every broker of a cluster comes back on its own port too, not on the ones after the first's.
         for node in self.core.cluster:
             node.port = self._node_ports.get(node.node_id)
@@ -317,7 +317,7 @@ class Broker:
         config = self._config(data_dir)
         cluster_id = meta_properties.load_or_format(data_dir, config.node_id, self.core.cluster_id)
         clock = TestClock()
-        core = CoreBroker(config, clock, cluster_id)
+        core = BrokerCore(config, clock, cluster_id)
         coordinators = Coordinators(core)
         # Otherwise made on the broker's thread by the first request (or handle call) that needs them.
         _ = coordinators.groups, coordinators.txn
@@ -332,7 +332,7 @@ class Broker:
             self._janitor.run(lambda: _forget_spare(spare))
         return self._make_spare()
 
-    async def _retire(self, old: CoreBroker, ended: trio.Event, directory: Path, own: bool) -> None:
+    async def _retire(self, old: BrokerCore, ended: trio.Event, directory: Path, own: bool) -> None:
         try:
             await ended.wait()
         finally:
@@ -830,7 +830,7 @@ class _Janitor:
 
 @dataclass(frozen=True, slots=True)
 class _Spare:
-    core: CoreBroker
+    core: BrokerCore
     coordinators: Coordinators
     clock: TestClock
     data_dir: Path
@@ -842,7 +842,7 @@ def _forget_spare(spare: Future[_Spare]) -> None:
         _discard(made.core, made.data_dir, own=True)
 
 
-def _discard(core: CoreBroker, directory: Path, own: bool) -> None:
+def _discard(core: BrokerCore, directory: Path, own: bool) -> None:
     """Close a retired core's files and delete its data. Deleted first, so that closing finds no directory
     to write its final producer snapshots into: they would be deleted at once. The handle's own directory
     goes whole, at once; the caller's stays, empty."""

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kemu.broker.broker import Broker as CoreBroker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.partition import Partition
 from kemu.log import LogError
 from kemu.wire.records import (
@@ -266,7 +266,7 @@ class ExactlyOnceChecker:
     def __init__(self) -> None:
         # Weakly: the registry of checkers (`checker_for`) is keyed by the core weakly, and a checker holding its
         # core kept every core it ever watched alive, and with it the handle and all it held (each test's broker).
-        self._core: weakref.ref[CoreBroker] | None = None
+        self._core: weakref.ref[BrokerCore] | None = None
         self._violations: list[Violation] = []
         self.omitted = 0
         # What the logs showed is reported once, though a restarted broker's logs are read again.
@@ -277,11 +277,11 @@ class ExactlyOnceChecker:
 
     # ---- life ------------------------------------------------------------------------------------------
     @property
-    def core(self) -> CoreBroker | None:
+    def core(self) -> BrokerCore | None:
         """The core watched: None before `attach`, and once that core is gone."""
         return None if self._core is None else self._core()
 
-    def attach(self, core: CoreBroker) -> None:
+    def attach(self, core: BrokerCore) -> None:
         """Watch `core` from now on (a restarted broker is a new core on the same data: its logs are read
         again from their start)."""
         if self.core is not None and _CHECKERS.get(self.core) is self:
@@ -526,7 +526,7 @@ class ExactlyOnceChecker:
 
 
 # The checker watching each live core, so `inspect(core, coordinators)` finds it without being handed it.
-_CHECKERS: weakref.WeakKeyDictionary[CoreBroker, ExactlyOnceChecker] = weakref.WeakKeyDictionary()
+_CHECKERS: weakref.WeakKeyDictionary[BrokerCore, ExactlyOnceChecker] = weakref.WeakKeyDictionary()
 
 
 def _accepted_offsets(ack: Mapping[str, Any]) -> set[int]:
@@ -537,7 +537,7 @@ def _accepted_offsets(ack: Mapping[str, Any]) -> set[int]:
     return {offset for offset, kind in zip(range(first, last + 1), types, strict=False) if kind == ACCEPT}
 
 
-def checker_for(core: CoreBroker) -> ExactlyOnceChecker:
+def checker_for(core: BrokerCore) -> ExactlyOnceChecker:
     """The checker watching `core`; one is attached on first use (it then checks the logs only, until it is
     also registered as a request observer of the server serving `core`)."""
     checker = _CHECKERS.get(core)

@@ -13,7 +13,7 @@ import struct
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kemu.broker.broker import Broker as CoreBroker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.partition import Partition
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from kemu.coordinators import Coordinators
@@ -222,7 +222,7 @@ class Inspection:
 
 
 # ---- reading the broker --------------------------------------------------------------------------------
-def inspect(core: CoreBroker, coordinators: Coordinators) -> Inspection:
+def inspect(core: BrokerCore, coordinators: Coordinators) -> Inspection:
     """Everything at once, read on the broker's thread (the core is only ever touched there)."""
     checker = checker_for(core)
     checker.check_logs()
@@ -243,7 +243,7 @@ def inspect(core: CoreBroker, coordinators: Coordinators) -> Inspection:
     )
 
 
-def _share_partitions(core: CoreBroker, coordinators: Coordinators) -> list[SharePartitionInspection]:
+def _share_partitions(core: BrokerCore, coordinators: Coordinators) -> list[SharePartitionInspection]:
     if not coordinators.share_made:
         return []
     out = []
@@ -280,7 +280,7 @@ def _partition(partition: Partition, internal: bool) -> PartitionInspection:
     )
 
 
-def _transactions(core: CoreBroker, coordinators: Coordinators) -> list[TransactionInspection]:
+def _transactions(core: BrokerCore, coordinators: Coordinators) -> list[TransactionInspection]:
     # Without its topic there has never been a transactional id here; asking would start the coordinator
     # (and bump its epoch) just to look.
     if TRANSACTION_STATE_TOPIC not in core.topics:
@@ -304,7 +304,7 @@ def _transaction(txn: TxnMetadata, expiration_ms: int) -> TransactionInspection:
         start_ms=txn.start_ms, last_update_ms=txn.update_ms, deadline_ms=deadline, deadline_action=action)
 
 
-def _groups(core: CoreBroker, coordinators: Coordinators) -> list[GroupInspection]:
+def _groups(core: BrokerCore, coordinators: Coordinators) -> list[GroupInspection]:
     if GROUP_METADATA_TOPIC not in core.topics:
         return []
     coordinator = coordinators.groups.coordinator
@@ -342,7 +342,7 @@ def _streams_group(group: StreamsGroup, offsets: list[CommittedOffset]) -> Group
                            group.group_epoch, None, members, offsets)
 
 
-def _consumer_group(core: CoreBroker, group: ConsumerGroup | ShareGroup,
+def _consumer_group(core: BrokerCore, group: ConsumerGroup | ShareGroup,
                     offsets: list[CommittedOffset]) -> GroupInspection:
     members = []
     listed: list[ConsumerGroupMember | ShareGroupMember] = list(group.members.values())

@@ -11,7 +11,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import NamedTuple
 
-from kemu.broker.broker import Broker as CoreBroker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.broker_configs import apply_properties
 from kemu.broker.config import BrokerConfig
 
@@ -95,6 +95,6 @@ def address(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def bootstrap_servers(core: CoreBroker) -> str:
+def bootstrap_servers(core: BrokerCore) -> str:
     """Every broker of the cluster at the address it advertises, comma-separated: the banner's list."""
     return ",".join(address(*core.advertised_endpoint(node.node_id)) for node in core.cluster)

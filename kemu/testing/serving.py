@@ -21,7 +21,7 @@ import trio
 import trio.lowlevel
 
 from kemu.broker import meta_properties
-from kemu.broker.broker import Broker as CoreBroker
+from kemu.broker.broker import BrokerCore
 from kemu.clock import SystemClock
 from kemu.server import serve
 from kemu.testing.options import ServeOptions, address, bootstrap_servers, broker_config, cluster_settings
@@ -68,7 +68,7 @@ async def _serve_core(options: ServeOptions, on_serving: Callable[[], None] | No
                            brokers=options.brokers, racks=options.racks)
     cluster_id = meta_properties.load_or_format(options.data_dir, options.node_id, None)
     # Nothing can move the clock of a process without a control endpoint: the machine's clocks are its time.
-    core = CoreBroker(config, SystemClock(), cluster_id)
+    core = BrokerCore(config, SystemClock(), cluster_id)
     core.config.advertised_host, core.config.advertised_port = options.advertised_host, options.advertised_port
     try:
         async with trio.open_nursery() as nursery:
@@ -134,7 +134,7 @@ async def _serve_through_handle(options: ServeOptions, on_ready: Callable[[Serve
                 await trio.to_thread.run_sync(broker.close)
 
 
-def _log_start(options: ServeOptions, core: CoreBroker) -> None:
+def _log_start(options: ServeOptions, core: BrokerCore) -> None:
     log.info("data directory %s%s, cluster id %s, node id %d", options.data_dir,
              " (temporary)" if options.temporary_data_dir else "", core.cluster_id, options.node_id)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kemu.broker import broker_configs
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.broker_configs import (
     BROKER_CONFIGS,
     DEFAULTS,
@@ -34,8 +34,8 @@ NOT_KAFKA_SETTINGS = {"host", "port", "advertised_host", "advertised_port", "rac
 
 
 @pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Broker]:
-    created = Broker(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
+def broker(tmp_path: Path) -> Iterator[BrokerCore]:
+    created = BrokerCore(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
     yield created
     created.close()
 
@@ -87,7 +87,7 @@ def test_broker_synonyms_as_kafka_groups_them(name: str, synonyms: tuple[str, ..
     assert broker_synonyms(name) == synonyms
 
 
-def test_static_layer_is_what_kemu_was_started_with(broker: Broker) -> None:
+def test_static_layer_is_what_kemu_was_started_with(broker: BrokerCore) -> None:
     broker.bound_port = 4321
     static = broker.config_layers().static
     assert static["node.id"] == static["broker.id"] == "1"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kemu.admin.topics import NewTopic, create_topics
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.cluster import Cluster, rack_alternated
 from kemu.broker.config import BrokerConfig
 from kemu.broker.errors import ApiError
@@ -20,13 +20,13 @@ from kemu.wire.records import NewRecord, build_batch
 
 
 @pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Broker]:
-    created = Broker(BrokerConfig(data_dir=str(tmp_path), brokers=3, port=0), VirtualClock())
+def broker(tmp_path: Path) -> Iterator[BrokerCore]:
+    created = BrokerCore(BrokerConfig(data_dir=str(tmp_path), brokers=3, port=0), VirtualClock())
     yield created
     created.close()
 
 
-def create(broker: Broker, name: str, partitions: int, factor: int) -> None:
+def create(broker: BrokerCore, name: str, partitions: int, factor: int) -> None:
     [outcome] = create_topics(broker, [NewTopic(name, partitions, factor)])
     assert outcome.error is ErrorCode.NONE, outcome.message
 
@@ -51,7 +51,7 @@ def test_replicas_of_a_partition_land_on_different_racks() -> None:
     assert [cluster.place(i, 3)[0] for i in range(4)] == [1, 3, 2, 4]  # leaders spread over every broker
 
 
-def test_replication_factor_beyond_the_live_brokers_is_refused_with_kafkas_message(broker: Broker) -> None:
+def test_replication_factor_beyond_the_live_brokers_is_refused_with_kafkas_message(broker: BrokerCore) -> None:
     [outcome] = create_topics(broker, [NewTopic("t", 1, 4)])
     assert outcome.error is ErrorCode.INVALID_REPLICATION_FACTOR
     assert outcome.message == ("Unable to replicate the partition 4 time(s): The target replication factor of 4 "
@@ -62,7 +62,7 @@ def test_replication_factor_beyond_the_live_brokers_is_refused_with_kafkas_messa
     assert outcome.message is not None and "only 2 broker(s) are registered" in outcome.message
 
 
-def test_a_stopped_leader_hands_over_to_the_next_isr_replica_with_the_next_epoch(broker: Broker) -> None:
+def test_a_stopped_leader_hands_over_to_the_next_isr_replica_with_the_next_epoch(broker: BrokerCore) -> None:
     create(broker, "t", 3, 3)
     partition = broker.topics.get("t").partitions[0]  # type: ignore[union-attr]
     partition.append(build_batch([NewRecord(value=b"a")]))
@@ -79,7 +79,7 @@ def test_a_stopped_leader_hands_over_to_the_next_isr_replica_with_the_next_epoch
         2, 1, [1, 2, 3], [])
 
 
-def test_the_last_isr_member_stays_in_the_isr_without_a_leader_until_it_returns(broker: Broker) -> None:
+def test_the_last_isr_member_stays_in_the_isr_without_a_leader_until_it_returns(broker: BrokerCore) -> None:
     create(broker, "t", 1, 2)
     partition = broker.topics.get("t").partitions[0]  # type: ignore[union-attr]
     broker.stop_node(2)
@@ -92,14 +92,14 @@ def test_the_last_isr_member_stays_in_the_isr_without_a_leader_until_it_returns(
     assert (partition.leader_id, partition.isr, partition.leader_epoch) == (1, [1, 2], 2)
 
 
-def test_the_last_live_broker_cannot_be_stopped(broker: Broker) -> None:
+def test_the_last_live_broker_cannot_be_stopped(broker: BrokerCore) -> None:
     broker.stop_node(1)
     broker.stop_node(2)
     with pytest.raises(ApiError):
         broker.stop_node(3)
 
 
-def test_an_unregistered_node_is_neither_placed_nor_elected_until_it_starts_again(broker: Broker) -> None:
+def test_an_unregistered_node_is_neither_placed_nor_elected_until_it_starts_again(broker: BrokerCore) -> None:
     create(broker, "t", 1, 3)
     broker.unregister_node(1)  # running: it leaves the ISR and its leadership, as a fenced node does
     topic = broker.topics.get("t")
@@ -120,7 +120,7 @@ def test_an_unregistered_node_is_neither_placed_nor_elected_until_it_starts_agai
     assert (partition.leader_id, partition.isr) == (3, [1, 3])
 
 
-def test_a_leader_is_elected_only_among_live_isr_replicas(broker: Broker) -> None:
+def test_a_leader_is_elected_only_among_live_isr_replicas(broker: BrokerCore) -> None:
     create(broker, "t", 1, 2)
     partition = broker.topics.get("t").partitions[0]  # type: ignore[union-attr]
     broker.elect_leader(partition, 2)
@@ -132,11 +132,11 @@ def test_a_leader_is_elected_only_among_live_isr_replicas(broker: Broker) -> Non
 
 def test_leaders_and_replicas_survive_a_restart(tmp_path: Path) -> None:
     config = BrokerConfig(data_dir=str(tmp_path), brokers=3, port=0)
-    first = Broker(config, VirtualClock())
+    first = BrokerCore(config, VirtualClock())
     create(first, "t", 2, 3)
     first.elect_leader(first.topics.get("t").partitions[1], 1)  # type: ignore[union-attr]
     first.close()
-    again = Broker(config, VirtualClock())
+    again = BrokerCore(config, VirtualClock())
     try:
         partition = again.topics.get("t").partitions[1]  # type: ignore[union-attr]
         assert (partition.replicas, partition.leader_id, partition.leader_epoch) == ([2, 3, 1], 1, 1)

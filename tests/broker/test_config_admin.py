@@ -24,7 +24,7 @@ from kemu.admin.configs import (
 )
 from kemu.admin.topics import NewTopic, create_topics
 from kemu.broker import storage
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.config import BrokerConfig
 from kemu.clock import VirtualClock
 from kemu.wire.errors import ErrorCode
@@ -34,8 +34,8 @@ SET, DELETE, APPEND, SUBTRACT = OpType.SET, OpType.DELETE, OpType.APPEND, OpType
 
 
 @pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Broker]:
-    created = Broker(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
+def broker(tmp_path: Path) -> Iterator[BrokerCore]:
+    created = BrokerCore(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
     [outcome] = create_topics(created, [NewTopic("t", 2, configs=[("retention.ms", "1000")])])
     assert outcome.error == ErrorCode.NONE
     yield created
@@ -46,21 +46,21 @@ def topic(name: str, *changes: tuple[str, int, str | None]) -> ResourceChange:
     return ResourceChange(RESOURCE_TOPIC, name, [ConfigChange(*c) for c in changes])
 
 
-def incremental(broker: Broker, *resources: ResourceChange, validate_only: bool = False) -> list[Outcome]:
+def incremental(broker: BrokerCore, *resources: ResourceChange, validate_only: bool = False) -> list[Outcome]:
     return alter(broker, resources, validate_only, incremental=True)
 
 
-def legacy(broker: Broker, *resources: ResourceChange, validate_only: bool = False) -> list[Outcome]:
+def legacy(broker: BrokerCore, *resources: ResourceChange, validate_only: bool = False) -> list[Outcome]:
     return alter(broker, resources, validate_only, incremental=False)
 
 
-def log_config(broker: Broker, partition: int = 0):  # type: ignore[no-untyped-def]
+def log_config(broker: BrokerCore, partition: int = 0):  # type: ignore[no-untyped-def]
     found = broker.partition("t", partition)
     assert found is not None
     return found.log.config
 
 
-def test_incremental_set_and_delete_reach_the_logs_and_the_topic_file(broker: Broker, tmp_path: Path) -> None:
+def test_incremental_set_and_delete_reach_the_logs_and_the_topic_file(broker: BrokerCore, tmp_path: Path) -> None:
     changes = topic("t", ("max.message.bytes", SET, "2000"), ("retention.ms", DELETE, None))
     assert incremental(broker, changes) == [Outcome()]
     assert broker.topics.get("t").configs == {"max.message.bytes": "2000"}  # type: ignore[union-attr]
@@ -70,7 +70,7 @@ def test_incremental_set_and_delete_reach_the_logs_and_the_topic_file(broker: Br
 
 
 def test_many_resources_are_altered_a_slice_at_a_time_and_saved_once(
-        broker: Broker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        broker: BrokerCore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     create_topics(broker, [NewTopic(f"m{i}") for i in range(300)])
     saves: list[str] = []  # each rewrite of the topic file
     real_replace = os.replace
@@ -91,7 +91,7 @@ def test_many_resources_are_altered_a_slice_at_a_time_and_saved_once(
     assert '"retention.ms": "1000"' in saved and '"retention.ms": "1299"' in saved
 
 
-def test_a_save_between_slices_writes_the_topics_changed_so_far(broker: Broker, tmp_path: Path) -> None:
+def test_a_save_between_slices_writes_the_topics_changed_so_far(broker: BrokerCore, tmp_path: Path) -> None:
     """Another request's save between two slices writes every topic as the slices left it: each changed
     topic's entry is encoded with its change, not at the end."""
     create_topics(broker, [NewTopic(f"m{i}") for i in range(200)])
@@ -108,20 +108,20 @@ def test_a_save_between_slices_writes_the_topics_changed_so_far(broker: Broker, 
     assert '"retention.ms": "1199"' in (tmp_path / "kemu-topics.json").read_text()
 
 
-def test_legacy_alter_replaces_every_override(broker: Broker) -> None:
+def test_legacy_alter_replaces_every_override(broker: BrokerCore) -> None:
     assert legacy(broker, topic("t", ("cleanup.policy", SET, "compact"))) == [Outcome()]
     assert broker.topics.get("t").configs == {"cleanup.policy": "compact"}  # type: ignore[union-attr]
     assert log_config(broker).compact and log_config(broker).retention_ms == 604_800_000
 
 
-def test_validate_only_changes_nothing(broker: Broker) -> None:
+def test_validate_only_changes_nothing(broker: BrokerCore) -> None:
     assert incremental(broker, topic("t", ("retention.ms", SET, "5")), validate_only=True) == [Outcome()]
     assert legacy(broker, topic("t"), validate_only=True) == [Outcome()]
     assert broker.topics.get("t").configs == {"retention.ms": "1000"}  # type: ignore[union-attr]
     assert log_config(broker).retention_ms == 1000
 
 
-def test_append_and_subtract_on_lists(broker: Broker) -> None:
+def test_append_and_subtract_on_lists(broker: BrokerCore) -> None:
     assert incremental(broker, topic("t", ("cleanup.policy", APPEND, "compact"))) == [Outcome()]
     assert broker.topics.get("t").configs["cleanup.policy"] == "delete,compact"  # type: ignore[union-attr]
     assert incremental(broker, topic("t", ("cleanup.policy", SUBTRACT, "delete,nothing"))) == [Outcome()]
@@ -161,12 +161,12 @@ def test_append_and_subtract_on_lists(broker: Broker) -> None:
     (ResourceChange(64, "x", []), ErrorCode.INVALID_REQUEST, "Unknown resource type 64"),
     (ResourceChange(16, "", []), ErrorCode.INVALID_REQUEST, "Subscription name can't be empty"),
 ])
-def test_incremental_refusals(broker: Broker, resource: ResourceChange, error: ErrorCode, message: str) -> None:
+def test_incremental_refusals(broker: BrokerCore, resource: ResourceChange, error: ErrorCode, message: str) -> None:
     assert incremental(broker, resource) == [Outcome(error, message)]
     assert broker.topics.get("t").configs == {"retention.ms": "1000"}  # type: ignore[union-attr]
 
 
-def test_each_resource_answers_alone(broker: Broker) -> None:
+def test_each_resource_answers_alone(broker: BrokerCore) -> None:
     outcomes = incremental(broker, topic("t", ("retention.ms", SET, "2")), topic("t", ("retention.ms", SET, "3")),
                            topic("missing", ("retention.ms", SET, "1")),
                            ResourceChange(RESOURCE_BROKER, "", [ConfigChange("log.retention.ms", SET, "99")]))
@@ -175,7 +175,7 @@ def test_each_resource_answers_alone(broker: Broker) -> None:
     assert broker.dynamic_configs.cluster_default == {"log.retention.ms": "99", "min.insync.replicas": "1"}
 
 
-def test_legacy_refusals(broker: Broker) -> None:
+def test_legacy_refusals(broker: BrokerCore) -> None:
     assert legacy(broker, topic("t", ("retention.ms", SET, None))) == [
         Outcome(ErrorCode.INVALID_REQUEST, "Null value not supported for : retention.ms")]
     assert legacy(broker, ResourceChange(RESOURCE_BROKER_LOGGER, "1", [ConfigChange("root", SET, "INFO")])) == [
@@ -186,7 +186,7 @@ def broker_resource(name: str, *changes: tuple[str, int, str | None]) -> Resourc
     return ResourceChange(RESOURCE_BROKER, name, [ConfigChange(*c) for c in changes])
 
 
-def test_broker_defaults_reach_topics_without_overrides(broker: Broker, tmp_path: Path) -> None:
+def test_broker_defaults_reach_topics_without_overrides(broker: BrokerCore, tmp_path: Path) -> None:
     assert incremental(broker, broker_resource("", ("log.retention.ms", SET, "5000"),
                                                ("message.max.bytes", SET, "2000"))) == [Outcome()]
     # retention.ms is overridden on the topic; max.message.bytes is inherited.
@@ -199,7 +199,7 @@ def test_broker_defaults_reach_topics_without_overrides(broker: Broker, tmp_path
     assert incremental(broker, broker_resource("1", ("message.max.bytes", DELETE, None))) == [Outcome()]
     assert log_config(broker).max_message_bytes == 2000
     broker.close()
-    reopened = Broker(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
+    reopened = BrokerCore(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
     try:
         found = reopened.partition("u", 0)
         assert found is not None and (found.log.config.retention_ms, found.log.config.max_message_bytes) == (5000, 2000)
@@ -221,20 +221,20 @@ def test_broker_defaults_reach_topics_without_overrides(broker: Broker, tmp_path
     (broker_resource("", ("log.retention.ms", SUBTRACT, "1")), ErrorCode.INVALID_CONFIG,
      "Config value subtract is not allowed for config key: log.retention.ms"),
 ])
-def test_broker_refusals(broker: Broker, resource: ResourceChange, error: ErrorCode, message: str) -> None:
+def test_broker_refusals(broker: BrokerCore, resource: ResourceChange, error: ErrorCode, message: str) -> None:
     assert incremental(broker, resource) == [Outcome(error, message)]
     assert broker.dynamic_configs.cluster_default == {"min.insync.replicas": "1"}
     assert broker.dynamic_configs.per_broker == {}
 
 
-def test_broker_list_configs_append(broker: Broker) -> None:
+def test_broker_list_configs_append(broker: BrokerCore) -> None:
     assert incremental(broker, broker_resource("", ("log.cleanup.policy", APPEND, "compact"))) == [Outcome()]
     assert broker.dynamic_configs.cluster_default == {"log.cleanup.policy": "delete,compact",
                                                       "min.insync.replicas": "1"}
     assert log_config(broker).compact
 
 
-def test_legacy_broker_alter_replaces_the_layer(broker: Broker) -> None:
+def test_legacy_broker_alter_replaces_the_layer(broker: BrokerCore) -> None:
     assert incremental(broker, broker_resource("", ("log.retention.ms", SET, "5"))) == [Outcome()]
     assert legacy(broker, broker_resource("", ("message.max.bytes", SET, "7"))) == [
         Outcome(ErrorCode.INVALID_CONFIG, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")]
@@ -245,7 +245,7 @@ def test_legacy_broker_alter_replaces_the_layer(broker: Broker) -> None:
         Outcome(ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: [log.dirs]")]
 
 
-def test_broker_logger_levels(broker: Broker) -> None:
+def test_broker_logger_levels(broker: BrokerCore) -> None:
     logger = logging.getLogger("kemu.broker.storage")
     before = logger.level
     try:
@@ -275,7 +275,7 @@ def test_broker_logger_levels(broker: Broker) -> None:
 
 def test_lowered_retention_deletes_old_segments_on_the_next_pass(tmp_path: Path) -> None:
     clock = VirtualClock(1_700_000_000_000)
-    broker = Broker(BrokerConfig(data_dir=str(tmp_path / "data")), clock)
+    broker = BrokerCore(BrokerConfig(data_dir=str(tmp_path / "data")), clock)
     try:
         create_topics(broker, [NewTopic("r", 1, configs=[("segment.ms", "1000")])])
         found = broker.partition("r", 0)
@@ -295,7 +295,7 @@ def test_lowered_retention_deletes_old_segments_on_the_next_pass(tmp_path: Path)
         broker.close()
 
 
-def test_min_insync_replicas_is_the_clusters(broker: Broker) -> None:
+def test_min_insync_replicas_is_the_clusters(broker: BrokerCore) -> None:
     """A new cluster starts with min.insync.replicas as a dynamic cluster default (ELR is on), which may be
     changed but not removed, and no broker may have its own."""
     assert broker.dynamic_configs.cluster_default == {"min.insync.replicas": "1"}
@@ -307,7 +307,7 @@ def test_min_insync_replicas_is_the_clusters(broker: Broker) -> None:
     assert broker.dynamic_configs.cluster_default == {"min.insync.replicas": "2"}
 
 
-def test_live_settings_follow_dynamic_changes(broker: Broker) -> None:
+def test_live_settings_follow_dynamic_changes(broker: BrokerCore) -> None:
     """producer.id.expiration.ms and transaction.partition.verification.enable are dynamic, as in Kafka: the
     broker runs with the value in force, and deleting it brings back the one it was started with."""
     assert incremental(broker, broker_resource("1", ("producer.id.expiration.ms", SET, "5000"),

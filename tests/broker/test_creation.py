@@ -10,25 +10,25 @@ import pytest
 
 from kemu.admin.partitions import NewPartitions, plan_partitions
 from kemu.admin.topics import NewTopic, create_topics, ensure_internal_topic, plan_topics
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.config import BrokerConfig
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC
 from kemu.clock import VirtualClock
 from kemu.wire.errors import ErrorCode
 
 
-def make_broker(data_dir: Path) -> Broker:
-    return Broker(BrokerConfig(port=0, data_dir=str(data_dir)), VirtualClock())
+def make_broker(data_dir: Path) -> BrokerCore:
+    return BrokerCore(BrokerConfig(port=0, data_dir=str(data_dir)), VirtualClock())
 
 
 @pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Broker]:
+def broker(tmp_path: Path) -> Iterator[BrokerCore]:
     made = make_broker(tmp_path)
     yield made
     made.close()
 
 
-def test_steps_open_a_bounded_number_of_logs_and_nothing_shows_before_finish(broker: Broker) -> None:
+def test_steps_open_a_bounded_number_of_logs_and_nothing_shows_before_finish(broker: BrokerCore) -> None:
     [outcome], creation = plan_topics(broker, [NewTopic("big", 40, 1)])
     assert outcome.error == ErrorCode.NONE and outcome.num_partitions == 40
     assert not creation.step(16)
@@ -44,7 +44,7 @@ def test_steps_open_a_bounded_number_of_logs_and_nothing_shows_before_finish(bro
     assert not broker.creating
 
 
-def test_a_name_being_created_is_taken(broker: Broker) -> None:
+def test_a_name_being_created_is_taken(broker: BrokerCore) -> None:
     _, creation = plan_topics(broker, [NewTopic("big", 20, 1), NewTopic(GROUP_METADATA_TOPIC, 3, 1)])
     creation.step(1)
     [again] = create_topics(broker, [NewTopic("big", 1, 1)])
@@ -57,7 +57,7 @@ def test_a_name_being_created_is_taken(broker: Broker) -> None:
     assert ensure_internal_topic(broker, GROUP_METADATA_TOPIC) is True
 
 
-def test_partitions_added_to_a_topic_deleted_meanwhile_are_removed(broker: Broker, tmp_path: Path) -> None:
+def test_partitions_added_to_a_topic_deleted_meanwhile_are_removed(broker: BrokerCore, tmp_path: Path) -> None:
     create_topics(broker, [NewTopic("t", 1, 1)])
     [outcome], creation = plan_partitions(broker, [NewPartitions("t", 5)], validate_only=False)
     assert outcome.error == ErrorCode.NONE

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.config import BrokerConfig
 from kemu.broker.dir_lock import DataDirLocked
 from kemu.clock import SystemClock
 
 
-def broker(data_dir: Path) -> Broker:
-    return Broker(BrokerConfig(data_dir=str(data_dir)), SystemClock())
+def broker(data_dir: Path) -> BrokerCore:
+    return BrokerCore(BrokerConfig(data_dir=str(data_dir)), SystemClock())
 
 
 def test_a_second_broker_on_the_directory_fails_until_the_first_closes(tmp_path: Path) -> None:

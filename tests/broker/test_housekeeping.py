@@ -9,7 +9,7 @@ from pathlib import Path
 import trio
 import trio.testing
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.broker_configs import apply_properties
 from kemu.broker.config import BrokerConfig
 from kemu.broker.housekeeping import Housekeeping
@@ -109,7 +109,7 @@ def test_the_housekeeper_runs_no_round_for_work_a_connection_already_ran() -> No
     rounds: list[str] = []
 
     async def main() -> None:
-        broker = Broker(BrokerConfig(port=0), VirtualClock(1_000))
+        broker = BrokerCore(BrokerConfig(port=0), VirtualClock(1_000))
         housekeeping = broker.housekeeping
         async with trio.open_nursery() as nursery:
             await nursery.start(run_housekeeper, broker)
@@ -139,7 +139,7 @@ def test_the_housekeeper_runs_no_round_for_work_a_connection_already_ran() -> No
 def test_the_cleaner_rests_log_cleaner_backoff_ms_when_no_log_is_due(tmp_path: Path) -> None:
     config = BrokerConfig(data_dir=str(tmp_path))
     assert apply_properties(config, {"log.cleaner.backoff.ms": "250"}) == []
-    broker = Broker(config, VirtualClock(1_000))
+    broker = BrokerCore(config, VirtualClock(1_000))
     try:
         assert broker._run_cleaner(1_000) == 1_250
         broker.config.log_cleaner_backoff_ms = BrokerConfig().log_cleaner_backoff_ms

@@ -9,27 +9,27 @@ import pytest
 
 from kemu.admin.partitions import NewPartitions, PartitionsOutcome, create_partitions
 from kemu.admin.topics import NewTopic, create_topics
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.config import BrokerConfig
 from kemu.clock import VirtualClock
 from kemu.wire.errors import ErrorCode
 
 
 @pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Broker]:
-    created = Broker(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
+def broker(tmp_path: Path) -> Iterator[BrokerCore]:
+    created = BrokerCore(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
     create_topics(created, [NewTopic("t", 1, configs=[("max.message.bytes", "2000")])])
     yield created
     created.close()
 
 
-def partitions(broker: Broker, name: str = "t") -> int:
+def partitions(broker: BrokerCore, name: str = "t") -> int:
     found = broker.topics.get(name)
     assert found is not None
     return len(found.partitions)
 
 
-def test_grow_from_one_to_three(broker: Broker, tmp_path: Path) -> None:
+def test_grow_from_one_to_three(broker: BrokerCore, tmp_path: Path) -> None:
     assert create_partitions(broker, [NewPartitions("t", 3)], False) == [PartitionsOutcome("t")]
     topic = broker.topics.get("t")
     assert topic is not None
@@ -39,14 +39,14 @@ def test_grow_from_one_to_three(broker: Broker, tmp_path: Path) -> None:
     assert new_log is not None and new_log.log.config.max_message_bytes == 2000  # the topic's configs apply
     assert (tmp_path / "t-2").is_dir()
     broker.close()
-    reopened = Broker(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
+    reopened = BrokerCore(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
     try:
         assert partitions(reopened) == 3 and reopened.partition("t", 2) is not None
     finally:
         reopened.close()
 
 
-def test_manual_assignment_and_validate_only(broker: Broker) -> None:
+def test_manual_assignment_and_validate_only(broker: BrokerCore) -> None:
     assert create_partitions(broker, [NewPartitions("t", 2, [[1]])], True) == [PartitionsOutcome("t")]
     assert partitions(broker) == 1 and broker.partition("t", 1) is None
     assert create_partitions(broker, [NewPartitions("t", 2, [[1]])], False) == [PartitionsOutcome("t")]
@@ -68,12 +68,12 @@ def test_manual_assignment_and_validate_only(broker: Broker) -> None:
      "The manual partition assignment includes the broker 1 more than once."),
     (NewPartitions("t", 20_000), ErrorCode.UNKNOWN_SERVER_ERROR, None),
 ])
-def test_refusals(broker: Broker, wanted: NewPartitions, error: ErrorCode, message: str | None) -> None:
+def test_refusals(broker: BrokerCore, wanted: NewPartitions, error: ErrorCode, message: str | None) -> None:
     assert create_partitions(broker, [wanted], False) == [PartitionsOutcome(wanted.name, error, message)]
     assert partitions(broker) == 1
 
 
-def test_duplicates_answer_first_and_others_go_on(broker: Broker) -> None:
+def test_duplicates_answer_first_and_others_go_on(broker: BrokerCore) -> None:
     create_topics(broker, [NewTopic("u")])
     outcomes = create_partitions(broker, [NewPartitions("u", 2), NewPartitions("t", 4), NewPartitions("u", 3)], False)
     assert outcomes == [
@@ -83,13 +83,13 @@ def test_duplicates_answer_first_and_others_go_on(broker: Broker) -> None:
     assert (partitions(broker, "t"), partitions(broker, "u")) == (4, 1)
 
 
-def test_one_request_adds_at_most_ten_thousand(broker: Broker) -> None:
+def test_one_request_adds_at_most_ten_thousand(broker: BrokerCore) -> None:
     create_topics(broker, [NewTopic("u")])
     outcomes = create_partitions(broker, [NewPartitions("t", 6_000), NewPartitions("u", 6_000)], True)
     assert outcomes == [PartitionsOutcome("t"), PartitionsOutcome("u", ErrorCode.UNKNOWN_SERVER_ERROR)]
 
 
-def test_a_count_of_two_to_the_31_is_refused_before_any_partition_is_planned(broker: Broker) -> None:
+def test_a_count_of_two_to_the_31_is_refused_before_any_partition_is_planned(broker: BrokerCore) -> None:
     # CreatePartitions' count is the client's: the limit is checked before a replica list is built for each
     # requested partition (building 2^31 of them held the broker's thread and grew it without bound).
     create_topics(broker, [NewTopic("u")])

@@ -17,7 +17,7 @@ from kemu.admin.topics import (
     delete_logs,
     delete_topics,
 )
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.config import BrokerConfig
 from kemu.broker.errors import ApiError
 from kemu.broker.storage import TOPICS_FILE
@@ -28,13 +28,13 @@ ZERO = uuid.UUID(int=0)
 
 
 @pytest.fixture
-def broker() -> Iterator[Broker]:
-    created = Broker(BrokerConfig(), VirtualClock())
+def broker() -> Iterator[BrokerCore]:
+    created = BrokerCore(BrokerConfig(), VirtualClock())
     yield created
     created.close()
 
 
-def test_create_uses_broker_defaults(broker: Broker) -> None:
+def test_create_uses_broker_defaults(broker: BrokerCore) -> None:
     [outcome] = create_topics(broker, [NewTopic("t")])
     assert outcome.error == ErrorCode.NONE and outcome.message is None
     assert (outcome.num_partitions, outcome.replication_factor) == (1, 1)
@@ -44,13 +44,13 @@ def test_create_uses_broker_defaults(broker: Broker) -> None:
         (0, 1, 0, [1], [1])]
 
 
-def test_num_partitions_broker_config(broker: Broker) -> None:
+def test_num_partitions_broker_config(broker: BrokerCore) -> None:
     broker.config.num_partitions = 4
     [outcome] = create_topics(broker, [NewTopic("t", -1, -1)])
     assert outcome.num_partitions == 4
 
 
-def test_validate_only_creates_nothing(broker: Broker) -> None:
+def test_validate_only_creates_nothing(broker: BrokerCore) -> None:
     [outcome] = create_topics(broker, [NewTopic("t", 3, 1)], validate_only=True)
     assert outcome.error == ErrorCode.NONE and outcome.num_partitions == 3
     assert "t" not in broker.topics
@@ -86,21 +86,21 @@ def test_validate_only_creates_nothing(broker: Broker) -> None:
     (NewTopic("t", assignments=[(1, [1])]), ErrorCode.INVALID_REPLICA_ASSIGNMENT,
      "partitions should be a consecutive 0-based integer sequence"),
 ])
-def test_create_errors(broker: Broker, topic: NewTopic, code: ErrorCode, message: str) -> None:
+def test_create_errors(broker: BrokerCore, topic: NewTopic, code: ErrorCode, message: str) -> None:
     [outcome] = create_topics(broker, [topic])
     assert (outcome.error, outcome.message) == (code, message)
     assert outcome.topic_id == ZERO
     assert len(broker.topics) == 0
 
 
-def test_manual_assignment(broker: Broker) -> None:
+def test_manual_assignment(broker: BrokerCore) -> None:
     [outcome] = create_topics(broker, [NewTopic("t", assignments=[(1, [1]), (0, [1])])])
     assert outcome.error == ErrorCode.NONE and outcome.num_partitions == 2
     topic = broker.topics.get("t")
     assert topic is not None and [p.index for p in topic.partitions] == [0, 1]
 
 
-def test_already_exists_and_collisions(broker: Broker) -> None:
+def test_already_exists_and_collisions(broker: BrokerCore) -> None:
     create_topics(broker, [NewTopic("a.b")])
     outcomes = create_topics(broker, [NewTopic("a.b"), NewTopic("a_b")])
     assert [(o.error, o.message) for o in outcomes] == [
@@ -109,17 +109,17 @@ def test_already_exists_and_collisions(broker: Broker) -> None:
     ]
 
 
-def test_name_checks_come_before_config_checks(broker: Broker) -> None:
+def test_name_checks_come_before_config_checks(broker: BrokerCore) -> None:
     [outcome] = create_topics(broker, [NewTopic("bad name", configs=[("nope", "1")])])
     assert outcome.error == ErrorCode.INVALID_TOPIC_EXCEPTION
 
 
-def test_config_checks_come_before_partition_checks(broker: Broker) -> None:
+def test_config_checks_come_before_partition_checks(broker: BrokerCore) -> None:
     [outcome] = create_topics(broker, [NewTopic("t", 0, 1, configs=[("nope", "1")])])
     assert outcome.error == ErrorCode.INVALID_CONFIG
 
 
-def test_duplicates_and_cluster_metadata_are_invalid_requests_listed_last(broker: Broker) -> None:
+def test_duplicates_and_cluster_metadata_are_invalid_requests_listed_last(broker: BrokerCore) -> None:
     outcomes = create_topics(broker, [NewTopic("d"), NewTopic("__cluster_metadata"), NewTopic("ok"), NewTopic("d")])
     assert [(o.name, o.error, o.message) for o in outcomes] == [
         ("ok", ErrorCode.NONE, None),
@@ -130,7 +130,7 @@ def test_duplicates_and_cluster_metadata_are_invalid_requests_listed_last(broker
     assert [t.name for t in broker.topics] == ["ok"]
 
 
-def test_too_many_partitions_refuses_the_request(broker: Broker) -> None:
+def test_too_many_partitions_refuses_the_request(broker: BrokerCore) -> None:
     with pytest.raises(ApiError) as caught:
         create_topics(broker, [NewTopic("a", 6000, 1), NewTopic("b", 4001, 1)])
     assert caught.value.code == ErrorCode.POLICY_VIOLATION
@@ -138,7 +138,7 @@ def test_too_many_partitions_refuses_the_request(broker: Broker) -> None:
     assert len(broker.topics) == 0
 
 
-def test_configs_are_stored_and_echoed(broker: Broker) -> None:
+def test_configs_are_stored_and_echoed(broker: BrokerCore) -> None:
     [outcome] = create_topics(broker, [NewTopic("t", configs=[("cleanup.policy", "compact")])])
     topic = broker.topics.get("t")
     assert topic is not None and topic.configs == {"cleanup.policy": "compact"}
@@ -147,21 +147,21 @@ def test_configs_are_stored_and_echoed(broker: Broker) -> None:
     assert echoed["retention.ms"] == ("604800000", 5)
 
 
-def test_auto_creation_answers_leader_not_available_then_exists(broker: Broker) -> None:
+def test_auto_creation_answers_leader_not_available_then_exists(broker: BrokerCore) -> None:
     assert auto_create_topic(broker, "fresh") == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     assert "fresh" in broker.topics
     assert auto_create_topic(broker, "bad name") == ErrorCode.INVALID_TOPIC_EXCEPTION
     assert "bad name" not in broker.topics
 
 
-def test_internal_topics_are_auto_created_with_their_layout(broker: Broker) -> None:
+def test_internal_topics_are_auto_created_with_their_layout(broker: BrokerCore) -> None:
     auto_create_topic(broker, "__consumer_offsets")
     topic = broker.topics.get("__consumer_offsets")
     assert topic is not None and topic.is_internal and len(topic.partitions) == 50
     assert topic.configs["cleanup.policy"] == "compact"
 
 
-def delete(broker: Broker, names: list[str], by_state: list[tuple[str | None, uuid.UUID]],
+def delete(broker: BrokerCore, names: list[str], by_state: list[tuple[str | None, uuid.UUID]],
            version: int) -> list[DeleteOutcome]:
     """DeleteTopics as its handler runs it: the answers, then every removed topic's logs deleted and saved."""
     outcomes, removed = delete_topics(broker, names, by_state, version=version)
@@ -170,7 +170,7 @@ def delete(broker: Broker, names: list[str], by_state: list[tuple[str | None, uu
     return outcomes
 
 
-def test_deleting_many_topics_yields_between_slices_and_saves_once_at_the_end(broker: Broker) -> None:
+def test_deleting_many_topics_yields_between_slices_and_saves_once_at_the_end(broker: BrokerCore) -> None:
     create_topics(broker, [NewTopic(f"t{i}", 10) for i in range(40)])
     saved = (broker.data_dir / TOPICS_FILE).read_text()
     outcomes, removed = delete_topics(broker, [f"t{i}" for i in range(40)], [], version=5)
@@ -185,7 +185,7 @@ def test_deleting_many_topics_yields_between_slices_and_saves_once_at_the_end(br
     assert {o.error for o in outcomes} == {ErrorCode.NONE}
 
 
-def test_delete_by_name_and_unknowns(broker: Broker) -> None:
+def test_delete_by_name_and_unknowns(broker: BrokerCore) -> None:
     create_topics(broker, [NewTopic("t"), NewTopic("u")])
     t_id = broker.topics.get("t").topic_id  # type: ignore[union-attr]
     outcomes = delete(broker, ["t", "missing"], [], version=5)
@@ -194,7 +194,7 @@ def test_delete_by_name_and_unknowns(broker: Broker) -> None:
     assert [t.name for t in broker.topics] == ["u"]
 
 
-def test_delete_by_id(broker: Broker) -> None:
+def test_delete_by_id(broker: BrokerCore) -> None:
     create_topics(broker, [NewTopic("t")])
     t_id = broker.topics.get("t").topic_id  # type: ignore[union-attr]
     unknown = uuid.uuid4()
@@ -204,7 +204,7 @@ def test_delete_by_id(broker: Broker) -> None:
     assert len(broker.topics) == 0
 
 
-def test_delete_invalid_requests(broker: Broker) -> None:
+def test_delete_invalid_requests(broker: BrokerCore) -> None:
     create_topics(broker, [NewTopic("t"), NewTopic("u")])
     t_id = broker.topics.get("t").topic_id  # type: ignore[union-attr]
     u_id = broker.topics.get("u").topic_id  # type: ignore[union-attr]
@@ -219,7 +219,7 @@ def test_delete_invalid_requests(broker: Broker) -> None:
     assert {t.name for t in broker.topics} == {"t", "u"}
 
 
-def test_delete_disabled(broker: Broker) -> None:
+def test_delete_disabled(broker: BrokerCore) -> None:
     broker.config.delete_topic_enable = False
     with pytest.raises(ApiError) as old:
         delete(broker, ["t"], [], version=2)
@@ -229,7 +229,7 @@ def test_delete_disabled(broker: Broker) -> None:
     assert new.value.code == ErrorCode.TOPIC_DELETION_DISABLED
 
 
-def test_recreated_topic_gets_a_new_id(broker: Broker) -> None:
+def test_recreated_topic_gets_a_new_id(broker: BrokerCore) -> None:
     [first] = create_topics(broker, [NewTopic("t")])
     delete(broker, ["t"], [], version=6)
     [second] = create_topics(broker, [NewTopic("t")])

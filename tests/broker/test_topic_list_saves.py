@@ -13,7 +13,7 @@ from kemu.admin.configs import ConfigChange, OpType, ResourceChange, alter
 from kemu.admin.partitions import NewPartitions, plan_partitions
 from kemu.admin.topics import NewTopic, create_topics, plan_topics
 from kemu.broker import storage
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.storage import TOPICS_FILE
 
 from .test_creation import broker, make_broker
@@ -37,23 +37,23 @@ def encodings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-def whole(broker: Broker) -> str:
+def whole(broker: BrokerCore) -> str:
     """The document encoded at once, as the save of every topic did."""
     return json.dumps({"version": 1, "topics": [
         {"name": t.name, "id": str(t.topic_id), "configs": t.configs, "partitions": [p.saved() for p in t.partitions]}
         for t in broker.topics]}, sort_keys=True)
 
 
-def saved(broker: Broker) -> str:
+def saved(broker: BrokerCore) -> str:
     return (broker.data_dir / TOPICS_FILE).read_text()
 
 
-def set_retention(broker: Broker, name: str, value: str) -> None:
+def set_retention(broker: BrokerCore, name: str, value: str) -> None:
     alter(broker, [ResourceChange(RESOURCE_TOPIC, name, [ConfigChange("retention.ms", OpType.SET, value)])],
           validate_only=False, incremental=True)
 
 
-def test_a_save_encodes_only_the_topics_it_names(broker: Broker, encodings: list[str]) -> None:
+def test_a_save_encodes_only_the_topics_it_names(broker: BrokerCore, encodings: list[str]) -> None:
     create_topics(broker, [NewTopic(f"t{i}", 2, 1) for i in range(20)])
     encodings.clear()
     set_retention(broker, "t7", "5000")
@@ -66,7 +66,7 @@ def test_a_save_encodes_only_the_topics_it_names(broker: Broker, encodings: list
     assert encodings == [] and saved(broker) == whole(broker) and '"t3"' not in saved(broker)
 
 
-def test_every_change_leaves_the_bytes_of_one_whole_encoding(broker: Broker, tmp_path: Path) -> None:
+def test_every_change_leaves_the_bytes_of_one_whole_encoding(broker: BrokerCore, tmp_path: Path) -> None:
     create_topics(broker, [NewTopic(f"t{i}", 3, 1) for i in range(10)])
     set_retention(broker, "t1", "1234")
     [outcome], creation = plan_partitions(broker, [NewPartitions("t2", 5)], validate_only=False)
@@ -87,7 +87,7 @@ def test_every_change_leaves_the_bytes_of_one_whole_encoding(broker: Broker, tmp
         again.close()
 
 
-def test_a_creation_encodes_its_topics_in_its_steps_not_when_it_finishes(broker: Broker,
+def test_a_creation_encodes_its_topics_in_its_steps_not_when_it_finishes(broker: BrokerCore,
                                                                          encodings: list[str]) -> None:
     _, creation = plan_topics(broker, [NewTopic(f"n{i}", 1, 1) for i in range(300)])
     while not creation.step():
@@ -98,7 +98,7 @@ def test_a_creation_encodes_its_topics_in_its_steps_not_when_it_finishes(broker:
     assert encodings == [] and saved(broker) == whole(broker) and len(broker.topics) == 300
 
 
-def test_a_save_during_a_creation_leaves_its_topics_out_until_it_finishes(broker: Broker) -> None:
+def test_a_save_during_a_creation_leaves_its_topics_out_until_it_finishes(broker: BrokerCore) -> None:
     _, creation = plan_topics(broker, [NewTopic(f"n{i}", 1, 1) for i in range(300)])
     while not creation.step():
         pass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.config import BrokerConfig
 from kemu.clock import Clock
 from kemu.coordinators import Coordinators
@@ -17,7 +17,7 @@ class CoreNode:
     them: at once for a broker restarted on its data)."""
 
     def __init__(self, config: BrokerConfig, clock: Clock) -> None:
-        self.broker = Broker(config, clock)
+        self.broker = BrokerCore(config, clock)
         self.coordinators = Coordinators(self.broker)
 
     @property

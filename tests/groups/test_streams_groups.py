@@ -10,7 +10,7 @@ from kemu.clock import VirtualClock
 from kemu.groups import GroupConfig, GroupCoordinator, StreamsGroup
 from kemu.groups.log_records import decode, encode
 from kemu.groups.records import CoordinatorRecord
-from kemu.groups.streams_assignor import MemberSpec, SubtopologySpec, assign
+from kemu.groups.streams_assignor import StreamsMemberSpec, SubtopologySpec, assign
 from kemu.wire.errors import ErrorCode
 from tests.groups.helpers import START_MS, Topics, commit_request, ctx, uuid_counter
 
@@ -323,7 +323,7 @@ def test_the_records_replay_into_the_same_group() -> None:
 
 def test_the_sticky_assignor_keeps_tasks_where_they_were_and_places_standbys_elsewhere() -> None:
     subtopologies = {"0": SubtopologySpec(4, stateful=False), "1": SubtopologySpec(4, stateful=True)}
-    fresh = assign({"m1": MemberSpec("p1"), "m2": MemberSpec("p2")}, subtopologies, 1)
+    fresh = assign({"m1": StreamsMemberSpec("p1"), "m2": StreamsMemberSpec("p2")}, subtopologies, 1)
     for member in fresh.values():
         assert sum(len(ps) for ps in member.active_tasks.values()) == 4
         # A standby never where the same task is active.
@@ -331,8 +331,8 @@ def test_the_sticky_assignor_keeps_tasks_where_they_were_and_places_standbys_els
             assert not ps & member.active_tasks.get(sub, frozenset())
     assert sum(len(ps) for m in fresh.values() for ps in m.standby_tasks.values()) == 4
     # A third member: the first two keep what they can, the newcomer takes from both.
-    previous = {m: MemberSpec(f"p{m[1]}", a.active_tasks, a.standby_tasks) for m, a in fresh.items()}
-    again = assign({**previous, "m3": MemberSpec("p3")}, subtopologies, 0)
+    previous = {m: StreamsMemberSpec(f"p{m[1]}", a.active_tasks, a.standby_tasks) for m, a in fresh.items()}
+    again = assign({**previous, "m3": StreamsMemberSpec("p3")}, subtopologies, 0)
     for member_id in ("m1", "m2"):
         for sub, ps in again[member_id].active_tasks.items():
             assert ps <= fresh[member_id].active_tasks[sub]

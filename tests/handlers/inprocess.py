@@ -34,7 +34,7 @@ import trio
 import trio.from_thread
 import trio.lowlevel
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.config import BrokerConfig
 from kemu.clock import Clock, SystemClock
 from kemu.coordinators import Coordinators
@@ -63,7 +63,7 @@ class InProcessBroker(BrokerHarness):
         config = config or BrokerConfig(port=0)
         self.config = config
         self.port = config.port or ADVERTISED_PORT
-        self.broker = Broker(config, clock or SystemClock())
+        self.broker = BrokerCore(config, clock or SystemClock())
         self.broker.bound_port = self.port
         self.coordinators = Coordinators(self.broker)
         self.handlers = all_handlers() if handlers is None else handlers

@@ -10,7 +10,7 @@ import pytest
 import trio
 
 from kemu.admin.topics import NewTopic, TopicPlan, plan_topics
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.config import BrokerConfig
 from kemu.clock import VirtualClock
 from kemu.handlers import _pacing
@@ -23,7 +23,7 @@ def topics(count: int) -> list[NewTopic]:
 
 def test_other_tasks_run_between_the_slices_of_a_plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_pacing, "BUDGET_S", 0.0)  # every step yields, however quick this machine is
-    broker = Broker(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
+    broker = BrokerCore(BrokerConfig(data_dir=str(tmp_path)), VirtualClock())
     ticks = 0
     seen_at_steps: list[int] = []
     names: list[str] = []
@@ -60,8 +60,8 @@ def test_other_tasks_run_between_the_slices_of_a_plan(tmp_path: Path, monkeypatc
 
 def test_a_plan_in_slices_answers_as_one_plan(tmp_path: Path) -> None:
     wanted = [*topics(450), NewTopic("t-3", 1, 1, [], []), NewTopic("bad name!", 1, 1, [], [])]
-    one = plan_topics(Broker(BrokerConfig(data_dir=str(tmp_path / "a")), VirtualClock()), wanted, True)[0]
-    sliced = TopicPlan(Broker(BrokerConfig(data_dir=str(tmp_path / "b")), VirtualClock()), wanted, True)
+    one = plan_topics(BrokerCore(BrokerConfig(data_dir=str(tmp_path / "a")), VirtualClock()), wanted, True)[0]
+    sliced = TopicPlan(BrokerCore(BrokerConfig(data_dir=str(tmp_path / "b")), VirtualClock()), wanted, True)
     while not sliced.step():
         pass
     assert [(o.name, o.error, o.message) for o in sliced.result()[0]] == [(o.name, o.error, o.message) for o in one]

@@ -17,7 +17,7 @@ import trio
 import trio.from_thread
 import trio.lowlevel
 
-from kemu.broker.broker import Broker
+from kemu.broker.broker import BrokerCore
 from kemu.broker.config import BrokerConfig
 from kemu.clock import Clock, SystemClock
 from kemu.coordinators import Coordinators
@@ -33,7 +33,7 @@ class BrokerHarness(ABC):
     none): a broker core and its coordinators on a thread of their own, started by `with` and closed after."""
 
     config: BrokerConfig
-    broker: Broker
+    broker: BrokerCore
     port: int
     _thread: threading.Thread
     _ready: threading.Event
@@ -74,7 +74,7 @@ class BrokerThread(BrokerHarness):
     def __init__(self, config: BrokerConfig | None = None, handlers: Mapping[int, Handler] | None = None, *,
                  clock: Clock | None = None) -> None:
         self.config = config or BrokerConfig(port=0)
-        self.broker = Broker(self.config, clock or SystemClock())
+        self.broker = BrokerCore(self.config, clock or SystemClock())
         self.coordinators = Coordinators(self.broker)
         self.handlers = handlers
         self.port = 0

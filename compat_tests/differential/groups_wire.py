@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from compat_tests.differential.admin_requests import INCREMENTAL_ALTER_CONFIGS, RESOURCE_GROUP
 from compat_tests.differential.targets import Target
 from kemu.groups.subscription_bytes import encode_subscription
 from tests.server.kafka_socket import KafkaSocket
@@ -84,6 +85,18 @@ def topic_ids(target: Target, names: Iterable[str]) -> dict[str, uuid.UUID]:
                                              "allow_auto_topic_creation": False,
                                              "include_topic_authorized_operations": False})
     return {t["name"]: t["topic_id"] for t in metadata["topics"]}
+
+
+Change = tuple[str, "str | None", int]  # a group config's name, value and operation (0 SET, 1 DELETE, 2 APPEND)
+
+
+def incremental(target: Target, group: str, changes: list[Change], validate_only: bool = False) -> list[Any]:
+    """IncrementalAlterConfigs of one group's configs: its (error code, message)."""
+    body = target.request(INCREMENTAL_ALTER_CONFIGS, 1, {
+        "resources": [{"resource_type": RESOURCE_GROUP, "resource_name": group,
+                       "configs": [{"name": n, "value": v, "config_operation": op} for n, v, op in changes]}],
+        "validate_only": validate_only})
+    return [(r["error_code"], r["error_message"]) for r in body["responses"]]
 
 
 def ready_coordinator(target: Target, group_id: str) -> None:

@@ -14,14 +14,13 @@ import pytest
 
 from compat_tests.differential.admin_requests import RESOURCE_GROUP, describe_configs
 from compat_tests.differential.compare import check
-from compat_tests.differential.groups_wire import ready_coordinator
+from compat_tests.differential.groups_wire import Change, incremental, ready_coordinator
 from compat_tests.differential.targets import Pair, Target
 from kemu.broker.group_configs import GROUP_CONFIGS
 
 INCREMENTAL_ALTER_CONFIGS, ALTER_CONFIGS, LIST_CONFIG_RESOURCES, CONSUMER_GROUP_HEARTBEAT = 44, 33, 74, 68
 SET, DELETE, APPEND = 0, 1, 2
 GROUP_CONFIG_NAMES = sorted(GROUP_CONFIGS)
-Change = tuple[str, "str | None", int]
 
 
 _NAMED: list[str] = []
@@ -42,14 +41,6 @@ def _configs_removed_after(pair: Pair) -> Iterator[None]:
         for target in (pair.kafka, pair.kemu):
             incremental(target, group, [(name, None, DELETE) for name in GROUP_CONFIG_NAMES])
     _NAMED.clear()
-
-
-def incremental(target: Target, group: str, changes: list[Change], validate_only: bool = False) -> list[Any]:
-    body = target.request(INCREMENTAL_ALTER_CONFIGS, 1, {
-        "resources": [{"resource_type": RESOURCE_GROUP, "resource_name": group,
-                       "configs": [{"name": n, "value": v, "config_operation": op} for n, v, op in changes]}],
-        "validate_only": validate_only})
-    return [(r["error_code"], r["error_message"]) for r in body["responses"]]
 
 
 def described(target: Target, group: str, keys: list[str] | None = None, version: int = 4,

@@ -11,11 +11,11 @@ import time
 from typing import Any
 
 from compat_tests.differential.compare import check
-from compat_tests.differential.groups_wire import create_topics, ready_coordinator, unique, wait_for
+from compat_tests.differential.groups_wire import create_topics, incremental, ready_coordinator, unique, wait_for
 from compat_tests.differential.targets import Pair, Target
 
-STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE, METADATA, INCREMENTAL_ALTER_CONFIGS = 88, 89, 3, 44
-RESOURCE_GROUP, SET, DELETE = 32, 0, 1
+STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE, METADATA = 88, 89, 3
+SET, DELETE = 0, 1
 MISSING_INTERNAL_TOPICS = 3  # StreamsGroupHeartbeatResponse.Status
 # The group's streams.initial.rebalance.delay.ms, set on both before the join. Kafka's default of 3 s was too short
 # on a loaded CI machine: Kafka made the internal topics after the delay had run out, so it assigned the
@@ -64,12 +64,8 @@ def partition_counts(target: Target, names: list[str]) -> dict[str, int] | None:
 
 
 def group_delay(target: Target, app: str, operation: int) -> None:
-    body = target.request(INCREMENTAL_ALTER_CONFIGS, 1, {"resources": [{
-        "resource_type": RESOURCE_GROUP, "resource_name": app, "configs": [{
-            "name": "streams.initial.rebalance.delay.ms", "config_operation": operation,
-            "value": str(int(INITIAL_REBALANCE_DELAY_S * 1000)) if operation == SET else None}]}],
-        "validate_only": False})
-    assert [r["error_code"] for r in body["responses"]] == [0], body
+    value = str(int(INITIAL_REBALANCE_DELAY_S * 1000)) if operation == SET else None
+    assert incremental(target, app, [("streams.initial.rebalance.delay.ms", value, operation)]) == [(0, None)]
 
 
 def test_internal_topics_are_created_and_the_tasks_assigned(pair: Pair) -> None:

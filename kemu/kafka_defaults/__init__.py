@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from kemu.kafka_defaults.broker_keys import KAFKA_BROKER_KEYS
 
-__all__ = ["KAFKA_BROKER_KEYS", "OWN_KEYS", "bool_default", "int_default", "kafka_default", "kafka_dynamic",
+__all__ = ["KAFKA_BROKER_KEYS", "OWN_KEYS", "bool_default", "int_default", "kafka_default",
            "kafka_type", "int_setting", "str_default", "str_setting"]
 
 # Broker settings Kafka's DescribeConfigs does not list (kemu's own, the authorizer's, and one internal Kafka
@@ -34,11 +34,6 @@ def kafka_default(name: str) -> str | None:
 
 def kafka_type(name: str) -> str:
     return _BY_NAME[name][1]
-
-
-def kafka_dynamic(name: str) -> bool:
-    """Whether Kafka can change it at runtime (DynamicBrokerConfig)."""
-    return _BY_NAME[name][3]
 
 
 def int_default(name: str) -> int:

@@ -71,9 +71,15 @@ class GcPolicy:
             gc.freeze()  # the survivors, out of every later walk until a thaw
             self.froze = True
 
+    @property
+    def pending(self) -> bool:
+        """Something was frozen since the last thaw (a caller need not find out whether the server is quiet
+        before it is)."""
+        return self.froze and self.installed
+
     def settle(self, quiet: bool) -> bool:
         """Thaw if the server is quiet and something was frozen since the last thaw; True if it did."""
-        if not (quiet and self.froze and self.installed):
+        if not (quiet and self.pending):
             return False
         self.thaw()
         return True

@@ -132,5 +132,5 @@ class ServerLimits:
             now = trio.current_time()
             for connection in tuple(self.live):
                 connection.expire_if_idle(now, idle_s)
-            if not self.crowd.settle(now):
+            if not self.crowd.settle(now) and POLICY.pending:  # each connection looked at only then
                 POLICY.settle(all(c.quiet_for(now) >= QUIET_S for c in self.live))

@@ -88,6 +88,8 @@ class Quiet:
 
 
 class Settles:
+    pending = True  # something frozen since the last thaw: the sweep asks whether the server is quiet
+
     def __init__(self) -> None:
         self.calls: list[bool] = []
 

@@ -21,12 +21,14 @@ if TYPE_CHECKING:
 
 
 class Coordinators:
-    def __init__(self, broker: BrokerCore) -> None:
+    def __init__(self, broker: BrokerCore, *, crash_hook: CrashHook | None = None) -> None:
+        """`crash_hook` is the transaction coordinator's (`TxnService.crash_hook`), kept here until it is made:
+        a broker that never uses transactions never makes one (it writes its epoch file)."""
         self.broker = broker
         self._groups: GroupService | None = None
         self._txn: TxnService | None = None
         self._share: ShareFetchManager | None = None
-        self._crash_hook: CrashHook | None = None
+        self._crash_hook = crash_hook
         if len(broker.topics):
             _ = self.groups, self.txn
 
@@ -57,8 +59,7 @@ class Coordinators:
         if self._txn is None:
             from kemu.coordinators.txn_service import TxnService
 
-            self._txn = TxnService(self.broker)
-            self._txn.crash_hook = self._crash_hook
+            self._txn = TxnService(self.broker, self._crash_hook)
         return self._txn
 
     @property
@@ -72,14 +73,3 @@ class Coordinators:
         topics to recover)."""
         return self._txn is not None
 
-    @property
-    def crash_hook(self) -> CrashHook | None:
-        """The transaction coordinator's `crash_hook`, kept here until it is made: setting it does not make
-        the coordinator (which writes its epoch file) before anything needs it."""
-        return self._crash_hook
-
-    @crash_hook.setter
-    def crash_hook(self, hook: CrashHook | None) -> None:
-        self._crash_hook = hook
-        if self._txn is not None:
-            self._txn.crash_hook = hook

@@ -20,14 +20,16 @@ TransactionStateManager and TransactionMarkerChannelManager are:
   id answers CONCURRENT_TRANSACTIONS — the window `hold_markers` keeps open for tests (and the
   `KEMU_HOLD_TXN_MARKERS=1` environment variable from the start, so a `kemu serve` child can be stopped
   with a transaction still prepared). A request for the id that arrives before the writer has run has the
-  markers written first instead (`_complete_now`): they are due, and librdkafka would back off a whole
-  retry.backoff.ms on CONCURRENT_TRANSACTIONS.
+  markers written first instead (`_settle`, before the request reaches the coordinator): they are due, and
+  librdkafka would back off a whole retry.backoff.ms on CONCURRENT_TRANSACTIONS. Handlers therefore ask
+  this service (`init_producer_id`, `add_partitions`, `verify_partitions`, `end_transaction`), not the
+  coordinator, for anything that moves a transaction.
 - **Time.** "txn-timeouts" aborts transactions older than their timeout (with an epoch bump, fencing the
   stalled producer) and expires idle transactional ids; "producer-id-expiration" drops idle producers'
   state from every partition every `producer.id.expiration.check.interval.ms`.
-- **Crash points.** `crash_hook`, off by default, is called where a test may stop the broker dead inside the
-  two-phase commit (`CrashPoint`); a hook that stops it raises, so nothing after that point is written, and
-  the recovery on the next start is what finishes the transaction.
+- **Crash points.** `crash_hook`, given at construction and off by default, is called where a test may stop
+  the broker dead inside the two-phase commit (`CrashPoint`); a hook that stops it raises, so nothing after
+  that point is written, and the recovery on the next start is what finishes the transaction.
 - **Verification.** `verify_produce(...)` is the KIP-890 check a transactional Produce makes before it
   opens a transaction on a partition: up to v11 a check that the client added it
   (`transaction.partition.verification.enable`), from v12 (transactions version 2) the adding itself, which
@@ -56,10 +58,10 @@ from kemu.broker.topic_names import TRANSACTION_STATE_TOPIC
 from kemu.coordinators.crash_points import CrashHook, CrashPoint
 from kemu.coordinators.journal import InternalTopicJournal, txn_write_error
 from kemu.log import AppendOrigin, LogError
-from kemu.txn.coordinator import MarkerJob, TransactionCoordinator, TxnConfig
+from kemu.txn.coordinator import EndTxnResult, InitResult, MarkerJob, TransactionCoordinator, TxnConfig
 from kemu.txn.producer_ids import ProducerIdAllocator
 from kemu.txn.producer_state import ProducerStateError
-from kemu.txn.state import TV_0, TV_1, TV_2, TopicPartition
+from kemu.txn.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TV_0, TV_1, TV_2, TopicPartition, TxnMetadata
 from kemu.wire.coordinator_records import (
     CoordinatorRecordError,
     UnknownRecordType,
@@ -92,7 +94,7 @@ _FENCED = (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_F
 
 
 class TxnService:
-    def __init__(self, broker: BrokerCore) -> None:
+    def __init__(self, broker: BrokerCore, crash_hook: CrashHook | None = None) -> None:
         self.broker = broker
         self.settings = broker.config
         self.journal = InternalTopicJournal(broker, TRANSACTION_STATE_TOPIC,
@@ -105,17 +107,15 @@ class TxnService:
                       id_expiration_ms=self.settings.transactional_id_expiration_ms,
                       transaction_version=broker.features.transaction_version),
             coordinator_epoch=self._next_coordinator_epoch(),
+            shell=self,
         )
         self._hold_markers = os.environ.get(HOLD_MARKERS_ENV, "").strip().lower() in {"1", "true", "yes"}
         # Partitions of a queued job still to be written, by transactional id (a retry writes only these).
         self._unwritten: dict[str, set[TopicPartition]] = {}
-        self.crash_hook: CrashHook | None = None
+        self.crash_hook = crash_hook
         # Set once a crash hook stopped the marker writer: nothing after that point is written, whoever runs
         # the writer next (the housekeeper and the connections that answered a request may both).
         self._stopped_dead = False
-        self.coordinator.on_markers_queued = self._markers_queued
-        self.coordinator.complete_pending = self._complete_now
-        self.coordinator.on_change = self.changed
         broker.features.listeners.append(self._features_changed)
         self._load()
         housekeeping = broker.housekeeping
@@ -139,8 +139,39 @@ class TxnService:
         if not hold:
             self.broker.housekeeping.wake(MARKERS_TASK)
 
-    # ---- after each coordinator operation ---------------------------------------------------------------
-    def changed(self, deadline_ms: int | None) -> None:
+    # ---- the requests that move a transaction -----------------------------------------------------------
+    def init_producer_id(self, transactional_id: str | None, timeout_ms: int,
+                         expected_producer_id: int = NO_PRODUCER_ID,
+                         expected_epoch: int = NO_PRODUCER_EPOCH) -> InitResult:
+        if transactional_id is not None:
+            self._settle(transactional_id)
+        return self.coordinator.init_producer_id(transactional_id, timeout_ms, expected_producer_id, expected_epoch)
+
+    def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
+                       partitions: Iterable[TopicPartition], client_version: int = TV_0) -> ErrorCode:
+        self._settle(transactional_id)
+        return self.coordinator.add_partitions(transactional_id, producer_id, epoch, partitions, client_version)
+
+    def verify_partitions(self, transactional_id: str, producer_id: int, epoch: int,
+                          partitions: Iterable[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
+        self._settle(transactional_id)
+        return self.coordinator.verify_partitions(transactional_id, producer_id, epoch, partitions)
+
+    def end_transaction(self, transactional_id: str, producer_id: int, epoch: int, commit: bool,
+                        client_version: int = TV_0) -> EndTxnResult:
+        self._settle(transactional_id)
+        return self.coordinator.end_transaction(transactional_id, producer_id, epoch, commit, client_version)
+
+    def describe(self, transactional_id: str) -> TxnMetadata | None:
+        """DescribeTransactions sees a completing transaction as completing: nothing is settled first."""
+        return self.coordinator.describe(transactional_id)
+
+    def list_transactions(self, states: Iterable[str] = (), producer_ids: Iterable[int] = (),
+                          duration_filter_ms: int = -1) -> list[TxnMetadata]:
+        return self.coordinator.list(states, producer_ids, duration_filter_ms)
+
+    # ---- what the coordinator tells its shell (kemu.txn.coordinator.TxnShell) ---------------------------
+    def deadline_changed(self, deadline_ms: int | None) -> None:
         """A transaction started (a new timeout) or moved on (the coordinator calls this): make sure the timer
         runs by its deadline. Most changes need nothing, the timer being due earlier already."""
         if deadline_ms is not None:
@@ -225,7 +256,7 @@ class TxnService:
         self.coordinator.replay(decoded.fields["transactional_id"], fields)
 
     # ---- markers ----------------------------------------------------------------------------------------
-    def _markers_queued(self, job: MarkerJob) -> None:
+    def markers_queued(self, job: MarkerJob) -> None:
         self._unwritten[job.transactional_id] = set(job.partitions)
         self.broker.housekeeping.wake(MARKERS_TASK)
 
@@ -237,7 +268,7 @@ class TxnService:
             retry = not self._complete(job) or retry
         return now_ms + _MARKER_RETRY_MS if retry else None
 
-    def _complete_now(self, transactional_id: str) -> None:
+    def _settle(self, transactional_id: str) -> None:
         """A request for `transactional_id` came while its markers were queued but not yet written (the
         marker writer runs right after EndTxn's response; a client quick enough, or a busy machine, gets
         there first): write them now and complete the transaction, instead of answering
@@ -341,7 +372,7 @@ class TxnService:
         elif not self.settings.transaction_partition_verification_enable:
             return ErrorCode.NONE, None
         else:
-            error = self.coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, [tp])[tp]
+            error = self.verify_partitions(transactional_id, producer_id, producer_epoch, [tp])[tp]
         if error is ErrorCode.NONE:
             return error, None
         code, message = produce_verification_error(error, produce_version >= _PRODUCE_TRANSACTION_ABORTABLE_VERSION,
@@ -355,8 +386,8 @@ class TxnService:
         partition's leader, verify_only false: the coordinator takes it as transaction version 2). A failed
         journal write is its coordinator error."""
         try:
-            return self.coordinator.add_partitions(transactional_id, producer_id, producer_epoch, [partition],
-                                                   client_version=TV_2)
+            return self.add_partitions(transactional_id, producer_id, producer_epoch, [partition],
+                                       client_version=TV_2)
         except ApiError as failed:
             return failed.code
 

@@ -5,22 +5,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
 
 from kemu.clock import Clock
 from kemu.groups.config import GroupConfig
 from kemu.groups.offsets import OffsetStore
 from kemu.groups.records import CoordinatorRecord, Journal
+from kemu.groups.replay import Group, Replayer
 from kemu.groups.timers import TimerCallback, Timers
 from kemu.groups.topics import TopicSource, TopicsView
-
-if TYPE_CHECKING:
-    from kemu.groups.classic_group import ClassicGroup
-    from kemu.groups.consumer_group import ConsumerGroup
-    from kemu.groups.share_group import ShareGroup
-    from kemu.groups.streams_group import StreamsGroup
-
-Group = Union["ClassicGroup", "ConsumerGroup", "ShareGroup", "StreamsGroup"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +42,8 @@ class CoordinatorState:
         self.timers = Timers()
         self.groups: dict[str, Group] = {}
         self.offsets = OffsetStore()
-        self.replay: Callable[[CoordinatorRecord], None] = lambda record: None
+        # Records are applied as they are journaled, and as the coordinator reads them back at start-up.
+        self.replay = Replayer(self.groups, self.offsets, clock).replay
 
     def now_ms(self) -> int:
         """Wall-clock time: what commit timestamps and state timestamps record."""

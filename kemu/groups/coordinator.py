@@ -12,12 +12,12 @@ from kemu.groups.classic_group import ClassicGroup
 from kemu.groups.classic_manager import ClassicGroupManager
 from kemu.groups.config import GroupConfig
 from kemu.groups.consumer_manager import ConsumerGroupManager
-from kemu.groups.context import CoordinatorState, Group, GroupRequestContext
+from kemu.groups.context import CoordinatorState, GroupRequestContext
 from kemu.groups.offset_ops import CommitOffset, OffsetOps
 from kemu.groups.offsets import OffsetAndMetadata
 from kemu.groups.pending import Pending
 from kemu.groups.records import CoordinatorRecord, Journal, discard
-from kemu.groups.replay import Replayer
+from kemu.groups.replay import Group
 from kemu.groups.share_group import ShareGroup
 from kemu.groups.share_manager import ShareGroupManager, no_listener
 from kemu.groups.share_offsets import AlteredOffsets, DeletedOffsets, alter_offsets, delete_offsets
@@ -49,8 +49,6 @@ class GroupCoordinator:
         False; whoever holds that member's share-partition state (acquired records) releases it then. It
         must not call back into the coordinator's request methods. The default does nothing."""
         self._state = CoordinatorState(clock, config or GroupConfig(), journal, topics, new_uuid)
-        self._replayer = Replayer(self._state)
-        self._state.replay = self._replayer.replay
         self._classic = ClassicGroupManager(self._state)
         self._consumer = ConsumerGroupManager(self._state)
         self._share = ShareGroupManager(self._state, on_share_member_left)
@@ -191,7 +189,7 @@ class GroupCoordinator:
     # ---- persistence ------------------------------------------------------------------------------
     def replay(self, record: CoordinatorRecord) -> None:
         """Apply one journaled record (start-up). Transaction markers go to `complete_txn`."""
-        self._replayer.replay(record)
+        self._state.replay(record)
 
     def loaded(self) -> None:
         """After the last record is replayed: start the session timers of the members found."""

@@ -15,10 +15,11 @@ from typing import Any
 
 from kemu.groups.classic_group import ClassicGroup
 from kemu.groups.consumer_group import ConsumerGroup
-from kemu.groups.context import CoordinatorState, Group, GroupRequestContext
+from kemu.groups.context import CoordinatorState, GroupRequestContext
 from kemu.groups.errors import GroupError
 from kemu.groups.offsets import NO_LEADER_EPOCH, NO_OFFSET, NO_TIMESTAMP, NO_TOPIC_ID, OffsetAndMetadata
 from kemu.groups.records import CoordinatorRecord, RecordType, offset_commit_key
+from kemu.groups.replay import Group
 from kemu.groups.share_group import ShareGroup
 from kemu.groups.streams_group import StreamsGroup
 from kemu.groups.topics import TopicsView

@@ -9,18 +9,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from kemu.clock import Clock
 from kemu.groups.classic_group import ClassicGroup, ClassicGroupState, ClassicMember
 from kemu.groups.consumer_group import ConsumerGroup
-from kemu.groups.context import CoordinatorState
-from kemu.groups.offsets import OffsetAndMetadata
+from kemu.groups.offsets import OffsetAndMetadata, OffsetStore
 from kemu.groups.records import CoordinatorRecord, RecordType
 from kemu.groups.share_group import ShareGroup
 from kemu.groups.streams_group import StreamsGroup
 
+Group = ClassicGroup | ConsumerGroup | ShareGroup | StreamsGroup
+
 
 class Replayer:
-    def __init__(self, state: CoordinatorState) -> None:
-        self.state = state
+    """Applies records to the groups and offsets of a `CoordinatorState`, which makes one of these for itself:
+    its own records as it journals them, and the ones the coordinator reads back at start-up."""
+
+    def __init__(self, groups: dict[str, Group], offsets: OffsetStore, clock: Clock) -> None:
+        self.groups = groups
+        self.offsets = offsets
+        self.clock = clock
 
     def replay(self, record: CoordinatorRecord) -> None:
         kind = record.type
@@ -40,16 +47,16 @@ class Replayer:
     # ---- offsets ----------------------------------------------------------------------------------
     def _offset_commit(self, record: CoordinatorRecord) -> None:
         group_id, topic, partition = record.key["group"], record.key["topic"], record.key["partition"]
-        offsets = self.state.offsets
+        offsets = self.offsets
         if record.value is None:
             if record.is_transactional:
                 offsets.unstage(record.producer_id, group_id, topic, partition)
             else:
                 offsets.remove(group_id, topic, partition)
             return
-        if group_id not in self.state.groups:
+        if group_id not in self.groups:
             # Offsets without a group record belong to a simple group (committed outside group management).
-            self.state.groups[group_id] = ClassicGroup(group_id, self.state.now_ms())
+            self.groups[group_id] = ClassicGroup(group_id, self.clock.now_ms())
         offset = OffsetAndMetadata.from_value(record.value, offsets.next_seq())
         if record.is_transactional:
             offsets.stage(record.producer_id, group_id, topic, partition, offset)
@@ -58,10 +65,10 @@ class Replayer:
 
     # ---- classic groups ---------------------------------------------------------------------------
     def _group_metadata(self, group_id: str, value: dict[str, Any] | None) -> None:
-        existing = self.state.groups.get(group_id)
+        existing = self.groups.get(group_id)
         if value is None:
             if isinstance(existing, ClassicGroup):
-                del self.state.groups[group_id]
+                del self.groups[group_id]
                 existing.state = ClassicGroupState.DEAD
             return
         members = value.get("members") or []
@@ -90,13 +97,13 @@ class Replayer:
         group.leader_id = value.get("leader")
         group.protocol_type = value.get("protocol_type") or None
         group.subscribed_topics = group.compute_subscribed_topics()
-        self.state.groups[group_id] = group
+        self.groups[group_id] = group
 
     # ---- consumer groups --------------------------------------------------------------------------
     def _consumer_group(self, record: CoordinatorRecord) -> None:
         group_id = record.key["group_id"]
         value = record.value
-        group = self.state.groups.get(group_id)
+        group = self.groups.get(group_id)
         if not isinstance(group, ConsumerGroup):
             if value is None:
                 return
@@ -104,14 +111,14 @@ class Replayer:
                 raise AssertionError(f"consumer group record for {group.group_type} group {group_id}")
             # A simple group only held offsets; the consumer group takes its place.
             group = ConsumerGroup(group_id)
-            self.state.groups[group_id] = group
+            self.groups[group_id] = group
 
         kind = record.type
         if kind == RecordType.CONSUMER_GROUP_METADATA:
             if value is None:
                 if group.members:
                     raise AssertionError(f"consumer group {group_id} deleted with members")
-                del self.state.groups[group_id]
+                del self.groups[group_id]
             else:
                 group.group_epoch = value["epoch"]
         elif kind == RecordType.CONSUMER_GROUP_PARTITION_METADATA:
@@ -129,7 +136,7 @@ class Replayer:
     def _share_group(self, record: CoordinatorRecord) -> None:
         group_id = record.key["group_id"]
         value = record.value
-        group = self.state.groups.get(group_id)
+        group = self.groups.get(group_id)
         if not isinstance(group, ShareGroup):
             if value is None:
                 return
@@ -137,14 +144,14 @@ class Replayer:
                 # Kafka's getOrMaybeCreatePersistedShareGroup: no other group ever becomes a share group.
                 raise AssertionError(f"share group record for {group.group_type} group {group_id}")
             group = ShareGroup(group_id)
-            self.state.groups[group_id] = group
+            self.groups[group_id] = group
 
         kind = record.type
         if kind == RecordType.SHARE_GROUP_METADATA:
             if value is None:
                 if group.members:
                     raise AssertionError(f"share group {group_id} deleted with members")
-                del self.state.groups[group_id]
+                del self.groups[group_id]
             else:
                 group.group_epoch = value["epoch"]
                 group.metadata_hash = value.get("metadata_hash", 0)
@@ -163,7 +170,7 @@ class Replayer:
     def _streams_group(self, record: CoordinatorRecord) -> None:
         group_id = record.key["group_id"]
         value = record.value
-        group = self.state.groups.get(group_id)
+        group = self.groups.get(group_id)
         if not isinstance(group, StreamsGroup):
             if value is None:
                 return
@@ -171,14 +178,14 @@ class Replayer:
                 # Kafka's getOrMaybeCreatePersistedStreamsGroup: only a group that held offsets gives way.
                 raise AssertionError(f"streams group record for {group.group_type} group {group_id}")
             group = StreamsGroup(group_id)
-            self.state.groups[group_id] = group
+            self.groups[group_id] = group
 
         kind = record.type
         if kind == RecordType.STREAMS_GROUP_METADATA:
             if value is None:
                 if group.members:
                     raise AssertionError(f"streams group {group_id} deleted with members")
-                del self.state.groups[group_id]
+                del self.groups[group_id]
             else:
                 group.apply_metadata(value)
         elif kind == RecordType.STREAMS_GROUP_TOPOLOGY:

@@ -46,7 +46,7 @@ async def handle(ctx: RequestContext, request: Incoming[InitProducerIdRequest]) 
         error = ctx.txn.coordinator_error(transactional_id, ctx.node_id)
         if error is not ErrorCode.NONE:
             return {"error_code": error, "producer_id": -1, "producer_epoch": -1}
-    result = ctx.txn.coordinator.init_producer_id(body["transactional_id"], body["transaction_timeout_ms"],
+    result = ctx.txn.init_producer_id(body["transactional_id"], body["transaction_timeout_ms"],
                                                          producer_id, producer_epoch)
     return {"error_code": fenced_for_version(result.error, request.version, FIRST_FENCED_VERSION),
             "producer_id": result.producer_id, "producer_epoch": result.producer_epoch}

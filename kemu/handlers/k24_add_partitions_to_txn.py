@@ -68,7 +68,7 @@ def _one(ctx: RequestContext, version: int, transactional_id: str, producer_id: 
     missing = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp[0] not in writable else
                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for tp in partitions
                if tp[0] not in writable or ctx.broker.partition(*tp) is None}
-    coordinator = ctx.txn.coordinator
+    service = ctx.txn
     not_here: ErrorCode = ctx.txn.coordinator_error(transactional_id, ctx.node_id)
     errors: dict[TopicPartition, ErrorCode]
     if missing:
@@ -76,10 +76,10 @@ def _one(ctx: RequestContext, version: int, transactional_id: str, producer_id: 
     elif not_here is not ErrorCode.NONE:
         errors = {tp: not_here for tp in partitions}
     elif verify_only:
-        errors = coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
+        errors = service.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
     else:
-        error = coordinator.add_partitions(transactional_id, producer_id, producer_epoch, partitions,
-                                           client_version=TV_2 if version >= FIRST_BATCHED_VERSION else TV_0)
+        error = service.add_partitions(transactional_id, producer_id, producer_epoch, partitions,
+                                       client_version=TV_2 if version >= FIRST_BATCHED_VERSION else TV_0)
         error = fenced_for_version(error, version, FIRST_FENCED_VERSION)
         errors = {tp: error for tp in partitions}
     return topic_results(errors)

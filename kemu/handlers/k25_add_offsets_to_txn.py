@@ -34,7 +34,7 @@ async def handle(ctx: RequestContext, request: Incoming[AddOffsetsToTxnRequest])
     if not_here is not ErrorCode.NONE:
         return {"error_code": not_here}
     offsets_partition = (GROUP_METADATA_TOPIC, ctx.groups.partition_of(body["group_id"]))
-    error = ctx.txn.coordinator.add_partitions(body["transactional_id"], body["producer_id"],
+    error = ctx.txn.add_partitions(body["transactional_id"], body["producer_id"],
                                                       body["producer_epoch"], [offsets_partition])
     return {"error_code": fenced_for_version(error, request.version, FIRST_FENCED_VERSION)}
 

@@ -44,7 +44,7 @@ async def handle(ctx: RequestContext, request: Incoming[EndTxnRequest]) -> EndTx
     not_here = ctx.txn.coordinator_error(body["transactional_id"], ctx.node_id)
     if not_here is not ErrorCode.NONE:
         return {"error_code": not_here}
-    result = ctx.txn.coordinator.end_transaction(
+    result = ctx.txn.end_transaction(
         body["transactional_id"], body["producer_id"], body["producer_epoch"], commit=body["committed"],
         client_version=TV_2 if request.version >= FIRST_TV2_VERSION else TV_0)
     return {"error_code": fenced_for_version(result.error, request.version, FIRST_FENCED_VERSION),

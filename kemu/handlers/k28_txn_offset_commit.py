@@ -65,7 +65,7 @@ def _verify(ctx: RequestContext, body: dict[str, Any], version: int) -> ErrorCod
         error = ctx.txn.add_implicitly(body["transactional_id"], body["producer_id"], body["producer_epoch"],
                                        partition)
         return ErrorCode.INVALID_PRODUCER_EPOCH if error is ErrorCode.PRODUCER_FENCED else error
-    error = ctx.txn.coordinator.verify_partitions(body["transactional_id"], body["producer_id"],
+    error = ctx.txn.verify_partitions(body["transactional_id"], body["producer_id"],
                                                          body["producer_epoch"], [partition])[partition]
     if error is ErrorCode.PRODUCER_FENCED:
         return ErrorCode.INVALID_PRODUCER_EPOCH

@@ -27,7 +27,7 @@ KEY = 65
 
 
 async def handle(ctx: RequestContext, request: Incoming[DescribeTransactionsRequest]) -> DescribeTransactionsResponse:
-    coordinator = ctx.txn.coordinator
+    service = ctx.txn
     states: list[DescribeTransactionsResponseTransactionStates] = []
     for transactional_id in request.body["transactional_ids"]:
         if not transactional_id:
@@ -40,7 +40,7 @@ async def handle(ctx: RequestContext, request: Incoming[DescribeTransactionsRequ
         if not_here is not ErrorCode.NONE:
             states.append(_error(transactional_id, not_here))
             continue
-        txn = coordinator.describe(transactional_id)
+        txn = service.describe(transactional_id)
         if txn is None:
             states.append(_error(transactional_id, ErrorCode.TRANSACTIONAL_ID_NOT_FOUND))
             continue

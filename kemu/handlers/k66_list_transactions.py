@@ -34,7 +34,7 @@ async def handle(ctx: RequestContext, request: Incoming[ListTransactionsRequest]
     if wanted and pattern is None:
         # TransactionStateManager throws InvalidRegularExpression; KafkaApis answers with getErrorResponse.
         return cast("ListTransactionsResponse", error_response(request, ErrorCode.INVALID_REGULAR_EXPRESSION, None))
-    found = [txn for txn in ctx.txn.coordinator.list(states, body["producer_id_filters"], body["duration_filter"])
+    found = [txn for txn in ctx.txn.list_transactions(states, body["producer_id_filters"], body["duration_filter"])
              if (pattern is None or pattern.fullmatch(txn.transactional_id))
              and authz.allowed(ctx, authz.DESCRIBE, authz.TRANSACTIONAL_ID, txn.transactional_id)]
     return {

@@ -122,8 +122,7 @@ class Broker:
                  observe: bool = True, loop: BrokerLoop | None = None) -> None:
         if brokers < 1:
             raise ValueError("brokers must be at least 1")
-        self.clock = TestClock(frozen=virtual_clock)
-        self.clock.settle = self._settle
+        self.clock = TestClock(frozen=virtual_clock, settle=self._settle)
         self._virtual_clock = virtual_clock
         # A cluster's internal topics are replicated as a Kafka cluster of that size has them.
         self._settings = cluster_settings(config or {}, brokers)
@@ -177,8 +176,8 @@ class Broker:
             node.port = self._node_ports.get(node.node_id)
         if self._checker is not None:
             self._checker.attach(self.core)
-        self.coordinators = Coordinators(self.core)
-        self._served = ServedCore(self.core, self.coordinators)
+        self._coordinators = Coordinators(self.core, crash_hook=self._crash_point)
+        self._served = ServedCore(self.core, self._coordinators)
         ready = threading.Event()
         self._done = done = threading.Event()
         self._error = None
@@ -292,11 +291,10 @@ class Broker:
         spare.core.config.advertised_port = old.config.advertised_port
         if self._virtual_clock:
             spare.clock.freeze()  # made running, so that virtual time starts now rather than when it was made
-        spare.clock.settle = self._settle
 
         def swap() -> None:
             assert self._served is not None and self._nursery is not None
-            self.core, self.coordinators, self.clock = spare.core, spare.coordinators, spare.clock
+            self.core, self._coordinators, self.clock = spare.core, spare.coordinators, spare.clock
             if self._checker is not None:
                 self._checker.clear()
                 self._checker.attach(spare.core)
@@ -316,9 +314,9 @@ class Broker:
         data_dir = Path(tempfile.mkdtemp(prefix="kemu-test-", dir=data_root()))
         config = self._config(data_dir)
         cluster_id = meta_properties.load_or_format(data_dir, config.node_id, self.core.cluster_id)
-        clock = TestClock()
+        clock = TestClock(settle=self._settle)
         core = BrokerCore(config, clock, cluster_id)
-        coordinators = Coordinators(core)
+        coordinators = Coordinators(core, crash_hook=self._crash_point)
         # Otherwise made on the broker's thread by the first request (or handle call) that needs them.
         _ = coordinators.groups, coordinators.txn
         return _Spare(core, coordinators, clock, data_dir)
@@ -369,13 +367,6 @@ class Broker:
             # for it from its own thread finds it made, as it did when every start made it.
             self.call(lambda: coordinators.txn)
         return coordinators
-
-    @coordinators.setter
-    def coordinators(self, coordinators: Coordinators) -> None:
-        # Every core the handle serves (started, restarted or reset) reaches the crash points: its transaction
-        # coordinator gets the hook when it is made, so a test that never uses transactions never makes one.
-        coordinators.crash_hook = self._crash_point
-        self._coordinators = coordinators
 
     @property
     def crashed(self) -> bool:

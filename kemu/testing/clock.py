@@ -20,7 +20,8 @@ class TestClock:
 
     __test__ = False  # not a pytest test class, despite the name
 
-    def __init__(self, *, frozen: bool = False, start_ms: int | None = None) -> None:
+    def __init__(self, *, frozen: bool = False, start_ms: int | None = None,
+                 settle: Callable[[], None] | None = None) -> None:
         self._lock = threading.Lock()
         wall, mono = time.time_ns() // 1_000_000, time.monotonic_ns() // 1_000_000
         # While running, a reading is the machine's plus an offset; while frozen, the stored reading.
@@ -30,9 +31,9 @@ class TestClock:
         if frozen:
             self._frozen_at = (wall + self._wall_offset, mono)
         self._listeners: list[ClockListener] = []
-        # Set by the broker's handle: runs, before advance() returns, what the jump made due. Listeners only
+        # The broker's handle gives it: runs, before advance() returns, what the jump made due. Listeners only
         # wake the housekeeper, which would fire it a moment later; a test asserts right after advancing.
-        self.settle: Callable[[], None] | None = None
+        self._settle = settle
 
     # ---- kemu.clock.Clock ------------------------------------------------------------------------------
     # Readings take no lock: the core reads the clock many times per request, and a reading racing a change
@@ -68,8 +69,8 @@ class TestClock:
                 self._wall_offset += ms
                 self._mono_offset += ms
         self._notify()
-        if self.settle is not None:
-            self.settle()
+        if self._settle is not None:
+            self._settle()
 
     def freeze(self) -> None:
         with self._lock:

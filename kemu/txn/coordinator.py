@@ -4,9 +4,10 @@ Every state change is journaled first (to `__transaction_state`, through the inj
 after, so replaying the journal rebuilds exactly this state. Writing the COMMIT/ABORT markers is the
 shell's job: entering PrepareCommit/PrepareAbort queues a `MarkerJob`; the shell writes the markers to each
 partition and calls `markers_written`, which completes the transaction. Between the two, the transactional
-id answers CONCURRENT_TRANSACTIONS — the same two-phase window Kafka has, which tests can observe; a request
-that finds the markers queued first asks the shell to write them (`complete_pending`), which it does when
-nothing holds them.
+id answers CONCURRENT_TRANSACTIONS — the same two-phase window Kafka has, which tests can observe. The shell
+writes an id's queued markers before it hands the coordinator a request for that id, when nothing holds them
+(`TxnService`), so the coordinator never calls its shell back in the middle of a request: what it tells the
+shell (a job queued, a deadline moved) goes to the `TxnShell` it is born with.
 
 Transaction version 2 (KIP-890 part 2) is chosen per request, as Kafka chooses it: EndTxn v5+, and the
 partitions Produce v12+ / TxnOffsetCommit v5+ add, come from a TV2 client (`client_version` TV_2), the
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kemu.clock import Clock
 from kemu.kafka_defaults import int_default
@@ -86,6 +87,29 @@ class MarkerJob:
     transaction_version: int = TV_0
 
 
+class TxnShell(Protocol):
+    """What the coordinator tells its shell, which it is given at construction."""
+
+    def markers_queued(self, job: MarkerJob) -> None:
+        """A job was queued: the shell's marker writer has work."""
+
+    def deadline_changed(self, deadline_ms: int | None) -> None:
+        """A transaction changed; its deadline (`deadline_of`) is when `tick` must run by."""
+
+
+class Unobserved:
+    """The shell of a coordinator nothing drives but its caller (the unit tests): told nothing."""
+
+    def markers_queued(self, job: MarkerJob) -> None:
+        pass
+
+    def deadline_changed(self, deadline_ms: int | None) -> None:
+        pass
+
+
+UNOBSERVED = Unobserved()
+
+
 class TransactionCoordinator:
     def __init__(
         self,
@@ -94,22 +118,17 @@ class TransactionCoordinator:
         journal: Journal,
         config: TxnConfig = TxnConfig(),
         coordinator_epoch: int = 0,
+        *,
+        shell: TxnShell = UNOBSERVED,
     ) -> None:
         self.clock = clock
+        self.shell = shell
         self.producer_ids = producer_ids
         self.journal = journal
         self.config = config
         self.coordinator_epoch = coordinator_epoch
         self.txns: dict[str, TxnMetadata] = {}
         self.pending_markers: dict[str, MarkerJob] = {}
-        # Called with each queued job so the shell can wake its marker writer.
-        self.on_markers_queued: Callable[[MarkerJob], None] = lambda job: None
-        # Called when a request finds the id's markers still queued: the shell may write them at once (and
-        # call `markers_written`), so the request sees the transaction complete rather than completing.
-        self.complete_pending: Callable[[str], None] = lambda transactional_id: None
-        # Called after every state change with the changed transaction's deadline (`deadline_of`), so the
-        # shell can make sure its timer runs `tick` by then.
-        self.on_change: Callable[[int | None], None] = lambda deadline: None
 
     # ---- InitProducerId ---------------------------------------------------------------------------
     def init_producer_id(
@@ -127,7 +146,6 @@ class TransactionCoordinator:
         if timeout_ms <= 0 or timeout_ms > self.config.max_timeout_ms:
             return InitResult(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
         expected = expected_producer_id != NO_PRODUCER_ID or expected_epoch != NO_PRODUCER_EPOCH
-        self._settle(transactional_id)
         txn = self.txns.get(transactional_id)
         if txn is None or txn.state == TxnState.DEAD:
             txn = TxnMetadata(transactional_id, self.producer_ids.next_id(), timeout_ms=timeout_ms,
@@ -180,7 +198,6 @@ class TransactionCoordinator:
         """AddPartitionsToTxn (AddOffsetsToTxn adds the group's offsets partition): `client_version` TV_2
         for the partitions a Produce v12+ or TxnOffsetCommit v5+ adds (AddPartitionsToTxn v4+ from the
         broker, verify_only false), TV_0 for a client's own AddPartitionsToTxn (v0-3) and AddOffsetsToTxn."""
-        self._settle(transactional_id)
         txn, error = self._check_producer(transactional_id, producer_id, epoch)
         if txn is None:
             return error
@@ -211,7 +228,6 @@ class TransactionCoordinator:
         TRANSACTION_ABORTABLE if not (callers translate that for clients that predate the code).
         """
         wanted = list(partitions)
-        self._settle(transactional_id)
         txn, error = self._check_producer(transactional_id, producer_id, epoch)
         if txn is not None and txn.state in _COMPLETING:
             error = ErrorCode.CONCURRENT_TRANSACTIONS
@@ -227,7 +243,6 @@ class TransactionCoordinator:
     def end_transaction(self, transactional_id: str, producer_id: int, epoch: int, commit: bool,
                         client_version: int = TV_0) -> EndTxnResult:
         """EndTxn; `client_version` TV_2 for v5+ (TransactionVersion.transactionVersionForEndTxn)."""
-        self._settle(transactional_id)
         if supports_epoch_bump(client_version):
             return self._end_v2(transactional_id, producer_id, epoch, commit)
         txn, error = self._check_producer(transactional_id, producer_id, epoch)
@@ -303,10 +318,6 @@ class TransactionCoordinator:
         # Dead is never kept and PrepareEpochFence never outlives the call that entered it.
         raise IllegalStateError(f"transactional id {transactional_id!r} found in state {state.kafka_name}")
 
-    def _settle(self, transactional_id: str) -> None:
-        if transactional_id in self.pending_markers:
-            self.complete_pending(transactional_id)
-
     def _check_producer(
         self, transactional_id: str, producer_id: int, epoch: int
     ) -> tuple[TxnMetadata | None, ErrorCode]:
@@ -357,7 +368,7 @@ class TransactionCoordinator:
                         txn.state == TxnState.PREPARE_COMMIT, self.coordinator_epoch, frozenset(txn.partitions),
                         txn.client_version)
         self.pending_markers[txn.transactional_id] = job
-        self.on_markers_queued(job)
+        self.shell.markers_queued(job)
 
     def _fence_and_abort(self, txn: TxnMetadata) -> None:
         """The abort the coordinator starts itself (InitProducerId finding a transaction open, or a timeout),
@@ -439,7 +450,7 @@ class TransactionCoordinator:
     def _commit(self, nxt: TxnMetadata) -> None:
         self.journal(nxt.transactional_id, nxt.log_value())
         self.txns[nxt.transactional_id] = nxt
-        self.on_change(self.deadline_of(nxt))
+        self.shell.deadline_changed(self.deadline_of(nxt))
 
     def replay(self, transactional_id: str, value: dict[str, Any] | None) -> None:
         """Apply one `__transaction_state` record read back at start-up (None is a tombstone).

@@ -322,7 +322,7 @@ def test_a_request_that_finds_markers_queued_has_them_written_first(broker: Core
     assert coordinator.txns["t"].state == TxnState.PREPARE_COMMIT and markers(broker, "a", 0) == []
     # The next transaction's AddPartitionsToTxn comes before the marker writer has run: the markers are
     # written and the transaction completed (journaled) first, and the request goes through.
-    assert coordinator.add_partitions("t", pid, epoch, [("a", 1)]) == E.NONE
+    assert broker.txn.add_partitions("t", pid, epoch, [("a", 1)]) == E.NONE
     assert markers(broker, "a", 0) == [(True, pid, epoch, coordinator.coordinator_epoch)]
     assert journaled_states(broker, "t")[-3:] == [TxnState.PREPARE_COMMIT, TxnState.COMPLETE_COMMIT,
                                                    TxnState.ONGOING]
@@ -339,8 +339,8 @@ def test_markers_are_not_written_early_while_a_crash_hook_decides_where_the_writ
     broker.txn.crash_hook = lambda point, tid: points.append(point)
     coordinator = broker.txn.coordinator
     coordinator.end_txn("t", pid, epoch, commit=False)
-    assert coordinator.add_partitions("t", pid, epoch, [("a", 1)]) == E.CONCURRENT_TRANSACTIONS
-    assert coordinator.end_txn("t", pid, epoch, commit=False) == E.CONCURRENT_TRANSACTIONS
+    assert broker.txn.add_partitions("t", pid, epoch, [("a", 1)]) == E.CONCURRENT_TRANSACTIONS
+    assert broker.txn.end_transaction("t", pid, epoch, commit=False).error == E.CONCURRENT_TRANSACTIONS
     assert points == [] and markers(broker, "a", 0) == []
     broker.housekeeping.run_due()
     assert points == [CrashPoint.AFTER_PREPARE, CrashPoint.BEFORE_COMPLETE]
@@ -354,10 +354,10 @@ def test_a_marker_that_cannot_be_written_keeps_the_transaction_completing(broker
     a0.storage_failure = "the disk went away"  # appends refused with KAFKA_STORAGE_ERROR
     coordinator = broker.txn.coordinator
     coordinator.end_txn("t", pid, epoch, commit=True)
-    assert coordinator.add_partitions("t", pid, epoch, [("a", 1)]) == E.CONCURRENT_TRANSACTIONS
+    assert broker.txn.add_partitions("t", pid, epoch, [("a", 1)]) == E.CONCURRENT_TRANSACTIONS
     assert coordinator.txns["t"].state == TxnState.PREPARE_COMMIT
     a0.storage_failure = None
-    assert coordinator.add_partitions("t", pid, epoch, [("a", 1)]) == E.NONE
+    assert broker.txn.add_partitions("t", pid, epoch, [("a", 1)]) == E.NONE
     assert markers(broker, "a", 0) == [(True, pid, epoch, coordinator.coordinator_epoch)]
 
 

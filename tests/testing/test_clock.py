@@ -55,4 +55,9 @@ def test_the_handles_clock_fires_what_fell_due_before_advance_returns() -> None:
         broker.clock.advance(11)  # the clock itself, not the handle's advance()
         assert broker.call(lambda: broker.coordinators.txn.coordinator.txns["slow"].state) is TxnState.COMPLETE_ABORT
         broker.reset()
-        assert broker.clock.settle is not None and broker.clock.frozen
+        # The reset broker's clock (a new one, made ahead of time) settles as the first did.
+        assert broker.clock.frozen
+        broker.create_topic("t")
+        begin_on_coordinator(broker, "slow", 10_000, [("t", 0)])
+        broker.clock.advance(11)
+        assert broker.call(lambda: broker.coordinators.txn.coordinator.txns["slow"].state) is TxnState.COMPLETE_ABORT

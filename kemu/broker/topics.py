@@ -33,7 +33,9 @@ class Topic:
 class TopicRegistry:
     def __init__(self) -> None:
         self._by_name: dict[str, Topic] = {}
-        self._by_id: dict[uuid.UUID, Topic] = {}
+        # By the id's 128-bit int: a UUID's __hash__ is Python code, an int's is not (a DeleteTopics or
+        # Metadata of 10,000 ids hashes each several times).
+        self._by_id: dict[int, Topic] = {}
         self._by_unified: dict[str, set[str]] = {}
 
     def __len__(self) -> int:
@@ -49,7 +51,7 @@ class TopicRegistry:
         return self._by_name.get(name)
 
     def by_id(self, topic_id: uuid.UUID) -> Topic | None:
-        return self._by_id.get(topic_id)
+        return self._by_id.get(topic_id.int)
 
     def colliding_with(self, name: str) -> str | None:
         """An existing topic whose name differs from `name` only in '.' versus '_'."""
@@ -61,19 +63,21 @@ class TopicRegistry:
         return None
 
     def add(self, topic: Topic) -> None:
-        if topic.name in self._by_name or topic.topic_id in self._by_id:
+        if topic.name in self._by_name or topic.topic_id.int in self._by_id:
             raise ValueError(f"topic {topic.name} ({topic.topic_id}) already registered")
         self._by_name[topic.name] = topic
-        self._by_id[topic.topic_id] = topic
+        self._by_id[topic.topic_id.int] = topic
         if has_collision_chars(topic.name):
             self._by_unified.setdefault(unify_collision_chars(topic.name), set()).add(topic.name)
 
     def remove(self, topic_id: uuid.UUID) -> Topic:
-        topic = self._by_id.pop(topic_id)
+        topic = self._by_id.pop(topic_id.int)
         del self._by_name[topic.name]
-        unified = self._by_unified.get(unify_collision_chars(topic.name))
-        if unified is not None:
-            unified.discard(topic.name)
-            if not unified:
-                del self._by_unified[unify_collision_chars(topic.name)]
+        if has_collision_chars(topic.name):
+            unified_name = unify_collision_chars(topic.name)
+            unified = self._by_unified.get(unified_name)
+            if unified is not None:
+                unified.discard(topic.name)
+                if not unified:
+                    del self._by_unified[unified_name]
         return topic

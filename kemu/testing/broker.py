@@ -716,10 +716,12 @@ class BrokerLoop:
     first: what the pytest plugin's per-test brokers share over a session. Starting a thread and a Trio loop
     took ~0.6 ms of each test's broker; every broker in the loop still has a core, data directory, listener,
     connections and housekeeper of its own, all gone when its handle closes. Only the thread and the loop
-    outlive it, until `close()`."""
+    outlive it, until `close()`. `clock`: the loop's own (e.g. trio.testing.MockClock), which the Trio waits of
+    its brokers (a Fetch's max_wait_ms) run on; by default the real one."""
 
-    def __init__(self, name: str = "kemu-brokers") -> None:
+    def __init__(self, name: str = "kemu-brokers", clock: trio.abc.Clock | None = None) -> None:
         self._name = name
+        self._clock = clock
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._token: trio.lowlevel.TrioToken | None = None
@@ -742,7 +744,7 @@ class BrokerLoop:
 
         def run() -> None:
             try:
-                trio.run(self._host, ready)
+                trio.run(self._host, ready, clock=self._clock)
             except BaseException as exc:
                 self._error = exc
             finally:

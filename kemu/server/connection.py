@@ -204,9 +204,9 @@ class Connection:
                 # spawn, a turn event and a wake-up per request were a fifth of a small request's cost).
                 await self._run_here(nursery, decision, order.admit())
             else:
+                slot = order.admit()  # owed from now: waiting for a queue slot, the connection is not idle
                 if self.limits is not None:
                     await self.limits.queue_slots.acquire()  # released when the request's turn comes
-                slot = order.admit()
                 if not order.take_turn(slot):
                     slot.waiter = trio.Event()  # set by `_end_turn` of the request before it
                 nursery.start_soon(self._run_request, decision, slot)

@@ -5,10 +5,12 @@ finished (or `detach`ed to wait), so the core sees a connection's requests in or
 a Kafka broker. A request whose handler never waits runs on the reader itself; one that may wait (a long
 poll, a JoinGroup) runs in a task of its own, so the next request can start while it waits. Responses
 leave strictly in request order, however the handlers' finishing times interleave: each request holds a
-slot in the connection's queue, and whoever completes the slot at its head (the reader, or a waiting
-request's task) sends every finished slot from the head on. A request that gets no response (acks=0
-Produce) still holds its place. Anything that forces the connection closed is queued in that order too,
-so responses to earlier requests still go out first.
+slot in the connection's `RequestOrder` (kemu/server/request_order.py, which keeps the order, the turns,
+the backpressure and the mute without I/O), and whoever completes the slot at its head (the reader, or a
+waiting request's task) sends every finished slot from the head on. A request that gets no response
+(acks=0 Produce) still holds its place. Anything that forces the connection closed is queued in that order
+too, so responses to earlier requests still go out first. What is left here is the streams, the tasks and
+the waiting.
 """
 
 from __future__ import annotations
@@ -16,9 +18,8 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-from collections import deque
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
+from functools import partial
 
 import trio
 
@@ -35,6 +36,7 @@ from kemu.server.dispatch import Reply, Unfinished, dispatch, dispatch_or_defer
 from kemu.server.framing import FrameBuffer, FrameError, frame_buffers
 from kemu.server.hooks import RequestHooks
 from kemu.server.limits import ServerLimits
+from kemu.server.request_order import RequestOrder, Slot
 from kemu.wire.buffers import Buffer
 
 log = logging.getLogger("kemu.server")
@@ -53,17 +55,6 @@ _MAX_IOV = 512  # below every platform's IOV_MAX (1024 on Linux)
 MAX_BUFFERED_RESPONSE_BYTES = 64 * 1024 * 1024
 
 
-@dataclass(slots=True)
-class _Slot:
-    """One request's place in the response order."""
-
-    done: bool = False
-    payload: Sequence[Buffer] | None = None
-    size: int = 0  # bytes of the payload
-    close: bool = False  # close the connection once everything before has been sent
-    close_delay_s: float = 0.0  # and this long after this slot's payload went out
-
-
 class Connection:
     def __init__(self, stream: trio.abc.Stream, broker: BrokerCore, coordinators: Coordinators,
                  handlers: Mapping[int, Handler], hooks: RequestHooks | None = None,
@@ -75,17 +66,13 @@ class Connection:
         # A plain socket is read and written through its descriptor (see `_receive`); TLS is not.
         self._fd = stream.socket.fileno() if isinstance(stream, trio.SocketStream) else None
         self.limits = limits
-        self.buffered = 0  # bytes of finished responses not yet sent
+        self.order = RequestOrder(MAX_PENDING, MAX_BUFFERED_RESPONSE_BYTES, trio.current_time())
         # Set (and dropped) when a response has gone out; made only when the reader waits for one.
         self._sent: trio.Event | None = None
-        self._owed = 0  # admitted requests whose response (or close) has not gone out yet
         # A task that finished a long poll and waits for the next one (see `_finish_later`), or None; and the
         # next one, as handed to it.
         self._idle_finisher: trio.lowlevel.Task | None = None
-        self._handed: tuple[Unfinished, _Slot] | None = None
-        self._last_activity = trio.current_time()
-        # Until when (the broker clock's ms) a quota's throttle mutes the connection; 0: not muted.
-        self._muted_until_ms = 0
+        self._handed: tuple[Unfinished, Slot] | None = None
         self.node_id = broker.node_id if node_id is None else node_id  # the cluster node it connected to
         self.hooks = hooks
         self.broker = broker
@@ -118,9 +105,7 @@ class Connection:
             log.debug("connection from %s closed", self.name)
 
     async def _serve(self) -> None:
-        self._queue: deque[_Slot] = deque()  # admitted requests, oldest first, until their response is sent
         self._draining = False  # a task is sending from the head of the queue
-        self._closing = False  # a close slot reached the head: send nothing more
         async with self.stream:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
@@ -135,14 +120,12 @@ class Connection:
 
     def quiet_for(self, now: float) -> float:
         """How long nothing was received, owed or sent (0 while a response is owed)."""
-        return 0.0 if self._owed else now - self._last_activity
+        return self.order.quiet_for(now)
 
     def expire_if_idle(self, now: float, idle_s: float) -> None:
         """Close the connection if nothing was received, owed or sent for `idle_s` (connections.max.idle.ms),
         as Kafka's Selector does; one still working on a response counts as active."""
-        if self._owed:
-            self._last_activity = now
-        elif now >= self._last_activity + idle_s and not self._scope.cancel_called:
+        if self.order.idle_expired(now, idle_s) and not self._scope.cancel_called:
             log.info("closing connection from %s: idle for %d ms (connections.max.idle.ms)", self.name,
                      round(idle_s * 1000))
             self._scope.cancel()
@@ -154,8 +137,7 @@ class Connection:
         if authenticator is not None:
             # Kafka's sasl.server.max.receive.size bounds what an unauthenticated client may send.
             frames.max_size = min(frames.max_size, authenticator.security.max_receive_size)
-        previous_turn = trio.Event()
-        previous_turn.set()
+        order = self.order
         run_back_to_back = 0
         receiving = Pacer()
         while True:
@@ -188,12 +170,8 @@ class Connection:
                 if not step.dispatch:
                     if step.close:
                         log.warning("closing connection from %s: %s", self.name, step.reason)
-                    slot = _Slot(done=True, payload=None if step.payload is None else [step.payload],
-                                 size=0 if step.payload is None else len(step.payload),
-                                 close=step.close, close_delay_s=step.close_delay_ms / 1000)
-                    self._owed += 1
-                    self.buffered += slot.size
-                    self._queue.append(slot)
+                    order.answered(None if step.payload is None else [step.payload], close=step.close,
+                                   close_delay_s=step.close_delay_ms / 1000)
                     await self._drain()
                     if step.close:
                         return True
@@ -204,13 +182,13 @@ class Connection:
                 run_back_to_back = 0
                 await self._drain()
                 await trio.lowlevel.checkpoint()
-            while self.buffered > MAX_BUFFERED_RESPONSE_BYTES or len(self._queue) >= MAX_PENDING:
+            while order.full():
                 await self._drain()
-                if self.buffered > MAX_BUFFERED_RESPONSE_BYTES or len(self._queue) >= MAX_PENDING:
+                if order.full():
                     if self._sent is None:
                         self._sent = trio.Event()
                     await self._sent.wait()  # a slow reader: admit nothing more until it has taken some
-            if self._muted_until_ms:
+            if order.muted_until_ms:
                 await self._wait_unmuted()
             first = admit(frame, self.handlers, ON_LOOP_ELEMENTS)
             # Past ON_LOOP_ELEMENTS, decoded again off the loop: the other connections are served meanwhile.
@@ -218,33 +196,26 @@ class Connection:
                         if isinstance(first, Offload) else first)
             if isinstance(decision, Refuse):
                 return await self._refuse(decision.reason)
-            slot = _Slot()
-            self._owed += 1
             if isinstance(decision, Answer):
-                slot.payload = [decision.payload]
-                slot.size = len(decision.payload)
-                self.buffered += slot.size
-                slot.done = True
-                self._queue.append(slot)
-            elif previous_turn.is_set() and not decision.handler.suspends and (
+                order.answered([decision.payload])
+            elif order.turn_free and not decision.handler.suspends and (
                     self.hooks is None or not self.hooks.intercepting):
                 # Its turn has come and it will not wait: run it here rather than in a task of its own (a
                 # spawn, a turn event and a wake-up per request were a fifth of a small request's cost).
-                self._queue.append(slot)
-                await self._run_here(nursery, decision, slot)
+                await self._run_here(nursery, decision, order.admit())
             else:
+                slot = order.admit()  # owed from now: waiting for a queue slot, the connection is not idle
                 if self.limits is not None:
                     await self.limits.queue_slots.acquire()  # released when the request's turn comes
-                turn = trio.Event()
-                self._queue.append(slot)
-                nursery.start_soon(self._run_request, decision, slot, previous_turn, turn)
-                previous_turn = turn
+                if not order.take_turn(slot):
+                    slot.waiter = trio.Event()  # set by `_end_turn` of the request before it
+                nursery.start_soon(self._run_request, decision, slot)
             # The request holds views of the frame buffer; let them go, so the buffer is rewound for the
             # next frames instead of replaced (a bytearray cannot move while a view of it is alive).
             del first, decision, frame
 
     def _mute(self, throttle_ms: int) -> None:
-        self._muted_until_ms = max(self._muted_until_ms, self.broker.clock.now_ms() + throttle_ms)
+        self.order.mute(self.broker.clock.now_ms(), throttle_ms)
 
     async def _wait_unmuted(self) -> None:
         """Send what is finished (the throttled response first), then read nothing more until the broker's
@@ -266,25 +237,23 @@ class Connection:
         if add_listener is not None:
             add_listener(on_move)
         try:
-            while (remaining_ms := self._muted_until_ms - clock.now_ms()) > 0:
+            while (remaining_ms := self.order.muted_for(clock.now_ms())) > 0:
                 with trio.move_on_after(remaining_ms / 1000):
                     await moved.wait()
                 moved = trio.Event()
         finally:
             if remove_listener is not None:
                 remove_listener(on_move)
-        self._muted_until_ms = 0
 
     async def _receive_once(self, frames: FrameBuffer) -> int:
         """Receive once (0: the peer closed), noting the activity for `expire_if_idle`."""
         received = await _receive(self.stream, self._fd, frames)
-        self._last_activity = trio.current_time()
+        self.order.last_activity = trio.current_time()
         return received
 
     async def _refuse(self, reason: str) -> bool:
         log.warning("closing connection from %s: %s", self.name, reason)
-        self._owed += 1
-        self._queue.append(_Slot(done=True, close=True))
+        self.order.answered(None, close=True)
         await self._drain()
         return True
 
@@ -297,21 +266,17 @@ class Connection:
         self._draining = True
         sent = False
         try:
-            queue = self._queue
-            while queue and queue[0].done and not self._closing:
-                slot = queue[0]
+            order = self.order
+            while (slot := order.next_to_send()) is not None:
                 if slot.payload is not None:
                     await _send(self.stream, self._fd, frame_buffers(slot.payload), slot.size + 4)
-                    self.buffered -= slot.size
                     sent = True
-                    self._last_activity = trio.current_time()
-                queue.popleft()
-                self._owed -= 1
+                    order.last_activity = trio.current_time()
+                close = order.sent(slot)
                 if self._sent is not None:
                     self._sent.set()
                     self._sent = None
-                if slot.close:
-                    self._closing = True
+                if close:
                     if slot.close_delay_s > 0:
                         await trio.sleep(slot.close_delay_s)
                     self._scope.cancel()
@@ -323,22 +288,19 @@ class Connection:
             self.handoff.after_answer()  # before the work below: the client the answer woke runs first
         self.broker.housekeeping.run_woken()  # work a request queued for after its answer: EndTxn's markers
 
-    async def _run_here(self, nursery: trio.Nursery, job: Dispatch, slot: _Slot) -> None:
+    async def _run_here(self, nursery: trio.Nursery, job: Dispatch, slot: Slot) -> None:
         """Run a request on the reader; an answer that has to wait is finished in a task of its own."""
         ctx = RequestContext(self.broker, self.coordinators, self.client, job.request.header.client_id,
                              node=self.node_id, request_size=job.size)
         try:
             outcome = await dispatch_or_defer(job.handler, job.request, ctx, self.name, self.hooks)
         except BaseException:
-            slot.done = True
+            self.order.abandon(slot)
             raise
         if isinstance(outcome, Unfinished):
             if outcome.holds_turn:
                 # Finished here, on the reader: nothing after it is read or run until it has its answer.
-                try:
-                    self._fill(slot, await outcome.finish())
-                finally:
-                    slot.done = True
+                self._fill(slot, await self._finished(outcome, slot))
                 if ctx.throttle_ms:
                     self._mute(ctx.throttle_ms)
                 await self._drain()
@@ -349,15 +311,12 @@ class Connection:
             if ctx.throttle_ms:
                 self._mute(ctx.throttle_ms)
 
-    async def _finish_later(self, unfinished: Unfinished, slot: _Slot) -> None:
+    async def _finish_later(self, unfinished: Unfinished, slot: Slot) -> None:
         """Finish a request whose answer waits (a long-polling Fetch), then wait for the next one: a consumer
         parks one Fetch after another on its connection, and handing each to a waiting task costs a fraction
         of spawning a task for it. A second such request while this one waits gets a task of its own."""
         while True:
-            try:
-                self._fill(slot, await unfinished.finish())
-            finally:
-                slot.done = True
+            self._fill(slot, await self._finished(unfinished, slot))
             if unfinished.ctx.throttle_ms:
                 self._mute(unfinished.ctx.throttle_ms)
             await self._drain()
@@ -368,7 +327,7 @@ class Connection:
             assert self._handed is not None
             (unfinished, slot), self._handed = self._handed, None
 
-    def _hand_to_finisher(self, job: tuple[Unfinished, _Slot]) -> bool:
+    def _hand_to_finisher(self, job: tuple[Unfinished, Slot]) -> bool:
         """Give `job` to the waiting finisher; False when none waits. (It ends when the connection's nursery
         is cancelled, as every connection's is when it closes.)"""
         task = self._idle_finisher
@@ -383,26 +342,38 @@ class Connection:
         self._idle_finisher = None  # cancelled while waiting (the connection is closing)
         return trio.lowlevel.Abort.SUCCEEDED
 
-    def _fill(self, slot: _Slot, reply: Reply) -> None:
-        slot.payload, slot.close = reply.payload, reply.close
-        if reply.payload is not None:
-            slot.size = sum(len(part) for part in reply.payload)
-            self.buffered += slot.size
-        slot.done = True
+    def _fill(self, slot: Slot, reply: Reply) -> None:
+        self.order.finish(slot, reply.payload, reply.close)
 
-    async def _run_request(self, job: Dispatch, slot: _Slot, after: trio.Event, turn: trio.Event) -> None:
+    async def _finished(self, unfinished: Unfinished, slot: Slot) -> Reply:
+        try:
+            return await unfinished.finish()
+        except BaseException:
+            self.order.abandon(slot)
+            raise
+
+    def _end_turn(self, slot: Slot) -> None:
+        """`slot`'s request is done with the core (its context detached): wake the next one waiting."""
+        following = self.order.end_turn(slot)
+        if following is not None:
+            following.waiter.set()
+
+    async def _run_request(self, job: Dispatch, slot: Slot) -> None:
         request = job.request
         try:
-            await after.wait()
+            if slot.waiter is not None:
+                await slot.waiter.wait()
         finally:
             if self.limits is not None:
                 self.limits.queue_slots.release()  # out of the queue: its turn has come (or never will)
-        ctx = RequestContext(self.broker, self.coordinators, self.client, request.header.client_id, turn.set,
-                             node=self.node_id, request_size=job.size)
+        ctx = RequestContext(self.broker, self.coordinators, self.client, request.header.client_id,
+                             partial(self._end_turn, slot), node=self.node_id, request_size=job.size)
         try:
-            self._fill(slot, await dispatch(job.handler, request, ctx, self.name, self.hooks))
-        finally:
-            slot.done = True
+            reply = await dispatch(job.handler, request, ctx, self.name, self.hooks)
+        except BaseException:
+            self.order.abandon(slot)
+            raise
+        self._fill(slot, reply)
         if ctx.throttle_ms:
             self._mute(ctx.throttle_ms)
         await self._drain()

@@ -3,7 +3,7 @@
 Kafka answers a request its handler refused (`ApiError`) or failed on with the API's own error response
 (`getErrorResponse`); an API without one, or a request that wants no response (an acks=0 Produce), gets its
 connection closed instead. A response that cannot be encoded closes the connection too. The connection
-writes what comes back; the in-process test harness (tests/handlers/inprocess.py) calls it directly.
+writes what comes back; the in-process test harness (kemu/testing/harness.py) calls it directly.
 """
 
 from __future__ import annotations

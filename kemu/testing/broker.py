@@ -12,9 +12,9 @@ It is ready when the constructor returns, and gone — listener, connections, ho
 restart test needs), `kill()` stops it without the clean shutdown (no final producer snapshots, nothing
 closed in order: what recovery after `kill -9` sees), `reset()` empties it between tests.
 
-A handle given a `BrokerLoop` runs its broker as a task of that loop instead, on the loop's thread, which
-outlives it: the pytest plugin's `kemu_broker` brokers share one for the session, so that each test's broker
-starts without a thread and a Trio loop of its own.
+The broker runs as a task of a `BrokerLoop` (a Trio loop on a thread of its own): of the handle's own, for the
+handle's life, or one it is given, which outlives it: the pytest plugin's `kemu_broker` brokers share one for
+the session, so that each test's broker starts without a thread and a Trio loop of its own.
 
 The calls of the handle are safe from an asyncio or Trio test function too: each hands its work to the
 broker's loop and waits for it, which takes a few tens of microseconds (benchmarks/testing.py measures
@@ -140,7 +140,10 @@ class Broker:
                           stacklevel=2)
         self._own_dir = data_dir is None
         self.data_dir = Path(tempfile.mkdtemp(prefix="kemu-test-", dir=data_root()) if data_dir is None else data_dir)
-        self._loop = loop
+        # Without a shared loop, one of the handle's own for its life: a restart or kill only restarts the broker's
+        # task in it.
+        self._own_loop = loop is None
+        self._loop = BrokerLoop(f"kemu-broker-{node_id}") if loop is None else loop
         self._thread: threading.Thread | None = None  # the thread the broker's loop runs on
         self._done = threading.Event()  # set once the broker's loop (or its task, in a shared loop) has ended
         self._token: trio.lowlevel.TrioToken | None = None
@@ -164,7 +167,12 @@ class Broker:
             self.hooks.observe(self.checker.observe)
         self.core: BrokerCore
         self._coordinators: Coordinators
-        self._start()
+        try:
+            self._start()
+        except BaseException:
+            if self._own_loop:
+                self._loop.close()
+            raise
 
     # ---- life ----------------------------------------------------------------------------------------
     def _start(self) -> None:
@@ -183,29 +191,16 @@ class Broker:
         self._error = None
         self._crashed = False
 
-        if self._loop is None:
-            def run() -> None:
-                try:
-                    trio.run(self._main, ready)
-                except BaseException as exc:  # reported to the test's thread
-                    self._error = exc
-                finally:
-                    done.set()
-                    ready.set()
+        async def hosted() -> None:
+            try:
+                await self._main(ready)
+            except BaseException as exc:  # reported to the test's thread; the loop serves on
+                self._error = exc
+            finally:
+                done.set()
+                ready.set()
 
-            self._thread = threading.Thread(target=run, name=f"kemu-broker-{self._node_id}", daemon=True)
-            self._thread.start()
-        else:
-            async def hosted() -> None:
-                try:
-                    await self._main(ready)
-                except BaseException as exc:  # reported to the test's thread; the loop serves on
-                    self._error = exc
-                finally:
-                    done.set()
-                    ready.set()
-
-            self._thread = self._loop.start_soon(hosted)
+        self._thread = self._loop.start_soon(hosted)
         if not ready.wait(_START_TIMEOUT_S) or self._token is None:
             raise RuntimeError("the kemu broker did not start") from self._error
         # A restart comes back on the same ports, so clients that knew the broker find it again.
@@ -240,12 +235,7 @@ class Broker:
                 token.run_sync_soon(scope.cancel)
             except trio.RunFinishedError:
                 pass
-        if self._loop is None:
-            thread.join(_START_TIMEOUT_S)
-            stopped = not thread.is_alive()
-        else:
-            stopped = done.wait(_START_TIMEOUT_S)  # the loop's thread serves on
-        if not stopped:
+        if not done.wait(_START_TIMEOUT_S):  # the loop's thread serves on
             raise RuntimeError("the kemu broker did not stop")
         self._thread = self._token = self._scope = self._nursery = None
 
@@ -338,7 +328,11 @@ class Broker:
             self._janitor.run(lambda: _discard(old, directory, own))
 
     def close(self) -> None:
-        self._stop()
+        try:
+            self._stop()
+        finally:
+            if self._own_loop:
+                self._loop.close()
         if self._own_dir:
             # Nothing reads the handle's own directory again: emptied before the core closes, so that its clean
             # shutdown writes no final producer snapshots only for them to be deleted at once.
@@ -707,10 +701,12 @@ class BrokerLoop:
     first: what the pytest plugin's per-test brokers share over a session. Starting a thread and a Trio loop
     took ~0.6 ms of each test's broker; every broker in the loop still has a core, data directory, listener,
     connections and housekeeper of its own, all gone when its handle closes. Only the thread and the loop
-    outlive it, until `close()`."""
+    outlive it, until `close()`. `clock`: the loop's own (e.g. trio.testing.MockClock), which the Trio waits of
+    its brokers (a Fetch's max_wait_ms) run on; by default the real one."""
 
-    def __init__(self, name: str = "kemu-brokers") -> None:
+    def __init__(self, name: str = "kemu-brokers", clock: trio.abc.Clock | None = None) -> None:
         self._name = name
+        self._clock = clock
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._token: trio.lowlevel.TrioToken | None = None
@@ -733,7 +729,7 @@ class BrokerLoop:
 
         def run() -> None:
             try:
-                trio.run(self._host, ready)
+                trio.run(self._host, ready, clock=self._clock)
             except BaseException as exc:
                 self._error = exc
             finally:

@@ -1,4 +1,4 @@
-"""Handler tests run in-process (tests/handlers/inprocess.py: the wire codec both ways, no sockets); a test
+"""Handler tests run in-process (kemu/testing/harness.py: the wire codec both ways, no sockets); a test
 marked `real_socket` gets a broker serving on a real socket on a background thread instead
 (tests/server/broker_thread.py), with the same surface. Each API area keeps one or two of those."""
 
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from kemu.broker.config import BrokerConfig
+from kemu.testing.harness import InProcessBroker
 from tests.handlers.harness import Broker, Connection, MakeBroker, broker_config
-from tests.handlers.inprocess import InProcessBroker
 from tests.server.broker_thread import BrokerThread
 
 

@@ -1,5 +1,5 @@
 """What the handler tests run against, for their annotations and time-moving steps: a broker in-process
-(tests/handlers/inprocess.py, the default) or serving on a real socket (tests/server/broker_thread.py, for a
+(kemu/testing/harness.py, the default) or serving on a real socket (tests/server/broker_thread.py, for a
 test marked `real_socket`), and their connections. conftest's `make_broker` picks one."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 from kemu.broker.config import BrokerConfig
 from kemu.clock import VirtualClock
-from tests.handlers.inprocess import InProcessBroker, InProcessConnection
+from kemu.testing.harness import InProcessBroker, InProcessConnection
 from tests.server.broker_thread import BrokerThread
 from tests.server.kafka_socket import KafkaSocket
 

@@ -13,9 +13,9 @@ import pytest
 
 from kemu.admin.topics import NewTopic, create_topics
 from kemu.broker.config import BrokerConfig
+from kemu.testing.harness import InProcessBroker
 from kemu.wire.errors import ErrorCode
 from tests.handlers.data_plane import FETCH, LIST_OFFSETS, batch, fetch_body, fetch_partitions, produce, values_of
-from tests.handlers.inprocess import InProcessBroker
 
 FIND_COORDINATOR, INIT_PRODUCER_ID, HEARTBEAT, METADATA, ELECT_LEADERS, DESCRIBE_CLUSTER = 10, 22, 12, 3, 43, 60
 ALTER_REASSIGNMENTS, LIST_REASSIGNMENTS = 45, 46

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from kemu.testing.harness import InProcessBroker
 from kemu.wire.errors import ErrorCode
 from tests.handlers import data_plane
 from tests.handlers.config_wire import create_topic
 from tests.handlers.data_plane import fetch_body, fetch_partitions, produce, topic_id, values_of
 from tests.handlers.harness import broker_config
-from tests.handlers.inprocess import InProcessBroker
 
 FAULTY, HEALTHY = "full", "fine"
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from kemu.clock import VirtualClock
+from kemu.testing.harness import InProcessBroker
 from tests.handlers.data_plane import batch, fetch_body, produce_body
 from tests.handlers.harness import Broker, broker_config
-from tests.handlers.inprocess import InProcessBroker
 from tests.server.broker_thread import BrokerThread
 
 T0 = 1_700_000_000_000

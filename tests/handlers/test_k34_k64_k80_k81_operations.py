@@ -13,10 +13,10 @@ import pytest
 
 from kemu.admin.topics import NewTopic, create_topics
 from kemu.broker.config import BrokerConfig
+from kemu.testing.harness import InProcessBroker
 from kemu.wire.errors import ErrorCode
 from tests.handlers.config_wire import create_topic
 from tests.handlers.harness import Broker, Connection, MakeBroker, broker_config
-from tests.handlers.inprocess import InProcessBroker
 
 ALTER_LOG_DIRS, UNREGISTER, ADD_VOTER, REMOVE_VOTER = 34, 64, 80, 81
 METADATA, DESCRIBE_CLUSTER, CREATE_TOPICS = 3, 60, 19

@@ -12,11 +12,11 @@ import pytest
 from kemu.admin.topics import NewTopic, create_topics
 from kemu.broker.config import BrokerConfig
 from kemu.clock import VirtualClock
+from kemu.testing.harness import InProcessBroker
 from kemu.wire.errors import ErrorCode
 from kemu.wire.schema import ZERO_UUID
 from tests.handlers.config_wire import create_topic
 from tests.handlers.harness import Connection, MakeBroker, broker_config
-from tests.handlers.inprocess import InProcessBroker
 
 DESCRIBE_QUORUM, LIST_CONFIG_RESOURCES, DESCRIBE_CONFIGS = 55, 74, 32
 METADATA_LOG = "__cluster_metadata"

@@ -50,7 +50,7 @@ from kemu.groups.share_manager import no_listener as no_share_listener
 from kemu.hashing import partition_for
 from kemu.kafka_defaults import int_default
 from kemu.log import AppendOrigin, LogEvent, PartitionLog
-from kemu.txn.producer_state import ProducerStateError
+from kemu.log.producer_state import ProducerStateError
 from kemu.wire.coordinator_records import CoordinatorRecordError, UnknownRecordType
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import (

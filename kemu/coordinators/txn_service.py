@@ -56,9 +56,9 @@ from kemu.broker.topic_names import TRANSACTION_STATE_TOPIC
 from kemu.coordinators.crash_points import CrashHook, CrashPoint
 from kemu.coordinators.journal import InternalTopicJournal, txn_write_error
 from kemu.log import AppendOrigin, LogError
+from kemu.log.producer_state import ProducerStateError
 from kemu.txn.coordinator import MarkerJob, TransactionCoordinator, TxnConfig
 from kemu.txn.producer_ids import ProducerIdAllocator
-from kemu.txn.producer_state import ProducerStateError
 from kemu.txn.state import TV_0, TV_1, TV_2, TopicPartition
 from kemu.wire.coordinator_records import (
     CoordinatorRecordError,

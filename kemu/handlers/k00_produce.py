@@ -52,7 +52,7 @@ from kemu.handlers.context import Continuation, RequestContext
 from kemu.handlers.versions import NARROWED
 from kemu.kafka_defaults import int_setting
 from kemu.log import LogError
-from kemu.txn.producer_state import ProducerStateError
+from kemu.log.producer_state import ProducerStateError
 from kemu.txn.state import TV_2
 from kemu.wire.codec import Request
 from kemu.wire.compression import CompressionType

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from kemu.log.config import LogConfig
     from kemu.log.partition_log import AppendResult, FetchData, LogListener, PartitionLog
     from kemu.log.producer_state import ProducerStateManager
-    from kemu.log.segment import TimestampAndOffset
+    from kemu.log.segment import LogSegment, TimestampAndOffset
     from kemu.log.txn_index import AbortedTxn
     from kemu.wire.records import RecordBatch
 
@@ -140,6 +140,11 @@ class Partition:
     @property
     def last_stable_offset(self) -> int:
         return self.log.last_stable_offset
+
+    @property
+    def segments(self) -> tuple[LogSegment, ...]:
+        """The log's segments, oldest first (for tools that show them)."""
+        return self.log.segments
 
     def bound(self, isolation: FetchIsolation) -> int:
         """The highest offset (exclusive) a reader with this isolation may see."""

@@ -197,7 +197,7 @@ class TxnService:
 
     def _load(self) -> None:
         for index, plog in self.journal.partitions():
-            for batch in plog.log.batches():
+            for batch in plog.batches():
                 if batch.header.is_control:
                     continue
                 for record in batch.records():

@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from kemu.broker.client_quotas import ClientQuotaStore, Throttling
     from kemu.broker.fetch_sessions import FetchSessionCache
     from kemu.broker.group_configs import GroupConfigStore
-    from kemu.log.compaction import CleanerSource
     from kemu.log.log_cleaner import CleanResult, LogCleaner
+    from kemu.log.partition_log import PartitionLog
     from kemu.security.mechanisms import TokenCredential
     from kemu.security.tokens import DelegationTokens
 
@@ -140,8 +140,8 @@ class BrokerCore:
                     partition.maintain()
         return now_ms + self.config.log_retention_check_interval_ms
 
-    def _cleaner_sources(self, topic: str | None = None) -> list[CleanerSource]:
-        return [p.cleaner_source for t in self.topics if topic is None or t.name == topic
+    def _cleaner_sources(self, topic: str | None = None) -> list[PartitionLog]:
+        return [p.log for t in self.topics if topic is None or t.name == topic
                 for p in t.partitions if p.is_open]
 
     @property
@@ -241,7 +241,7 @@ class BrokerCore:
         # Without an open log there is nothing to clean, and the checkpoints of logs that are gone are
         # dropped on the first round that has logs, which leaves the same checkpoints as dropping them now.
         if sources or self._cleaner is not None:
-            self.cleaner.forget((s.log.topic, s.log.partition) for s in sources)
+            self.cleaner.forget((s.topic, s.partition) for s in sources)
             result = self.cleaner.clean_filthiest(sources)
             if result is not None and result.end_offset > result.first_dirty_offset:
                 return now_ms

@@ -1,12 +1,12 @@
 """One partition, the object handlers and coordinators talk to (Kafka's `Partition` over its `UnifiedLog`).
 
 It holds the partition's place in the cluster (replicas, ISR, leader and its epoch) and, once opened, its
-data: the segments (`kemu.log.PartitionLog`) and what transactions keep beside them (`kemu.txn`'s producer
-state and aborted-transaction index). The last stable offset is computed here from both, and a
-read_committed read is bounded by it here: the log itself knows nothing of transactions.
+log (`kemu.log.PartitionLog`: the segments with the producer state, the aborted-transaction index and the
+last stable offset beside them). Everything a handler or coordinator needs of the log is asked here: no
+module outside kemu/log and kemu/broker reaches the log itself (tests/test_partition_access.py checks).
 
-The leader epoch is kept once: while the partition is open it is the log's (which stamps it into every
-appended batch and its epoch cache), before that the value loaded or assigned.
+The leader epoch is kept here only, as Kafka's Partition keeps it: each append passes it to the log, which
+stamps it into the batch and records it in its epoch cache (the history OffsetForLeaderEpoch answers from).
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from kemu.wire.errors import ErrorCode
 from kemu.wire.records import BatchHeader
 
 if TYPE_CHECKING:
-    # The partition log, its segments and the validator load when the first partition opens (kemu.log.LogDir).
-    from kemu.log.partition_log import AppendResult, FetchData, PartitionLog
-    from kemu.log.segment import TimestampAndOffset
-
-    # Loaded when the first partition opens (attach): producer state, the aborted-transaction index and
-    # what compaction asks of them are ~5 ms of imports a broker with no partition yet need not pay.
-    from kemu.txn.partition import AbortedTxn, TransactionalPartition
-    from kemu.txn.producer_state import ProducerStateManager
+    # The partition log, its segments, producer state and the validator load when the first partition opens
+    # (kemu.log.LogDir): ~5 ms of imports a broker with no partition yet need not pay.
+    from kemu.log.config import LogConfig
+    from kemu.log.partition_log import AppendResult, FetchData, LogListener, PartitionLog
+    from kemu.log.producer_state import ProducerStateManager
+    from kemu.log.segment import LogSegment, TimestampAndOffset
+    from kemu.log.txn_index import AbortedTxn
+    from kemu.wire.records import RecordBatch
 
 NO_LEADER = -1  # Kafka's LeaderAndIsr.NO_LEADER: every replica that could lead is offline
 
@@ -50,8 +50,9 @@ class Partition:
         self.isr = list(replicas) if isr is None else isr
         self.leader_id = replicas[0] if leader_id is None else leader_id
         self.offline_replicas = offline_replicas or []
-        self._leader_epoch = leader_epoch
-        self._txn: TransactionalPartition | None = None
+        self.leader_epoch = leader_epoch
+        """Stamped into every batch appended; `elect` moves it (tests may set it)."""
+        self._log: PartitionLog | None = None
         # Set when a write to the partition's files failed (a full disk, an I/O error): like a Kafka log dir
         # gone offline, the partition answers KAFKA_STORAGE_ERROR until the broker restarts, whose recovery
         # truncates whatever the failed write left torn.
@@ -81,76 +82,73 @@ class Partition:
 
     # ---- opening and closing -----------------------------------------------------------------------------
     def attach(self, log: PartitionLog) -> None:
-        """Take the opened log: its producer state and aborted index are recovered from it, and, as
-        Partition.makeLeader does, the leader's epoch starts at the log end even before any append (so
+        """Take the opened log (it has recovered its producer state and aborted index), and, as
+        Partition.makeLeader does, start the leader's epoch at the log end even before any append (so
         OffsetForLeaderEpoch and ListOffsets know it on an empty partition too)."""
-        log.leader_epoch = self._leader_epoch
-        log.epoch_cache.assign(self._leader_epoch, log.log_end_offset)
-        from kemu.txn.partition import TransactionalPartition
-
-        self._txn = TransactionalPartition(log)
+        log.epoch_cache.assign(self.leader_epoch, log.log_end_offset)
+        self._log = log
 
     def detach(self) -> None:
-        if self._txn is not None:
-            self._leader_epoch = self._txn.log.leader_epoch
-        self._txn = None
+        self._log = None
 
     @property
     def is_open(self) -> bool:
-        return self._txn is not None
+        return self._log is not None
 
     @property
     def log(self) -> PartitionLog:
-        return self._opened().log
+        """For kemu/broker and kemu/log (and tests); every other caller asks the partition itself."""
+        if self._log is None:
+            raise RuntimeError(f"{self.topic}-{self.index} is not open")
+        return self._log
 
     @property
     def producers(self) -> ProducerStateManager:
-        return self._opened().producers
+        return self.log.producers
 
     @property
-    def cleaner_source(self) -> TransactionalPartition:
-        """What the log cleaner works on: the log with its producer state and aborted transactions."""
-        return self._opened()
-
-    def _opened(self) -> TransactionalPartition:
-        if self._txn is None:
-            raise RuntimeError(f"{self.topic}-{self.index} is not open")
-        return self._txn
+    def config(self) -> LogConfig:
+        """The topic's log config, as the partition's log has it."""
+        return self.log.config
 
     # ---- leadership ----------------------------------------------------------------------------------------
-    @property
-    def leader_epoch(self) -> int:
-        return self._txn.log.leader_epoch if self._txn is not None else self._leader_epoch
-
-    @leader_epoch.setter
-    def leader_epoch(self, epoch: int) -> None:
-        self._leader_epoch = epoch
-        if self._txn is not None:
-            self._txn.log.leader_epoch = epoch
-
     def elect(self, leader_id: int) -> None:
         """A new leader (or NO_LEADER) with the next leader epoch, which starts at the log end, as
         Partition.makeLeader records it."""
         self.leader_id = leader_id
-        epoch = self.leader_epoch + 1
-        self.leader_epoch = epoch
-        if self._txn is not None:
-            log = self._txn.log
-            log.epoch_cache.assign(epoch, log.log_end_offset)
+        self.leader_epoch += 1
+        if self._log is not None:
+            self._log.epoch_cache.assign(self.leader_epoch, self._log.log_end_offset)
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch: (epoch, end offset), (-1, -1) when unknown."""
+        return self.log.end_offset_for_epoch(leader_epoch)
 
     # ---- offsets -------------------------------------------------------------------------------------------
     @property
+    def log_start_offset(self) -> int:
+        return self.log.log_start_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log.high_watermark
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    @property
     def last_stable_offset(self) -> int:
-        return self._opened().last_stable_offset
+        return self.log.last_stable_offset
+
+    @property
+    def segments(self) -> tuple[LogSegment, ...]:
+        """The log's segments, oldest first (for tools that show them)."""
+        return self.log.segments
 
     def bound(self, isolation: FetchIsolation) -> int:
         """The highest offset (exclusive) a reader with this isolation may see."""
-        log = self.log
-        if isolation is FetchIsolation.TXN_COMMITTED:
-            return self.last_stable_offset
-        if isolation is FetchIsolation.HIGH_WATERMARK:
-            return log.high_watermark
-        return log.log_end_offset
+        return self.log.bound(isolation)
 
     # ---- writing -------------------------------------------------------------------------------------------
     @property
@@ -166,18 +164,20 @@ class Partition:
 
     def append(self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT,
                built: bool = False, whole: BatchHeader | None = None, transaction_version: int = 0) -> AppendResult:
-        """Validate, check producer state, append. Raises LogError or ProducerStateError (both with .code).
-        `built`: the broker built the batch itself, a coordinator's record or marker; `whole`: `data`'s
-        header, when the caller read it with `whole_batch_header` already (kemu.log.validator);
-        `transaction_version`: see TransactionalPartition.append."""
+        """Validate, check producer state, append, at the partition's leader epoch (PartitionLog.append).
+        Raises LogError or ProducerStateError (both with .code)."""
         self._check_storage()
         try:
-            return self._opened().append(data, origin=origin, built=built, whole=whole,
-                                         transaction_version=transaction_version)
+            return self.log.append(data, leader_epoch=self.leader_epoch, origin=origin, built=built, whole=whole,
+                                   transaction_version=transaction_version)
         except OSError as exc:
             self.storage_failure = f"Error while appending records to {self.topic}-{self.index}: {exc}"
             log.error("%s; the partition is offline until the broker restarts", self.storage_failure)
             raise StorageError(self.storage_failure) from exc
+
+    def delete_records(self, offset: int) -> int:
+        """DeleteRecords: the new low watermark (PartitionLog.delete_records)."""
+        return self.log.delete_records(offset)
 
     def maintain(self) -> None:
         """The periodic log maintenance: retention, then `flush.ms`. A failing fsync or unlink takes the
@@ -199,17 +199,42 @@ class Partition:
     def read(self, offset: int, max_bytes: int, *, isolation: FetchIsolation = FetchIsolation.HIGH_WATERMARK,
              min_one_batch: bool = True) -> FetchData:
         self._check_storage()
-        return self.log.read(offset, max_bytes, upper_bound=self.bound(isolation),
-                             last_stable_offset=self.last_stable_offset, min_one_batch=min_one_batch)
+        log = self.log
+        return log.read(offset, max_bytes, upper_bound=log.bound(isolation), min_one_batch=min_one_batch)
+
+    def fetch_upper_bound(self, offset: int, fetched_bytes: int) -> int:
+        """Where a read_committed fetch's aborted transactions are listed up to (PartitionLog.fetch_upper_bound)."""
+        return self.log.fetch_upper_bound(offset, fetched_bytes)
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        return self.log.aborted_transactions(fetch_offset, upper_bound_offset)
 
     def offset_for_timestamp(self, timestamp: int, isolation: FetchIsolation | None) -> TimestampAndOffset | None:
         """ListOffsets for a client with an isolation level (None: a replica, bounded by the log end)."""
-        bound = self.bound(isolation) if isolation is not None else self.log.log_end_offset
-        return self.log.fetch_offset_for_timestamp(timestamp, bound)
+        log = self.log
+        bound = log.bound(isolation) if isolation is not None else log.log_end_offset
+        return log.fetch_offset_for_timestamp(timestamp, bound, self.leader_epoch)
 
-    def aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
-        return self._opened().aborted_transactions(fetch_offset, upper_bound_offset)
+    def batches(self, start_offset: int | None = None, end_offset: int | None = None) -> list[RecordBatch]:
+        """Whole stored batches overlapping [start, end) (defaults: the whole log): for coordinators replaying
+        their topics, tests and tools; not the fetch path."""
+        return self.log.batches(start_offset, end_offset)
+
+    # ---- watching ------------------------------------------------------------------------------------------
+    def add_listener(self, listener: LogListener) -> None:
+        """Called with the log and its LogEvent on every change (PartitionLog.add_listener)."""
+        self.log.add_listener(listener)
+
+    def remove_listener(self, listener: LogListener) -> None:
+        """A closed log has dropped its listeners already: then there is nothing to remove."""
+        if self._log is not None and not self._log.is_closed:
+            self._log.remove_listener(listener)
+
+    @property
+    def changes(self) -> int:
+        """The log's count of events told (PartitionLog.changes): unchanged, a read would read the same."""
+        return self.log.changes
 
     # ---- maintenance ---------------------------------------------------------------------------------------
     def expire_producers(self, now_ms: int, expiration_ms: int) -> list[int]:
-        return self._opened().expire_producers(now_ms, expiration_ms)
+        return self.log.expire_producers(now_ms, expiration_ms)

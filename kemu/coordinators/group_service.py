@@ -50,7 +50,7 @@ from kemu.groups.share_manager import no_listener as no_share_listener
 from kemu.hashing import partition_for
 from kemu.kafka_defaults import int_default
 from kemu.log import AppendOrigin, LogEvent, PartitionLog
-from kemu.txn.producer_state import ProducerStateError
+from kemu.log.producer_state import ProducerStateError
 from kemu.wire.coordinator_records import CoordinatorRecordError, UnknownRecordType
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import (
@@ -250,7 +250,7 @@ class GroupService:
             plog.append(batch, origin=AppendOrigin.COORDINATOR, built=True)
         finally:
             self._own_append = False
-        self._applied[run.partition] = plog.log.log_end_offset
+        self._applied[run.partition] = plog.log_end_offset
 
     def _partition(self, index: int) -> Partition:
         if GROUP_METADATA_TOPIC not in self.broker.topics:
@@ -263,7 +263,7 @@ class GroupService:
     def _load(self) -> None:
         if GROUP_METADATA_TOPIC in self.broker.topics:
             for index, plog in self.journal.partitions():
-                self._replay_from(index, plog.log, 0)
+                self._replay_from(index, plog, 0)
                 self._watch(index, plog)
             log.info("group coordinator loaded %d groups from %s", len(self.coordinator.groups),
                      GROUP_METADATA_TOPIC)
@@ -279,27 +279,27 @@ class GroupService:
         # A partition seen for the first time (or a re-created topic's): its content so far is either
         # replayed already (start-up) or empty.
         self._watched[index] = plog
-        self._applied[index] = plog.log.log_end_offset
-        plog.log.add_listener(functools.partial(self._on_log_event, index))
+        self._applied[index] = plog.log_end_offset
+        plog.add_listener(functools.partial(self._on_log_event, index, plog))
 
-    def _on_log_event(self, index: int, partition_log: PartitionLog, event: LogEvent) -> None:
+    def _on_log_event(self, index: int, partition: Partition, _log: PartitionLog, event: LogEvent) -> None:
         if event is not LogEvent.APPENDED or self._own_append:
             return
-        watched = self._watched.get(index)
-        if watched is None or watched.log is not partition_log:
+        if self._watched.get(index) is not partition:  # a re-created topic's partition is watched instead
             return
         try:
             with self._batched():
-                self._replay_from(index, partition_log, self._applied.get(index, 0))
+                self._replay_from(index, partition, self._applied.get(index, 0))
         except Exception:
             # Another component's append must not fail because of the group coordinator.
-            log.exception("group coordinator could not apply a batch appended to %s", partition_log.topic_partition)
-        self._applied[index] = partition_log.log_end_offset
+            log.exception("group coordinator could not apply a batch appended to %s-%d", partition.topic,
+                          partition.index)
+        self._applied[index] = partition.log_end_offset
 
-    def _replay_from(self, index: int, partition_log: PartitionLog, start: int) -> None:
-        for batch in partition_log.batches(start):
+    def _replay_from(self, index: int, partition: Partition, start: int) -> None:
+        for batch in partition.batches(start):
             self._apply(index, batch)
-        self._applied[index] = partition_log.log_end_offset
+        self._applied[index] = partition.log_end_offset
 
     def _apply(self, index: int, batch: RecordBatch) -> None:
         header = batch.header

@@ -17,7 +17,7 @@ from kemu.broker.errors import ApiError
 from kemu.broker.partition import Partition
 from kemu.hashing import partition_for
 from kemu.log import AppendOrigin, LogError
-from kemu.txn.producer_state import ProducerStateError
+from kemu.log.producer_state import ProducerStateError
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import RecordsError
 

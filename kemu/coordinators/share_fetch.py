@@ -82,10 +82,10 @@ class _LogOffsets:
         self._partition = partition
 
     def log_start_offset(self) -> int:
-        return self._partition.log.log_start_offset
+        return self._partition.log_start_offset
 
     def high_watermark(self) -> int:
-        return self._partition.log.high_watermark
+        return self._partition.high_watermark
 
     def offset_for_timestamp(self, timestamp_ms: int) -> int | None:
         found = self._partition.offset_for_timestamp(timestamp_ms, FetchIsolation.HIGH_WATERMARK)
@@ -193,7 +193,7 @@ class ShareFetchManager:
         if share is None:
             persisted = self._persisted.pop(key, None)
             if persisted is not None:
-                start = max(persisted.start_offset, partition.log.log_start_offset)
+                start = max(persisted.start_offset, partition.log_start_offset)
                 share = SharePartition.restored(start, persisted.batches, self.share_config(group_id))
             else:
                 reset = self.broker.group_configs.get(group_id).get("share.auto.offset.reset", "latest")
@@ -231,7 +231,7 @@ class ShareFetchManager:
         batches = fetched_batches(records)
         aborted: list[FetchedAbort] = []
         if config.read_committed and batches:
-            upper = partition.log.fetch_upper_bound(offset, len(records))
+            upper = partition.fetch_upper_bound(offset, len(records))
             aborted = [FetchedAbort(t.producer_id, t.first_offset)
                        for t in partition.aborted_transactions(offset, upper)]
         now = self.broker.clock.now_ms()
@@ -299,7 +299,7 @@ class ShareFetchManager:
         complete = sum(row.last_offset - max(row.first_offset, start) + 1
                        for row in share.snapshot().in_flight
                        if row.state.is_terminal and row.last_offset >= start)
-        return partition.log.high_watermark - start - complete
+        return partition.high_watermark - start - complete
 
     def alter_start_offset(self, group_id: str, topic_id: uuid.UUID, index: int, offset: int) -> None:
         """AlterShareGroupOffsets: the share-partition starts afresh at `offset`, nothing in flight (Kafka's

@@ -91,7 +91,7 @@ class ShareStateJournal:
         """Every share-partition's last persisted state, from the topic's logs."""
         found: dict[StateKey, PersistedState] = {}
         for _, partition in self.journal.partitions():
-            for record_type, key, value in _records(partition.log.batches(0)):
+            for record_type, key, value in _records(partition.batches(0)):
                 if record_type == SNAPSHOT:
                     found[key] = PersistedState(value["start_offset"], _batches(value["state_batches"]),
                                                 value["create_timestamp"])

@@ -58,9 +58,9 @@ from kemu.broker.topic_names import TRANSACTION_STATE_TOPIC
 from kemu.coordinators.crash_points import CrashHook, CrashPoint
 from kemu.coordinators.journal import InternalTopicJournal, txn_write_error
 from kemu.log import AppendOrigin, LogError
+from kemu.log.producer_state import ProducerStateError
 from kemu.txn.coordinator import EndTxnResult, InitResult, MarkerJob, TransactionCoordinator, TxnConfig
 from kemu.txn.producer_ids import ProducerIdAllocator
-from kemu.txn.producer_state import ProducerStateError
 from kemu.txn.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TV_0, TV_1, TV_2, TopicPartition, TxnMetadata
 from kemu.wire.coordinator_records import (
     CoordinatorRecordError,
@@ -228,7 +228,7 @@ class TxnService:
 
     def _load(self) -> None:
         for index, plog in self.journal.partitions():
-            for batch in plog.log.batches():
+            for batch in plog.batches():
                 if batch.header.is_control:
                     continue
                 for record in batch.records():

@@ -1,7 +1,7 @@
 """Waiting for partition logs to change, for long-polling requests (Fetch's max_wait_ms / min_bytes).
 
 Kafka parks such a request in a purgatory keyed by partition and re-checks it whenever one of those
-partitions is appended to. Here a `LogWatch` listens to the logs' events (the core calls listeners
+partitions is appended to. Here a `LogWatch` listens to the partitions' log events (the core calls listeners
 synchronously on the Trio thread) and wakes the waiting handler, which re-checks its own condition.
 
 A wait's deadline is not a Trio cancel scope of its own: most waits end with a change long before their
@@ -20,6 +20,7 @@ from types import TracebackType
 
 import trio
 
+from kemu.broker.partition import Partition
 from kemu.log import LogEvent, PartitionLog
 
 # A roll moves no offsets; everything else (appends, markers moving the LSO, a new log start offset,
@@ -30,20 +31,20 @@ _IGNORED = frozenset({LogEvent.ROLLED})
 class LogWatch:
     """Use as a context manager around the wait; the listeners go when it exits."""
 
-    def __init__(self, logs: Iterable[PartitionLog]) -> None:
-        self._logs = list(dict.fromkeys(logs))
+    def __init__(self, partitions: Iterable[Partition]) -> None:
+        self._partitions = list(dict.fromkeys(partitions))
         self._changed = trio.Event()
 
     def __enter__(self) -> LogWatch:
-        for log in self._logs:
-            log.add_listener(self._on_event)
+        for partition in self._partitions:
+            partition.add_listener(self._on_event)
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        for log in self._logs:
+        for partition in self._partitions:
             try:
-                log.remove_listener(self._on_event)
+                partition.remove_listener(self._on_event)
             except ValueError:
                 pass
 
@@ -52,7 +53,7 @@ class LogWatch:
             self._changed.set()
 
     async def wait_until(self, deadline: float) -> bool:
-        """Until one of the logs changes (True) or Trio's clock reaches `deadline` (False)."""
+        """Until one of the partitions' logs changes (True) or Trio's clock reaches `deadline` (False)."""
         if trio.current_time() >= deadline:
             await trio.lowlevel.checkpoint()
             return False

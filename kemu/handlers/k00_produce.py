@@ -52,7 +52,7 @@ from kemu.handlers.context import Continuation, RequestContext
 from kemu.handlers.versions import NARROWED
 from kemu.kafka_defaults import int_setting
 from kemu.log import LogError
-from kemu.txn.producer_state import ProducerStateError
+from kemu.log.producer_state import ProducerStateError
 from kemu.txn.state import TV_2
 from kemu.wire.codec import Request
 from kemu.wire.compression import CompressionType
@@ -303,9 +303,8 @@ def _produce_partition(ctx: RequestContext, version: int, name: str, index: int,
         return _failed(index, ErrorCode.INVALID_REQUIRED_ACKS)
     if is_internal(name) and not internal_allowed:
         return _failed(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
-    log = partition.log
     if acks == -1 and len(partition.isr) < partition.effective_min_isr:
-        return _failed(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=log.log_start_offset)
+        return _failed(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=partition.log_start_offset)
     transaction_version = 0
     if transactional_id and first is not None and partition.needs_verification(first):
         # KIP-890: a batch that would open a transaction here is first checked with the coordinator (from
@@ -319,12 +318,12 @@ def _produce_partition(ctx: RequestContext, version: int, name: str, index: int,
     try:
         result = partition.append(records, whole=whole, transaction_version=transaction_version)
     except LogError as exc:
-        log_start = -1 if exc.code in _WITHOUT_LOG_START else log.log_start_offset
+        log_start = -1 if exc.code in _WITHOUT_LOG_START else partition.log_start_offset
         return _failed(index, exc.code, log_start_offset=log_start, message=exc.response_message,
                        record_errors=[{"batch_index": e.batch_index, "batch_index_error_message": e.message}
                                       for e in exc.record_errors])
     except ProducerStateError as exc:
-        return _failed(index, exc.code, log_start_offset=log.log_start_offset)
+        return _failed(index, exc.code, log_start_offset=partition.log_start_offset)
     return {"index": index, "error_code": 0, "base_offset": result.base_offset,
             "log_append_time_ms": result.log_append_time, "log_start_offset": result.log_start_offset,
             "record_errors": [], "error_message": None}

@@ -52,7 +52,7 @@ from kemu.handlers.context import Continuation, RequestContext
 from kemu.handlers.error_responses import Fixed, each, error_responder
 from kemu.handlers.versions import NARROWED
 from kemu.kafka_defaults import int_default
-from kemu.log import FetchIsolation, LogClosedError, OffsetOutOfRangeError, PartitionLog
+from kemu.log import FetchIsolation, LogClosedError, OffsetOutOfRangeError
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -142,7 +142,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
     if targets and not complete and ready < min_bytes and max_wait_ms > 0:
         # Long poll: the wait runs after this returns, while the connection's next requests start.
         deadline = trio.current_time() + max_wait_ms / 1000
-        seen = _versions(_logs_of(broker, targets))
+        seen = _versions(_partitions_of(broker, targets))
 
         async def finish() -> dict[str, Any]:
             results = await _long_poll(broker, targets, max_bytes, min_bytes, read_committed, where, deadline,
@@ -155,15 +155,15 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
 
 async def _long_poll(broker: BrokerCore, targets: list[_Target], max_bytes: int, min_bytes: int,
                      read_committed: bool, where: _Fetcher, deadline: float,
-                     seen: list[tuple[PartitionLog, int]]) -> PartitionResults:
+                     seen: list[tuple[Partition, int]]) -> PartitionResults:
     """Read again on every change to the targets' logs until min_bytes are ready or Trio's clock reaches
     `deadline`, and then once more. The first read is once the watch is in place, as Kafka's purgatory
     tries a delayed fetch again after watching it: whatever the connection ran between the handler's read
     and this task's start (a produce right behind the fetch) is seen. It is skipped when the logs are the
     ones the handler read (`seen`) and have told nothing since: it would read the same."""
-    logs = _logs_of(broker, targets)
-    with LogWatch(logs) as watch:
-        changed = _versions(logs) != seen
+    partitions = _partitions_of(broker, targets)
+    with LogWatch(partitions) as watch:
+        changed = _versions(partitions) != seen
         while True:
             if changed:
                 results, ready, complete = _read_all(broker, targets, max_bytes, read_committed, where)
@@ -234,18 +234,19 @@ def _rack_aware(broker: BrokerCore) -> bool:
     return selector.endswith("RackAwareReplicaSelector")
 
 
-def _logs_of(broker: BrokerCore, targets: list[_Target]) -> list[PartitionLog]:
-    logs = []
+def _partitions_of(broker: BrokerCore, targets: list[_Target]) -> list[Partition]:
+    """The targets' open partitions (a partition's log is its own for its lifetime)."""
+    partitions = []
     for target in targets:
         partition = broker.partition(target.name, target.index)
         if partition is not None:
-            logs.append(partition.log)
-    return logs
+            partitions.append(partition)
+    return partitions
 
 
-def _versions(logs: list[PartitionLog]) -> list[tuple[PartitionLog, int]]:
-    """Each log with its count of changes told: equal lists mean the same logs, unchanged."""
-    return [(log, log.changes) for log in logs]
+def _versions(partitions: list[Partition]) -> list[tuple[Partition, int]]:
+    """Each partition with its log's count of changes told: equal lists mean the same logs, unchanged."""
+    return [(partition, partition.changes) for partition in partitions]
 
 
 def _read_all(broker: BrokerCore, targets: list[_Target], max_bytes: int,
@@ -289,20 +290,22 @@ def _read_partition(broker: BrokerCore, target: _Target, limit: int, min_one_bat
     if epoch_error is not ErrorCode.NONE:
         # UNKNOWN_LEADER_EPOCH: the fetcher knows a newer leader than this one; KafkaApis names no leader.
         return _error_partition(target.index, epoch_error)
-    log = partition.log
     if is_leader and where.client_metadata and where.rack_aware:
         preferred = _preferred_read_replica(broker, partition, where.rack)
         if preferred != partition.leader_id:
             # The consumer is told where to read from and gets no records here (KIP-392).
-            return {"partition_index": target.index, "error_code": 0, "high_watermark": log.high_watermark,
-                    "last_stable_offset": partition.last_stable_offset, "log_start_offset": log.log_start_offset,
+            return {"partition_index": target.index, "error_code": 0, "high_watermark": partition.high_watermark,
+                    "last_stable_offset": partition.last_stable_offset,
+                    "log_start_offset": partition.log_start_offset,
                     "aborted_transactions": None, "preferred_read_replica": preferred, "records": b""}
     try:
         if fetch.last_fetched_epoch != NO_EPOCH:
-            diverging = _diverging_epoch(log, fetch)
+            diverging = _diverging_epoch(partition, fetch)
             if diverging is not None:
-                return {"partition_index": target.index, "error_code": 0, "high_watermark": log.high_watermark,
-                        "last_stable_offset": partition.last_stable_offset, "log_start_offset": log.log_start_offset,
+                return {"partition_index": target.index, "error_code": 0,
+                        "high_watermark": partition.high_watermark,
+                        "last_stable_offset": partition.last_stable_offset,
+                        "log_start_offset": partition.log_start_offset,
                         "diverging_epoch": diverging, "aborted_transactions": None,
                         "preferred_read_replica": -1, "records": b""}
         isolation = FetchIsolation.TXN_COMMITTED if read_committed else FetchIsolation.HIGH_WATERMARK
@@ -325,7 +328,7 @@ def _read_partition(broker: BrokerCore, target: _Target, limit: int, min_one_bat
     elif read_committed and (records or (max_bytes == 0 and fetch.fetch_offset < data.last_stable_offset)):
         # LocalLog.addAbortedTransactions: every aborted transaction below the offset index's first entry past
         # the bytes read (a read of no bytes at all included), not just below the batches returned.
-        upper = log.fetch_upper_bound(fetch.fetch_offset, len(records))
+        upper = partition.fetch_upper_bound(fetch.fetch_offset, len(records))
         aborted = [{"producer_id": txn.producer_id, "first_offset": txn.first_offset}
                    for txn in partition.aborted_transactions(fetch.fetch_offset, upper)]
     elif read_committed and fetch.fetch_offset >= data.last_stable_offset:
@@ -368,13 +371,13 @@ def _check_leader_epoch(partition: Partition, requested: int) -> ErrorCode:
     return ErrorCode.NONE
 
 
-def _diverging_epoch(log: PartitionLog, fetch: PartitionFetch) -> dict[str, int] | None:
+def _diverging_epoch(partition: Partition, fetch: PartitionFetch) -> dict[str, int] | None:
     """Partition.readRecords with a last fetched epoch: where the fetcher's log diverges from ours."""
-    epoch, end_offset = log.end_offset_for_epoch(fetch.last_fetched_epoch)
+    epoch, end_offset = partition.end_offset_for_epoch(fetch.last_fetched_epoch)
     if epoch == NO_EPOCH or end_offset == -1:
         raise OffsetOutOfRangeError(
             f"Could not determine the end offset of the last fetched epoch {fetch.last_fetched_epoch}")
-    if fetch.fetch_offset < log.log_start_offset:
+    if fetch.fetch_offset < partition.log_start_offset:
         raise OffsetOutOfRangeError(f"Received request for offset {fetch.fetch_offset} below the log start")
     if epoch < fetch.last_fetched_epoch or end_offset < fetch.fetch_offset:
         return {"epoch": epoch, "end_offset": end_offset}

@@ -58,11 +58,10 @@ def _delete(ctx: RequestContext, name: str, index: int, offset: int) -> DeleteRe
         return _result(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
     if is_internal(name):
         return _result(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
-    log = partition.log
-    if not log.config.delete:
+    if not partition.config.delete:
         return _result(index, ErrorCode.POLICY_VIOLATION)
     try:
-        low_watermark = log.delete_records(offset)
+        low_watermark = partition.delete_records(offset)
     except LogClosedError:
         return _result(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     except LogError as exc:

@@ -62,7 +62,7 @@ async def handle(ctx: RequestContext, request: Incoming[OffsetForLeaderEpochRequ
                                           else ErrorCode.UNKNOWN_LEADER_EPOCH))
                 continue
             try:
-                epoch, end_offset = partition.log.end_offset_for_epoch(wanted["leader_epoch"])
+                epoch, end_offset = partition.end_offset_for_epoch(wanted["leader_epoch"])
             except LogClosedError:
                 partitions.append(_result(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue

@@ -17,7 +17,7 @@ from kemu.broker.topic_names import validate_message
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, each, error_responder
-from kemu.txn.producer_state import NO_SEQUENCE
+from kemu.log.producer_state import NO_SEQUENCE
 from kemu.wire.errors import ErrorCode
 
 if TYPE_CHECKING:

@@ -77,10 +77,10 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
     if got or max_wait_ms <= 0 or not session.partitions:
         return _respond(partitions, lock_ms)
     deadline = trio.current_time() + max_wait_ms / 1000
-    logs = [p.log for tp in session.partitions if (p := _open_partition(ctx, tp)) is not None]
+    watched = [p for tp in session.partitions if (p := _open_partition(ctx, tp)) is not None]
 
     async def finish() -> dict[str, Any]:
-        with LogWatch(logs) as watch:
+        with LogWatch(watched) as watch:
             while await watch.wait_until(deadline):
                 found, any_acquired = read()
                 if any_acquired:

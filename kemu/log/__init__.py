@@ -1,29 +1,29 @@
-"""Partition logs in Kafka's on-disk layout: append, read, offsets, retention, recovery.
+"""Partition logs in Kafka's on-disk layout: append, read, offsets, producer state, retention, recovery.
 
-Plain synchronous Python — no sockets, no Trio — with time from an injected `kemu.clock.Clock`. Handlers
-call it like this:
+Plain synchronous Python — no sockets, no Trio — with time from an injected `kemu.clock.Clock`. Only
+kemu.broker's `Partition` calls a log (everything else asks the partition); it does so like this:
 
 Produce (per partition, after `kemu.wire.records.check_produce_records(version, records)`)::
 
     try:
-        result = log.append(records)              # -> AppendResult
+        result = log.append(records, leader_epoch=epoch)   # -> AppendResult; the epoch is the partition's
     except LogError as e:                         # e.code, e.response_message, e.record_errors
         ...                                       # (base_offset -1, log_append_time -1, ...)
+    except ProducerStateError as e:               # a duplicate is no error: its first offsets come back
+        ...
     # result.base_offset, result.log_append_time (-1 unless LogAppendTime), result.log_start_offset
 
-    Idempotence/transactions split it in two and check producer state in between:
-    prepared = log.prepare_append(records)        # validates only; ValidatedBatch.source is the header
-    ... duplicate? out of order? fenced? ...
-    result = log.commit_append(prepared)
-
-    Coordinators (transaction markers, __consumer_offsets, __transaction_state) append with
-    `origin=AppendOrigin.COORDINATOR`, which allows control batches.
+    The log validates the batch, checks a producer batch against its producer state (kemu.log.producer_state:
+    duplicate? out of order? fenced?), assigns offsets and writes it, then records it there. Coordinators
+    (transaction markers, __consumer_offsets, __transaction_state) append with
+    `origin=AppendOrigin.COORDINATOR`, which allows control batches: a COMMIT/ABORT marker completes its
+    producer's transaction, an ABORT going into the segment's `.txnindex` (kemu.log.txn_index).
 
 Fetch::
 
     data = log.read(fetch_offset, partition_max_bytes,
-                    upper_bound=last_stable_offset if read_committed else None,   # None: the high watermark
-                    last_stable_offset=last_stable_offset, min_one_batch=first_partition_in_response)
+                    upper_bound=log.bound(isolation),   # the LSO, the high watermark or the log end
+                    min_one_batch=first_partition_in_response)
     # data.records (raw batches; the last may be cut short by max bytes, as Kafka does),
     # data.high_watermark, data.last_stable_offset, data.log_start_offset
     # OffsetOutOfRangeError (OFFSET_OUT_OF_RANGE) below the log start or above the log end.
@@ -31,16 +31,15 @@ Fetch::
 
 ListOffsets::
 
-    found = log.fetch_offset_for_timestamp(timestamp, bound)   # -> TimestampAndOffset | None
+    found = log.fetch_offset_for_timestamp(timestamp, bound, leader_epoch)   # -> TimestampAndOffset | None
     # bound: the high watermark, the last stable offset (read_committed) or the log end (a replica).
     # timestamp: ListOffsetsTimestamp.{LATEST, EARLIEST, MAX_TIMESTAMP, ...} or a real timestamp;
     # None means "no such offset" (Kafka answers offset -1, timestamp -1).
 
-Producer state (kemu.txn) wraps the log rather than the log calling it: check the prepared batch's
-`source` header between `prepare_append` and `commit_append`, record it from the `AppendResult`, know
-the last stable offset (and pass it to `read`), take snapshots on `LogEvent.ROLLED`,
-and react to `LogEvent.TRUNCATED` / `SEGMENTS_DELETED` / `LOG_START_OFFSET`. Coordinators replay their
-topics with `log.batches(start, end)`.
+Transactions: `log.last_stable_offset` (the first offset of the earliest open transaction, else the high
+watermark), `log.aborted_transactions(fetch_offset, upper)` for a read_committed Fetch; producer snapshots
+are written when a segment rolls and on close, and reloaded (then the tail replayed) on open. Coordinators
+replay their topics with `log.batches(start, end)`.
 
 DeleteRecords: `log.delete_records(offset)` -> low watermark (OffsetOutOfRangeError beyond the HW).
 OffsetForLeaderEpoch: `log.end_offset_for_epoch(epoch)` -> (epoch, end offset).

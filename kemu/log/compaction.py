@@ -28,11 +28,11 @@ import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import NamedTuple, Protocol
 
 from kemu.log.cleaned_txn import CleanedTransactionMetadata
 from kemu.log.offset_map import OffsetMap
 from kemu.log.partition_log import PartitionLog
+from kemu.log.producer_state import LastRecord
 from kemu.log.segment import LogSegment
 from kemu.log.swap import CLEANED_SUFFIX, DELETED_SUFFIX, SWAP_SUFFIX
 from kemu.log.txn_index import AbortedTxn, write_txn_index
@@ -53,31 +53,6 @@ from kemu.wire.records import (
 )
 
 _INT32_MAX = 2**31 - 1
-
-
-class LastRecord(NamedTuple):
-    """An active producer's last record (Kafka's LastRecord): the last offset of its last data batch, or
-    None when its latest epoch wrote only markers, and that epoch."""
-
-    last_data_offset: int | None
-    producer_epoch: int
-
-
-class CleanerSource(Protocol):
-    """What the cleaner needs from the layer that knows transactions (kemu.txn's TransactionalPartition)."""
-
-    @property
-    def log(self) -> PartitionLog: ...
-
-    @property
-    def last_stable_offset(self) -> int: ...
-
-    def aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]: ...
-
-    def last_records_of_active_producers(self) -> dict[int, LastRecord]: ...
-
-    def segments_replaced(self) -> None:
-        """The cleaner swapped segments in: re-read their aborted-transaction indexes."""
 
 
 @dataclass(slots=True)
@@ -113,16 +88,15 @@ def segments_in(log: PartitionLog, start: int, end: int) -> list[LogSegment]:
     return out
 
 
-def cleanable_offsets(source: CleanerSource, last_clean_offset: int | None, now_ms: int) -> OffsetsToClean:
+def cleanable_offsets(log: PartitionLog, last_clean_offset: int | None, now_ms: int) -> OffsetsToClean:
     """Kafka's LogCleanerManager.cleanableOffsets."""
-    log = source.log
     checkpointed = log.log_start_offset if last_clean_offset is None else last_clean_offset
     if checkpointed < log.log_start_offset or checkpointed > log.log_end_offset:
         first_dirty, force = log.log_start_offset, True
     else:
         first_dirty, force = checkpointed, False
     active_base = log.segments[-1].base_offset
-    candidates = [source.last_stable_offset, active_base]
+    candidates = [log.last_stable_offset, active_base]
     lag = max(log.config.min_compaction_lag_ms, 0)
     if lag > 0:
         for segment in segments_in(log, first_dirty, active_base):
@@ -147,10 +121,9 @@ def max_compaction_delay(log: PartitionLog, first_dirty_offset: int, now_ms: int
 class LogToClean:
     """A compacted log with what a round on it would clean (Kafka's LogToClean)."""
 
-    def __init__(self, source: CleanerSource, first_dirty_offset: int, uncleanable_offset: int,
+    def __init__(self, log: PartitionLog, first_dirty_offset: int, uncleanable_offset: int,
                  need_compaction_now: bool = False) -> None:
-        log = source.log
-        self.source = source
+        self.source = log
         self.first_dirty_offset = first_dirty_offset
         self.need_compaction_now = need_compaction_now
         non_active = segments_in(log, uncleanable_offset, log.segments[-1].base_offset)
@@ -214,28 +187,27 @@ class Cleaner:
     # ---- a round ---------------------------------------------------------------------------------------
     def clean(self, cleanable: LogToClean, now_ms: int) -> tuple[int, CleanerStats]:
         """Clean one log; returns the first offset not cleaned (the new checkpoint) and the statistics."""
-        source = cleanable.source
-        log = source.log
+        log = cleanable.source
         stats = CleanerStats(segments_before=len(log.segments), log_bytes_before=log.size_in_bytes)
         upper = cleanable.first_uncleanable_offset
-        self.build_offset_map(source, cleanable.first_dirty_offset, upper, stats)
+        self.build_offset_map(log, cleanable.first_dirty_offset, upper, stats)
         end_offset = self.offset_map.latest_offset + 1
         metadata = CleanedTransactionMetadata()
         groups = group_segments_by_size(segments_in(log, 0, end_offset), log.config.segment_bytes,
                                         log.config.segment_index_bytes, upper)
         for group in groups:
-            self._clean_segments(source, group, now_ms, stats, metadata, upper)
-        source.segments_replaced()
+            self._clean_segments(log, group, now_ms, stats, metadata, upper)
+        log.segments_replaced()
         stats.segments_after = len(log.segments)
         stats.log_bytes_after = log.size_in_bytes
         return end_offset, stats
 
-    def build_offset_map(self, source: CleanerSource, start: int, end: int, stats: CleanerStats) -> None:
+    def build_offset_map(self, log: PartitionLog, start: int, end: int, stats: CleanerStats) -> None:
         offset_map = self.offset_map
         offset_map.clear()
         metadata = CleanedTransactionMetadata()
-        metadata.add_aborted_transactions(source.aborted_transactions(start, end))
-        for segment in segments_in(source.log, start, end):
+        metadata.add_aborted_transactions(log.aborted_transactions(start, end))
+        for segment in segments_in(log, start, end):
             if self._map_segment(segment, start, end, metadata, stats):
                 return
 
@@ -264,17 +236,16 @@ class Cleaner:
         return False
 
     # ---- rewriting a group -----------------------------------------------------------------------------
-    def _clean_segments(self, source: CleanerSource, group: list[LogSegment], now_ms: int, stats: CleanerStats,
+    def _clean_segments(self, log: PartitionLog, group: list[LogSegment], now_ms: int, stats: CleanerStats,
                         metadata: CleanedTransactionMetadata, round_upper: int) -> None:
-        log = source.log
         cleaned = log.new_detached_segment(group[0].base_offset, CLEANED_SUFFIX)
         kept_aborted: list[AbortedTxn] = []
         metadata.cleaned_index = kept_aborted
-        producers = source.last_records_of_active_producers()
+        producers = log.last_records_of_active_producers()
         try:
             for i, segment in enumerate(group):
                 upper = group[i + 1].base_offset if i + 1 < len(group) else segment.next_offset()
-                metadata.add_aborted_transactions(source.aborted_transactions(segment.base_offset, upper))
+                metadata.add_aborted_transactions(log.aborted_transactions(segment.base_offset, upper))
                 for position, header in segment.batches_from(0):
                     batch = RecordBatch(segment.read_bytes(position, header.size))
                     out = self._filter(batch, metadata, producers, now_ms, log.config.delete_retention_ms,

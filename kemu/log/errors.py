@@ -59,3 +59,7 @@ class LogClosedError(LogError):
     """The log was closed or deleted (its topic went away); handlers answer as if the partition is unknown."""
 
     code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+class MarkerError(LogError):
+    """A control batch that does not hold a well-formed COMMIT/ABORT marker."""

@@ -18,7 +18,6 @@ from kemu.clock import Clock
 from kemu.log.checkpoint import CorruptCheckpointError, read_checkpoint, write_checkpoint
 from kemu.log.compaction import (
     Cleaner,
-    CleanerSource,
     CleanerStats,
     CleanerStep,
     LogToClean,
@@ -26,6 +25,7 @@ from kemu.log.compaction import (
     max_compaction_delay,
 )
 from kemu.log.offset_map import OffsetMap, capacity_for
+from kemu.log.partition_log import PartitionLog
 from kemu.wire.records import RecordsError
 
 logger = logging.getLogger(__name__)
@@ -75,35 +75,34 @@ class LogCleaner:
         if gone:
             self._write()
 
-    def _candidates(self, sources: Iterable[CleanerSource], now_ms: int) -> list[LogToClean]:
+    def _candidates(self, sources: Iterable[PartitionLog], now_ms: int) -> list[LogToClean]:
         out = []
-        for source in sources:
-            log = source.log
+        for log in sources:
             key = (log.topic, log.partition)
             if log.is_closed or not log.config.compact or key in self.uncleanable:
                 continue
-            offsets = cleanable_offsets(source, self._checkpoints.get(key), now_ms)
+            offsets = cleanable_offsets(log, self._checkpoints.get(key), now_ms)
             if offsets.force_update_checkpoint:
                 self._checkpoints[key] = offsets.first_dirty_offset
                 self._write()
             delay = max_compaction_delay(log, offsets.first_dirty_offset, now_ms)
-            candidate = LogToClean(source, offsets.first_dirty_offset, offsets.first_uncleanable_dirty_offset,
+            candidate = LogToClean(log, offsets.first_dirty_offset, offsets.first_uncleanable_dirty_offset,
                                    delay > 0)
             if candidate.total_bytes > 0:
                 out.append(candidate)
         return out
 
-    def clean_filthiest(self, sources: Iterable[CleanerSource]) -> CleanResult | None:
+    def clean_filthiest(self, sources: Iterable[PartitionLog]) -> CleanResult | None:
         """One iteration of Kafka's cleaner thread; None when no log is due."""
         now = self.clock.now_ms()
         due = [c for c in self._candidates(sources, now)
                if (c.need_compaction_now and c.cleanable_bytes > 0)
-               or c.cleanable_ratio > c.source.log.config.min_cleanable_dirty_ratio]
+               or c.cleanable_ratio > c.source.config.min_cleanable_dirty_ratio]
         if not due:
             return None
         return self._clean(max(due, key=lambda c: c.cleanable_ratio), now)
 
-    def clean_all(self, sources: Iterable[CleanerSource]) -> list[CleanResult]:
+    def clean_all(self, sources: Iterable[PartitionLog]) -> list[CleanResult]:
         """Clean every compacted log that has anything cleanable, whatever its dirty ratio (a test's way of
         making the cleaner run now); the uncleanable bound (open transactions, active segment, minimum
         compaction lag) still holds."""
@@ -112,7 +111,7 @@ class LogCleaner:
         return [result for result in done if result is not None]
 
     def _clean(self, candidate: LogToClean, now_ms: int) -> CleanResult | None:
-        log = candidate.source.log
+        log = candidate.source
         key = (log.topic, log.partition)
         try:
             end_offset, stats = self.cleaner.clean(candidate, now_ms)

@@ -1,11 +1,20 @@
-"""The log of one partition: its segments, offsets and the operations handlers need (Kafka's UnifiedLog).
+"""The log of one partition: its segments, offsets, producer state and aborted transactions (Kafka's UnifiedLog).
 
 Offsets, from low to high: `log_start_offset` (the first offset a reader may ask for; DeleteRecords and
 retention move it) <= `last_stable_offset` (read_committed readers stop here) <= `high_watermark`
 (read_uncommitted readers stop here) <= `log_end_offset` (the next offset to assign). With a single
 replica the high watermark follows the log end offset on every append, but it stays a separate notion.
-The log knows nothing of transactions: the last stable offset is the partition's (kemu.broker.partition), which
-passes it, and the bound a reader may see, into `read` and `fetch_offset_for_timestamp`.
+
+As Kafka's UnifiedLog with its ProducerStateManager, an append checks a producer batch against the
+producer state (kemu.log.producer_state) between validating it and assigning its offsets, and records it
+after; a COMMIT/ABORT marker completes its producer's transaction here, an ABORT going into the aborted-
+transaction index (kemu.log.txn_index). The last stable offset is computed here, from the open transactions.
+Beside the segments: `<offset>.snapshot` files of the producer state (written when a segment rolls and on a
+clean close) and `<segment base>.txnindex` files; opening the log loads the newest snapshot at or below the
+log end and replays the batches after it, which is how producer state survives a crash.
+
+The leader epoch is not the log's: the partition (kemu.broker.partition) keeps it and passes it to `append`,
+which stamps it into the batch and the epoch cache, as Kafka's Partition passes it to appendAsLeader.
 """
 
 from __future__ import annotations
@@ -20,9 +29,17 @@ from typing import NamedTuple
 
 from kemu.clock import Clock
 from kemu.log.config import LogConfig
-from kemu.log.errors import LogClosedError, OffsetOutOfRangeError
+from kemu.log.errors import LogClosedError, LogError, MarkerError, OffsetOutOfRangeError
 from kemu.log.kinds import FetchIsolation as FetchIsolation
 from kemu.log.leader_epoch import LeaderEpochCache
+from kemu.log.producer_state import (
+    CompletedTxn,
+    LastRecord,
+    ProducerStateManager,
+    delete_snapshots_below,
+    load_snapshot,
+    take_snapshot,
+)
 from kemu.log.segment import (
     DEFAULT_CACHE_BYTES,
     INDEX_SUFFIX,
@@ -32,8 +49,21 @@ from kemu.log.segment import (
     parse_segment_file_name,
 )
 from kemu.log.swap import recover_interrupted_swaps
+from kemu.log.txn_index import AbortedTxn, AbortedTxnIndex
 from kemu.log.validator import AppendOrigin, ValidatedBatch, validate_append
-from kemu.wire.records import NO_TIMESTAMP, BatchHeader, RecordBatch, offset_of_max_timestamp
+from kemu.wire.compression import CompressionType
+from kemu.wire.errors import ErrorCode
+from kemu.wire.records import (
+    NO_TIMESTAMP,
+    BatchHeader,
+    ControlRecordType,
+    DecodedRecord,
+    RecordBatch,
+    decode_control_key,
+    decode_end_txn_marker_value,
+    decode_records,
+    offset_of_max_timestamp,
+)
 
 _KAFKA_LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
 
@@ -101,8 +131,6 @@ class PartitionLog:
         self.topic_partition = f"{topic}-{partition}"
         self.config = config
         self.clock = clock
-        self.leader_epoch = 0
-        """Stamped into every appended batch; the cluster layer bumps it on leadership changes."""
         self.verify_records = False
         """Decode and check every record of every append, as Kafka does, instead of only when needed."""
         self.on_log_start_offset_change: Callable[[PartitionLog], None] | None = None
@@ -123,9 +151,10 @@ class PartitionLog:
         fetch that saw nothing need not read again before it waits)."""
         self._closed = False
         self.created = False
-        """True when `open` made the directory: nothing on disk to recover (the transactions layer skips
-        its own recovery then too)."""
+        """True when `open` made the directory: nothing on disk to recover, producer state included."""
         self.epoch_cache: LeaderEpochCache
+        self.producers = ProducerStateManager(self.topic_partition)
+        self._aborted = AbortedTxnIndex(directory)
 
     # --- opening -----------------------------------------------------------------------------------------
 
@@ -151,6 +180,7 @@ class PartitionLog:
         except FileExistsError:
             log.epoch_cache = LeaderEpochCache(directory)
             log._load(log_start_offset)
+            log._recover_producer_state()
             return log
         # A new partition (CreateTopics of up to 10,000 at once): no directory scans, swap or segment
         # recovery, or checkpoint reads, which made up most of its cost.
@@ -307,29 +337,67 @@ class PartitionLog:
 
     # --- appending ---------------------------------------------------------------------------------------
 
+    def append(
+        self, data: bytes | bytearray | memoryview, *, leader_epoch: int = 0,
+        origin: AppendOrigin = AppendOrigin.CLIENT, built: bool = False, whole: BatchHeader | None = None,
+        transaction_version: int = 0,
+    ) -> AppendResult:
+        """Validate, check producer state, append (Kafka's UnifiedLog.appendAsLeader). Raises LogError (with
+        Kafka's code, message and record errors) or ProducerStateError (with .code). `leader_epoch`: the
+        partition's, stamped into the batch; `built`: the broker built the batch itself, a coordinator's
+        record or marker; `whole`: `data`'s header, when the caller read it with `whole_batch_header` already
+        (kemu.log.validator).
+
+        KIP-890's partition verification happens before, at the partition's caller: the coordinator is
+        asked once, and only then is the batch appended here. `transaction_version` is a marker's (the
+        transaction's, as WriteTxnMarkers carries it, which decides how its epoch is checked), or 2 for a
+        batch whose partition a TV2 Produce just added to its transaction."""
+        prepared = self.prepare_append(data, leader_epoch=leader_epoch, origin=origin, built=built, whole=whole)
+        source = prepared.source
+        if source.is_control:
+            return self._append_marker(prepared, source, transaction_version)
+        if not source.has_producer_id:
+            result = self._write(prepared)
+            self._notify(LogEvent.APPENDED)
+            return result
+        duplicate = self.producers.check_batch(
+            producer_id=source.producer_id, epoch=source.producer_epoch, first_seq=source.base_sequence,
+            last_seq=source.last_sequence, transactional=source.is_transactional,
+            from_client=origin == AppendOrigin.CLIENT, transaction_version=transaction_version)
+        if duplicate is not None:
+            # A retry of a batch already in the log: acknowledged with where it went the first time (and,
+            # as UnifiedLog does, with the batch's timestamp as its log append time).
+            return AppendResult(
+                base_offset=duplicate.first_offset, last_offset=duplicate.last_offset,
+                log_append_time=duplicate.max_timestamp,
+                log_start_offset=self._log_start_offset, max_timestamp=duplicate.max_timestamp,
+                record_count=0, size=0, batch=source)
+        result = self._write(prepared)
+        self._record_batch(result.batch)
+        self._notify(LogEvent.APPENDED)
+        return result
+
     def prepare_append(
-        self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT,
-        built: bool = False, whole: BatchHeader | None = None,
+        self, data: bytes | bytearray | memoryview, *, leader_epoch: int = 0,
+        origin: AppendOrigin = AppendOrigin.CLIENT, built: bool = False, whole: BatchHeader | None = None,
     ) -> ValidatedBatch:
-        """Validate a produce's bytes (raises LogError) without changing the log. The transactions layer
-        checks producer state between this and `commit_append`; nothing else may append in between.
-        `built`: the broker built the batch itself; `whole`: `data`'s header, when the caller read it with
-        `whole_batch_header` already (kemu.log.validator)."""
+        """Validate a produce's bytes (raises LogError) without changing the log: `append`'s first step."""
         self._check_open()
         return validate_append(
             data,
             config=self.config,
             origin=origin,
             now_ms=self.clock.now_ms(),
-            partition_leader_epoch=self.leader_epoch,
+            partition_leader_epoch=leader_epoch,
             topic_partition=self.topic_partition,
             verify_records=self.verify_records,
             built=built,
             whole=whole,
         )
 
-    def commit_append(self, batch: ValidatedBatch) -> AppendResult:
-        """Assign offsets (from the log end offset), write through to the active segment, advance."""
+    def _write(self, batch: ValidatedBatch) -> AppendResult:
+        """Assign offsets (from the log end offset), write through to the active segment, advance. The caller
+        records the batch in producer state and then tells the listeners (LogEvent.APPENDED)."""
         self._check_open()
         base_offset = self._log_end_offset
         last_offset = base_offset + batch.last_offset_delta
@@ -343,17 +411,41 @@ class PartitionLog:
         self._unflushed_messages += batch.record_count
         if self._unflushed_messages >= self.config.flush_messages:
             self.flush()
-        self._notify(LogEvent.APPENDED)
         # Positional, in AppendResult's field order (one is made per append; keywords cost more).
         return AppendResult(base_offset, last_offset, batch.log_append_time, self._log_start_offset,
                             batch.max_timestamp, batch.record_count, len(data), header)
 
-    def append(
-        self, data: bytes | bytearray | memoryview, *, origin: AppendOrigin = AppendOrigin.CLIENT,
-        built: bool = False,
-    ) -> AppendResult:
-        """Validate and append one batch (raises LogError with Kafka's code, message and record errors)."""
-        return self.commit_append(self.prepare_append(data, origin=origin, built=built))
+    def _append_marker(self, prepared: ValidatedBatch, source: BatchHeader, transaction_version: int) -> AppendResult:
+        # The records straight from the validated payload: no copy of the batch to wrap it first.
+        records = (decode_records(source, bytes(prepared.payload)) if source.compression == CompressionType.NONE
+                   else RecordBatch(bytes(prepared.header) + bytes(prepared.payload)).records())
+        commit, coordinator_epoch = _marker_of(records)
+        self.producers.check_marker(producer_id=source.producer_id, epoch=source.producer_epoch,
+                                    coordinator_epoch=coordinator_epoch, transaction_version=transaction_version)
+        result = self._write(prepared)
+        self._record_marker(result.batch, commit, coordinator_epoch, persist=True)
+        self._notify(LogEvent.APPENDED)
+        return result
+
+    def _record_batch(self, header: BatchHeader) -> None:
+        self.producers.record_batch(
+            producer_id=header.producer_id, epoch=header.producer_epoch, first_seq=header.base_sequence,
+            last_seq=header.last_sequence, first_offset=header.base_offset, last_offset=header.last_offset,
+            max_timestamp=header.max_timestamp, transactional=header.is_transactional)
+
+    def _record_marker(self, header: BatchHeader, commit: bool, coordinator_epoch: int, *,
+                       persist: bool) -> CompletedTxn | None:
+        done = self.producers.record_marker(
+            producer_id=header.producer_id, epoch=header.producer_epoch, coordinator_epoch=coordinator_epoch,
+            offset=header.base_offset, timestamp=header.max_timestamp, commit=commit)
+        if done is not None and done.aborted:
+            entry = AbortedTxn(done.producer_id, done.first_offset, done.last_offset,
+                               min(done.last_stable_offset, self._high_watermark))
+            self._aborted.add(self._segment_base_for(done.last_offset), entry, persist=persist)
+        return done
+
+    def _segment_base_for(self, offset: int) -> int:
+        return self._bases[max(bisect_right(self._bases, offset) - 1, 0)]
 
     def _maybe_roll(self, messages_size: int, max_timestamp: int, max_offset: int, now_ms: int) -> LogSegment:
         active = self._segments[-1]
@@ -378,6 +470,7 @@ class PartitionLog:
         active.deactivate()
         segment = LogSegment.create(self.directory, new_offset, **self._segment_options())
         self._add_segment(segment)
+        self.take_snapshot()
         self._notify(LogEvent.ROLLED)
         return segment
 
@@ -404,8 +497,9 @@ class PartitionLog:
     ) -> FetchData:
         """Raw batches from the one holding `offset`, up to `max_bytes` (or one whole batch when
         `min_one_batch`), never at or past `upper_bound` (default: the high watermark, a read_uncommitted
-        reader's). OffsetOutOfRangeError below the log start or above the log end; empty records at or past
-        the bound. `last_stable_offset` is reported as given (default: the high watermark)."""
+        reader's; `bound(isolation)` gives the others). OffsetOutOfRangeError below the log start or above the
+        log end; empty records at or past the bound. `last_stable_offset` is reported as given (default: the
+        log's own)."""
         self._check_open()
         if max_bytes < 0:
             raise ValueError(f"max_bytes must not be negative ({max_bytes})")
@@ -420,7 +514,7 @@ class PartitionLog:
                 f"segments upto {self._log_end_offset}."
             )
         upper = self._high_watermark if upper_bound is None else upper_bound
-        stable = self._high_watermark if last_stable_offset is None else last_stable_offset
+        stable = self.last_stable_offset if last_stable_offset is None else last_stable_offset
         records: bytes | memoryview = b""
         if offset < upper:
             records = self._read_below(offset, upper, max_bytes, min_one_batch)
@@ -516,14 +610,15 @@ class PartitionLog:
                 return TimestampAndOffset(header.max_timestamp, offset, epoch if epoch >= 0 else None)
         return None
 
-    def fetch_offset_for_timestamp(self, timestamp: int, fetchable: int) -> TimestampAndOffset | None:
+    def fetch_offset_for_timestamp(self, timestamp: int, fetchable: int,
+                                   leader_epoch: int) -> TimestampAndOffset | None:
         """ListOffsets as Kafka's Partition answers it for a reader bounded by `fetchable` (the high
         watermark for read_uncommitted, the last stable offset for read_committed, the log end for a
-        replica): LATEST is that bound with the current leader epoch; timestamp lookups only find offsets
-        below it."""
+        replica): LATEST is that bound with the partition's current `leader_epoch`; timestamp lookups only
+        find offsets below it."""
         self._check_open()
         if timestamp == ListOffsetsTimestamp.LATEST:
-            return TimestampAndOffset(NO_TIMESTAMP, fetchable, self.leader_epoch)
+            return TimestampAndOffset(NO_TIMESTAMP, fetchable, leader_epoch)
         found = self.offset_for_timestamp(timestamp)
         if timestamp in (ListOffsetsTimestamp.EARLIEST, ListOffsetsTimestamp.EARLIEST_LOCAL):
             return found
@@ -561,6 +656,7 @@ class PartitionLog:
         self.epoch_cache.truncate_from_start(offset)
         if self.on_log_start_offset_change is not None:
             self.on_log_start_offset_change(self)
+        self._segments_gone()
         self._notify(LogEvent.LOG_START_OFFSET)
 
     def delete_old_segments(self) -> int:
@@ -624,6 +720,7 @@ class PartitionLog:
                 segment.delete()
             del self._segments[: len(deletable)]
             del self._bases[: len(deletable)]
+            self._segments_gone()
             self._notify(LogEvent.SEGMENTS_DELETED)
         return count
 
@@ -651,6 +748,7 @@ class PartitionLog:
         self._high_watermark = min(self._high_watermark, offset)
         self._log_start_offset = min(self._log_start_offset, offset)
         self.epoch_cache.truncate_from_end(offset)
+        self._rebuild_producer_state(0)
         self._notify(LogEvent.TRUNCATED)
         return True
 
@@ -666,6 +764,7 @@ class PartitionLog:
         self._log_start_offset = offset if log_start_offset is None else log_start_offset
         if self.on_log_start_offset_change is not None:
             self.on_log_start_offset_change(self)
+        self._rebuild_producer_state(0)
         self._notify(LogEvent.TRUNCATED)
 
     # --- closing -----------------------------------------------------------------------------------------
@@ -676,10 +775,12 @@ class PartitionLog:
         for segment in self._segments:
             segment.close()
         self._closed = True
+        self.take_snapshot()
         self._notify(LogEvent.CLOSED)
-        # Told, the listeners go: the transactional partition's (which holds this log) made a cycle that left
-        # a deleted partition's ~35 objects to the full garbage collection, a walk of every live object (the
-        # server freezes long-lived objects out of that walk, and a frozen cycle is never collected at all).
+        # Told, the listeners go: a listener holding this log (a coordinator's, a parked fetch's) makes a
+        # cycle that would leave a deleted partition's objects to the full garbage collection, a walk of every
+        # live object (the server freezes long-lived objects out of that walk, and a frozen cycle is never
+        # collected at all).
         self._listeners = ()
         self.on_log_start_offset_change = None
 
@@ -690,9 +791,94 @@ class PartitionLog:
         shutil.rmtree(self.directory, ignore_errors=True)
         self.close()
 
+    # --- transactions: the last stable offset, aborted transactions, producer state ------------------------
+
+    @property
+    def last_stable_offset(self) -> int:
+        """The first offset of the earliest open transaction, else the high watermark (never below the log
+        start, never above the high watermark)."""
+        unstable = min(self.producers.ongoing.values(), default=None)
+        if unstable is not None and unstable < self._high_watermark:
+            return max(unstable, self._log_start_offset)
+        return self._high_watermark
+
+    def bound(self, isolation: FetchIsolation) -> int:
+        """The highest offset (exclusive) a reader with this isolation may see."""
+        if isolation is FetchIsolation.TXN_COMMITTED:
+            return self.last_stable_offset
+        if isolation is FetchIsolation.HIGH_WATERMARK:
+            return self._high_watermark
+        return self._log_end_offset
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [fetch_offset, upper_bound_offset), for read_committed Fetch (see
+        AbortedTxnIndex.collect)."""
+        return self._aborted.collect(self._segment_base_for(fetch_offset), fetch_offset, upper_bound_offset)
+
+    def last_records_of_active_producers(self) -> dict[int, LastRecord]:
+        """What compaction must keep of each producer with state (Kafka's lastRecordsOfActiveProducers)."""
+        return self.producers.last_records()
+
+    def segments_replaced(self) -> None:
+        """The cleaner swapped segments in: re-read their aborted-transaction indexes."""
+        self._aborted.read_all(set(self._bases))
+
+    def expire_producers(self, now_ms: int, expiration_ms: int) -> list[int]:
+        return self.producers.expire(now_ms, expiration_ms)
+
+    def take_snapshot(self) -> None:
+        take_snapshot(self.directory, self.producers, self._log_end_offset)
+
+    def _segments_gone(self) -> None:
+        """Segments were deleted, or the log start moved past some: their producers and aborts go too."""
+        self._aborted.keep_segments(set(self._bases))
+        self.producers.truncate_head(self._log_start_offset)
+        delete_snapshots_below(self.directory, self._segments[0].base_offset)
+
+    def _recover_producer_state(self) -> None:
+        self._aborted.read_all(set(self._bases))
+        start = self._log_start_offset
+        loaded = load_snapshot(self.directory, self._log_end_offset, self.topic_partition)
+        if loaded is not None:
+            self.producers, start = loaded
+        self._rebuild_producer_state(start, keep_state=start != self._log_start_offset)
+
+    def _rebuild_producer_state(self, start: int, keep_state: bool = False) -> None:
+        """Replay batches from `start` to the log end into producer state and the aborted index."""
+        if not keep_state:
+            self.producers.clear()
+            start = self._log_start_offset
+        touched = self._aborted.truncate(start, self._log_end_offset)
+        for batch in self.batches(start, None):
+            header = batch.header
+            if header.base_offset < start or not header.has_producer_id:
+                continue
+            if header.is_control:
+                try:
+                    commit, coordinator_epoch = _marker_of(batch.records())
+                except (LogError, ValueError):
+                    continue
+                self._record_marker(header, commit, coordinator_epoch, persist=False)
+                touched.add(self._segment_base_for(header.base_offset))
+            else:
+                self._record_batch(header)
+        for base in touched:
+            self._aborted.write(base)
+
     def __repr__(self) -> str:
         return (
             f"PartitionLog({self.topic_partition}, start={self._log_start_offset}, hw={self._high_watermark}, "
             f"end={self._log_end_offset}, segments={len(self._segments)})"
         )
 
+
+
+def _marker_of(records: list[DecodedRecord]) -> tuple[bool, int]:
+    """(commit, coordinator epoch) of a control batch's one COMMIT/ABORT record."""
+    if len(records) != 1:
+        raise MarkerError("a transaction marker batch must hold one record", ErrorCode.INVALID_RECORD)
+    _, record_type = decode_control_key(records[0].key)
+    if record_type not in (ControlRecordType.COMMIT, ControlRecordType.ABORT):
+        raise MarkerError(f"unexpected control record type {record_type}", ErrorCode.INVALID_RECORD)
+    _, coordinator_epoch = decode_end_txn_marker_value(records[0].value)
+    return record_type == ControlRecordType.COMMIT, coordinator_epoch

@@ -7,8 +7,8 @@ every batch, so fetches near the end of the log are served without touching the 
 are a binary search. Rolled segments drop all of that and are read with `pread`, located through the
 sparse on-disk-format indexes plus a short header scan, as Kafka does.
 
-`.txnindex` (aborted transactions) is named here and deleted with the segment; the transactions layer
-writes it.
+`.txnindex` (aborted transactions) is named here and deleted with the segment; the partition log writes
+it (kemu.log.txn_index).
 """
 
 from __future__ import annotations

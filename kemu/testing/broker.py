@@ -630,14 +630,14 @@ class Broker:
             lines: list[str] = []
             for topic in sorted(self.core.topics, key=lambda t: (t.is_internal, t.name)):
                 opened = [p for p in topic.partitions if p.is_open]
-                ends = [p.log.log_end_offset for p in opened]
+                ends = [p.log_end_offset for p in opened]
                 if topic.is_internal:
                     lines.append(f"  {topic.name}: {len(topic.partitions)} partitions, {sum(ends)} records in all")
                     continue
                 line = f"  {topic.name}: {len(topic.partitions)} partition{'s' * (len(topic.partitions) != 1)}, " \
                        f"end offsets {', '.join(map(str, ends))}"
                 stable = [p.last_stable_offset for p in opened]
-                if stable != [p.log.high_watermark for p in opened]:
+                if stable != [p.high_watermark for p in opened]:
                     line += f" (last stable {', '.join(map(str, stable))})"
                 lines.append(line)
             return lines
@@ -668,10 +668,10 @@ def _bytes(value: bytes | str | None) -> bytes | None:
 def _records_of(partition: Partition, read_committed: bool) -> list[Record]:
     isolation = FetchIsolation.TXN_COMMITTED if read_committed else FetchIsolation.HIGH_WATERMARK
     bound = partition.bound(isolation)
-    start = partition.log.log_start_offset
+    start = partition.log_start_offset
     aborted = partition.aborted_transactions(start, bound) if read_committed else []
     out: list[Record] = []
-    for batch in partition.log.batches(start, bound):
+    for batch in partition.batches(start, bound):
         header = batch.header
         if header.is_control:
             continue

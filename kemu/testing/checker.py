@@ -393,7 +393,7 @@ class ExactlyOnceChecker:
 
     def _check_fetched(self, partition: Partition, ledger: _Ledger, records: bytes | memoryview,
                        declared: list[tuple[int, int]], client_id: str | None, correlation_id: int) -> None:
-        stable = ledger.last_stable_offset(partition.log.high_watermark)
+        stable = ledger.last_stable_offset(partition.high_watermark)
         for header in _whole_batches(records):
             if header.is_control:
                 continue
@@ -444,16 +444,15 @@ class ExactlyOnceChecker:
 
     def _catch_up(self, partition: Partition) -> _Ledger:
         assert self.core is not None
-        log = partition.log
         key = (partition.topic, partition.index)
         topic = self.core.topics.get(partition.topic)
         topic_id = topic.topic_id if topic is not None else uuid.UUID(int=0)
         ledger = self._ledgers.get(key)
         if (ledger is None or ledger.topic_id != topic_id
-                or (ledger.next_offset is not None and log.log_end_offset < ledger.next_offset)):
+                or (ledger.next_offset is not None and partition.log_end_offset < ledger.next_offset)):
             # New, recreated, or truncated below what was read: read it again from its start.
-            ledger = self._ledgers[key] = _Ledger(topic_id, log_start=log.log_start_offset)
-        start = log.log_start_offset
+            ledger = self._ledgers[key] = _Ledger(topic_id, log_start=partition.log_start_offset)
+        start = partition.log_start_offset
         if start > ledger.log_start:
             ledger.log_start = start
             ledger.forget_below(start)
@@ -466,19 +465,19 @@ class ExactlyOnceChecker:
             first = True
         else:
             first = False
-        if ledger.next_offset >= log.log_end_offset:
+        if ledger.next_offset >= partition.log_end_offset:
             return ledger
         try:
-            batches = log.batches(ledger.next_offset, None)
+            batches = partition.batches(ledger.next_offset, None)
         except LogError:
             return ledger
         for batch in batches:
             self._read(partition, ledger, batch, first)
             first = False
-        if ledger.next_offset < log.log_end_offset:
-            self._report(OffsetGap(partition.topic, partition.index, ledger.next_offset, log.log_end_offset),
+        if ledger.next_offset < partition.log_end_offset:
+            self._report(OffsetGap(partition.topic, partition.index, ledger.next_offset, partition.log_end_offset),
                          in_log=True)
-            ledger.next_offset = log.log_end_offset
+            ledger.next_offset = partition.log_end_offset
         return ledger
 
     def _read(self, partition: Partition, ledger: _Ledger, batch: RecordBatch, first: bool) -> None:

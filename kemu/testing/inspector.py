@@ -259,18 +259,17 @@ def _share_partitions(core: BrokerCore, coordinators: Coordinators) -> list[Shar
 
 
 def _partition(partition: Partition, internal: bool) -> PartitionInspection:
-    log = partition.log
     producers = sorted(partition.producers.active_producers(), key=lambda e: e.producer_id)
     return PartitionInspection(
         topic=partition.topic,
         partition=partition.index,
         internal=internal,
         leader_epoch=partition.leader_epoch,
-        log_start_offset=log.log_start_offset,
+        log_start_offset=partition.log_start_offset,
         last_stable_offset=partition.last_stable_offset,
-        high_watermark=log.high_watermark,
-        log_end_offset=log.log_end_offset,
-        segments=[Segment(s.base_offset, s.size) for s in log.segments],
+        high_watermark=partition.high_watermark,
+        log_end_offset=partition.log_end_offset,
+        segments=[Segment(s.base_offset, s.size) for s in partition.segments],
         producers=[ProducerState(e.producer_id, e.epoch, e.last_seq, e.last_offset, e.last_timestamp,
                                  e.coordinator_epoch, e.txn_first_offset) for e in producers],
         open_transactions=[OpenTransaction(pid, first) for pid, first

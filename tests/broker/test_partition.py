@@ -1,4 +1,4 @@
-"""The one partition object: its log and transaction state behind one surface, the last stable offset bounding
+"""The one partition object: its log (with its transaction state) behind one surface, the last stable offset bounding
 read_committed reads and ListOffsets, KIP-890's "would this batch open a transaction here", one leader epoch,
 and its persisted fields."""
 
@@ -67,12 +67,16 @@ def test_verification_is_needed_only_by_the_batch_that_opens_a_transaction(parti
 
 
 def test_one_leader_epoch_stamped_into_appends(partition: Partition) -> None:
-    assert partition.leader_epoch == partition.log.leader_epoch == 3
+    assert not hasattr(partition.log, "leader_epoch")  # the partition's only; the log keeps its history
+    assert partition.log.latest_epoch == 3
     partition.leader_epoch = 4
     result = partition.append(batch(1, 0, 0))
-    assert result.batch.partition_leader_epoch == 4 and partition.log.leader_epoch == 4
+    assert result.batch.partition_leader_epoch == 4 and partition.log.latest_epoch == 4
+    partition.elect(1)
+    assert partition.leader_epoch == 5 and partition.end_offset_for_epoch(4) == (4, 1)
+    assert partition.offset_for_timestamp(ListOffsetsTimestamp.LATEST, None) == (-1, 1, 5)
     partition.detach()
-    assert partition.leader_epoch == 4 and not partition.is_open
+    assert partition.leader_epoch == 5 and not partition.is_open
 
 
 def test_saved_fields_load_back(partition: Partition) -> None:

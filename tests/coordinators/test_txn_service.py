@@ -16,7 +16,7 @@ from kemu.coordinators.crash_points import CrashPoint
 from kemu.coordinators.txn_service import COORDINATOR_EPOCH_FILE, HOLD_MARKERS_ENV
 from kemu.hashing import partition_for
 from kemu.log import FetchIsolation
-from kemu.txn.producer_state import ProducerStateError
+from kemu.log.producer_state import ProducerStateError
 from kemu.txn.state import TxnState
 from kemu.wire.coordinator_records import decode_key, decode_value
 from kemu.wire.errors import ErrorCode

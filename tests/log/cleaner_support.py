@@ -8,7 +8,6 @@ from pathlib import Path
 from kemu.clock import VirtualClock
 from kemu.log import AppendOrigin, LogConfig, PartitionLog
 from kemu.log.log_cleaner import CleanResult, LogCleaner
-from kemu.txn.partition import TransactionalPartition
 from kemu.wire.records import (
     ControlRecordType,
     DecodedRecord,
@@ -34,18 +33,14 @@ class CompactedPartition:
         self.directory = directory
         self.clock = clock
         self.config = config
-        self.txn = TransactionalPartition(PartitionLog.open(directory, "topic", 0, config, clock))
+        self.log = PartitionLog.open(directory, "topic", 0, config, clock)
         self.cleaner = LogCleaner(directory.parent, clock)
         self._sequences: dict[int, int] = {}
-
-    @property
-    def log(self) -> PartitionLog:
-        return self.txn.log
 
     def put(self, key: str, value: str | None) -> int:
         record = NewRecord(key=key.encode(), value=None if value is None else value.encode(),
                            timestamp=self.clock.now_ms())
-        return self.txn.append(build_batch([record])).base_offset
+        return self.log.append(build_batch([record]), leader_epoch=0).base_offset
 
     def put_many(self, pairs: list[tuple[str, str | None]], *, producer_id: int, transactional: bool = False,
                  epoch: int = 0) -> int:
@@ -56,25 +51,25 @@ class CompactedPartition:
         data = build_batch(records, producer_id=producer_id, producer_epoch=epoch, base_sequence=sequence,
                            transactional=transactional)
         self._sequences[producer_id] = sequence + len(pairs)
-        return self.txn.append(data).base_offset
+        return self.log.append(data, leader_epoch=0).base_offset
 
     def end_txn(self, producer_id: int, *, commit: bool, epoch: int = 0) -> int:
         marker = build_end_txn_marker(commit=commit, producer_id=producer_id, producer_epoch=epoch,
                                       coordinator_epoch=0, timestamp=self.clock.now_ms())
-        return self.txn.append(marker, origin=AppendOrigin.COORDINATOR).base_offset
+        return self.log.append(marker, leader_epoch=0, origin=AppendOrigin.COORDINATOR).base_offset
 
     def roll(self) -> None:
         self.log.roll()
 
     def clean(self) -> list[CleanResult]:
-        return self.cleaner.clean_all([self.txn])
+        return self.cleaner.clean_all([self.log])
 
     def reopen(self) -> None:
         """Open the partition afresh from its files, as a restarted broker does (the old one is dropped
         without a clean close, as after kill -9)."""
         for segment in self.log.segments:
             segment.close()
-        self.txn = TransactionalPartition(PartitionLog.open(self.directory, "topic", 0, self.config, self.clock))
+        self.log = PartitionLog.open(self.directory, "topic", 0, self.config, self.clock)
         self.cleaner = LogCleaner(self.directory.parent, self.clock)
 
     def close(self) -> None:
@@ -93,8 +88,8 @@ class CompactedPartition:
         """What a Java consumer with isolation.level=read_committed gets from offset 0: it reads up to the
         last stable offset and drops a producer's transactional batches from the first offset of an
         aborted transaction the fetch listed until that producer's ABORT marker."""
-        bound = self.txn.last_stable_offset
-        aborted = sorted(self.txn.aborted_transactions(0, bound), key=lambda a: a.first_offset)
+        bound = self.log.last_stable_offset
+        aborted = sorted(self.log.aborted_transactions(0, bound), key=lambda a: a.first_offset)
         hidden: set[int] = set()
         out = []
         for batch in self.log.batches(0, bound):

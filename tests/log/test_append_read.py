@@ -30,10 +30,9 @@ def test_offsets_are_assigned_from_the_log_end(open_log: OpenLog) -> None:
 
 def test_stored_batch_is_the_client_batch_with_offset_and_epoch_patched(open_log: OpenLog) -> None:
     log = open_log()
-    log.leader_epoch = 7
     sent = batch(4, producer_id=11, producer_epoch=2, base_sequence=0)
-    log.append(batch(1))
-    result = log.append(sent)
+    log.append(batch(1), leader_epoch=7)
+    result = log.append(sent, leader_epoch=7)
     stored = bytes(log.read(result.base_offset, 1 << 20).records)
     assert len(stored) == len(sent)
     assert stored[:8] == (1).to_bytes(8, "big")
@@ -147,12 +146,13 @@ def test_log_append_time_stamps_the_batch(open_log: OpenLog, clock) -> None:
     assert [r.timestamp for r in stored.records()] == [clock.now_ms()] * 3
 
 
-def test_prepare_then_commit_lets_a_caller_inspect_first(open_log: OpenLog) -> None:
+def test_prepare_validates_without_changing_the_log(open_log: OpenLog) -> None:
     log = open_log()
-    prepared = log.prepare_append(batch(2, producer_id=5, producer_epoch=0, base_sequence=0))
-    assert prepared.source.producer_id == 5 and log.log_end_offset == 0
-    result = log.commit_append(prepared)
-    assert result.base_offset == 0 and log.log_end_offset == 2
+    sent = batch(2, producer_id=5, producer_epoch=0, base_sequence=0)
+    prepared = log.prepare_append(sent, leader_epoch=0)
+    assert prepared.source.producer_id == 5 and log.log_end_offset == 0 and log.producers.producers == {}
+    result = log.append(sent)
+    assert result.base_offset == 0 and log.log_end_offset == 2 and 5 in log.producers.producers
 
 
 def test_stored_batches_for_coordinators(open_log: OpenLog) -> None:

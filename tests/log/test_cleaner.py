@@ -111,9 +111,9 @@ def test_dirty_ratio_and_dynamic_config(log_dir: Path, clock: VirtualClock) -> N
     part.put("k0", "late")
     part.roll()
     # The dirty part is one small segment out of the whole: under the ratio, the cleaner thread skips it.
-    assert part.cleaner.clean_filthiest([part.txn]) is None
+    assert part.cleaner.clean_filthiest([part.log]) is None
     part.log.update_config(dataclasses.replace(COMPACT, min_cleanable_dirty_ratio=0.01))
-    result = part.cleaner.clean_filthiest([part.txn])
+    result = part.cleaner.clean_filthiest([part.log])
     assert result is not None and result.end_offset == part.log.log_end_offset
 
 
@@ -124,9 +124,9 @@ def test_max_compaction_lag_forces_a_round_below_the_ratio(log_dir: Path, clock:
     part.clean()
     part.put("k1", "late")
     part.roll()
-    assert part.cleaner.clean_filthiest([part.txn]) is None
+    assert part.cleaner.clean_filthiest([part.log]) is None
     clock.advance(61_000)
-    assert part.cleaner.clean_filthiest([part.txn]) is not None
+    assert part.cleaner.clean_filthiest([part.log]) is not None
 
 
 def test_min_compaction_lag_keeps_recent_segments_dirty(log_dir: Path, clock: VirtualClock) -> None:
@@ -174,4 +174,4 @@ def test_a_log_the_cleaner_cannot_read_is_marked_uncleanable(log_dir: Path, cloc
     assert part.clean() == []
     assert part.cleaner.uncleanable == {("topic", 0)}
     assert sorted(p.name for p in log_dir.iterdir()) == before  # no .cleaned left behind, nothing replaced
-    assert part.cleaner.clean_filthiest([part.txn]) is None  # skipped from now on, no error each run
+    assert part.cleaner.clean_filthiest([part.log]) is None  # skipped from now on, no error each run

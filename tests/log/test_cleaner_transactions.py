@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kemu.clock import VirtualClock
-from kemu.txn.producer_state import ProducerStateError
+from kemu.log.producer_state import ProducerStateError
 from kemu.wire.records import DELETE_HORIZON_MASK
 
 from .cleaner_support import COMPACT, CompactedPartition
@@ -55,7 +55,7 @@ def test_aborted_and_committed_interleaved_with_plain_writes(log_dir: Path, cloc
     # Both markers stay in this round: each transaction still had data when it was walked.
     markers = [b.header.base_offset for b in part.log.batches() if b.header.is_control]
     assert abort in markers and len(markers) == 2
-    assert [a.producer_id for a in part.txn.aborted_transactions(0, part.log.log_end_offset)] == [1]
+    assert [a.producer_id for a in part.log.aborted_transactions(0, part.log.log_end_offset)] == [1]
 
 
 def test_markers_go_after_their_data_and_delete_retention(log_dir: Path, clock: VirtualClock) -> None:
@@ -71,7 +71,7 @@ def test_markers_go_after_their_data_and_delete_retention(log_dir: Path, clock: 
     assert [(b.header.records_count, b.header.is_control) for b in part.log.batches()] == [
         (0, False), (1, True), (0, False), (1, True), (1, False)]
     clock.advance(1)
-    assert sorted(part.txn.expire_producers(clock.now_ms(), 1)) == [1, 2]
+    assert sorted(part.log.expire_producers(clock.now_ms(), 1)) == [1, 2]
 
     def next_round() -> list[tuple[int, int, bool, bool]]:
         part.put("other", str(clock.now_ms()))
@@ -90,7 +90,7 @@ def test_markers_go_after_their_data_and_delete_retention(log_dir: Path, clock: 
     clock.advance(COMPACT.delete_retention_ms)
     # Past the horizon they go.
     assert next_round() == [(4, 1, False, False)]
-    assert part.txn.aborted_transactions(0, part.log.log_end_offset) == []
+    assert part.log.aborted_transactions(0, part.log.log_end_offset) == []
     assert part.read_committed() == part.read_uncommitted()
 
 
@@ -110,7 +110,7 @@ def test_producer_whose_only_batch_is_compacted_away_keeps_an_empty_batch(log_di
     for snapshot in log_dir.glob("*.snapshot"):
         snapshot.unlink()
     part.reopen()
-    retry = part.txn.producers.check_batch(producer_id=7, epoch=0, first_seq=0, last_seq=2, transactional=False,
+    retry = part.log.producers.check_batch(producer_id=7, epoch=0, first_seq=0, last_seq=2, transactional=False,
                                            from_client=True)
     assert retry is not None and retry.first_offset == first  # a retry is still a duplicate
     part.put_many([("k", "e")], producer_id=7)  # and the next sequence (3) is accepted

@@ -25,9 +25,8 @@ def test_empty_log(open_log: OpenLog) -> None:
 
 def test_lookup_by_timestamp_across_segments(open_log: OpenLog) -> None:
     log = open_log(LogConfig(segment_bytes=400, index_interval_bytes=50))
-    log.leader_epoch = 3
     for i in range(20):
-        log.append(timed(T + 10 * i, T + 10 * i + 5))  # offsets 2i, 2i+1
+        log.append(timed(T + 10 * i, T + 10 * i + 5), leader_epoch=3)  # offsets 2i, 2i+1
     assert len(log.segments) > 2
     assert log.offset_for_timestamp(T) == TimestampAndOffset(T, 0, 3)
     assert log.offset_for_timestamp(T - 100) == TimestampAndOffset(T, 0, 3)
@@ -67,25 +66,23 @@ def test_log_append_time_topics_search_by_append_time(open_log: OpenLog, clock) 
 
 def test_partition_view_bounds_by_isolation(open_log: OpenLog) -> None:
     log = open_log()
-    log.leader_epoch = 4
     for i in range(4):
-        log.append(timed(T + i))
+        log.append(timed(T + i), leader_epoch=4)
     stable, hw = 2, log.high_watermark  # a read_committed reader's bound, and a read_uncommitted one's
-    latest_committed = log.fetch_offset_for_timestamp(ListOffsetsTimestamp.LATEST, stable)
+    latest_committed = log.fetch_offset_for_timestamp(ListOffsetsTimestamp.LATEST, stable, 4)
     assert latest_committed == TimestampAndOffset(-1, 2, 4)
-    assert log.fetch_offset_for_timestamp(ListOffsetsTimestamp.LATEST, hw).offset == 4
-    assert log.fetch_offset_for_timestamp(T + 3, stable) is None
-    assert log.fetch_offset_for_timestamp(T + 1, stable).offset == 1
-    assert log.fetch_offset_for_timestamp(T + 3, hw).offset == 3
-    assert log.fetch_offset_for_timestamp(ListOffsetsTimestamp.MAX_TIMESTAMP, stable) is None
-    assert log.fetch_offset_for_timestamp(ListOffsetsTimestamp.EARLIEST, stable).offset == 0
+    assert log.fetch_offset_for_timestamp(ListOffsetsTimestamp.LATEST, hw, 4).offset == 4
+    assert log.fetch_offset_for_timestamp(T + 3, stable, 4) is None
+    assert log.fetch_offset_for_timestamp(T + 1, stable, 4).offset == 1
+    assert log.fetch_offset_for_timestamp(T + 3, hw, 4).offset == 3
+    assert log.fetch_offset_for_timestamp(ListOffsetsTimestamp.MAX_TIMESTAMP, stable, 4) is None
+    assert log.fetch_offset_for_timestamp(ListOffsetsTimestamp.EARLIEST, stable, 4).offset == 0
 
 
 def test_earliest_follows_delete_records(open_log: OpenLog) -> None:
     log = open_log()
-    log.leader_epoch = 2
     for i in range(5):
-        log.append(timed(T + i))
+        log.append(timed(T + i), leader_epoch=2)
     log.delete_records(3)
     assert log.offset_for_timestamp(ListOffsetsTimestamp.EARLIEST) == TimestampAndOffset(-1, 3, 2)
     assert log.offset_for_timestamp(ListOffsetsTimestamp.EARLIEST_LOCAL) == TimestampAndOffset(-1, 3, 2)

@@ -32,8 +32,7 @@ def snapshot(directory: Path) -> dict[str, bytes]:
 
 def test_clean_reopen_restores_everything(open_log: OpenLog, log_dir: Path) -> None:
     log = filled(open_log)
-    log.leader_epoch = 5
-    log.append(batch(1))
+    log.append(batch(1), leader_epoch=5)
     end, data = log.log_end_offset, bytes(log.read(0, 1 << 24).records)
     log.close()
     before = snapshot(log_dir)
@@ -129,19 +128,18 @@ def test_orphans_and_leftovers_are_removed(open_log: OpenLog, log_dir: Path) -> 
     (log_dir / f"{999:020d}.timeindex").write_bytes(b"")
     (log_dir / f"{0:020d}.log.deleted").write_bytes(b"x")
     (log_dir / "leader-epoch-checkpoint.tmp").write_text("junk")
-    (log_dir / f"{77:020d}.snapshot").write_bytes(b"producer state belongs to the txn layer")
+    (log_dir / f"{77:020d}.snapshot").write_bytes(b"a snapshot past the log end")
     open_log(SMALL).close()
     names = {p.name for p in log_dir.iterdir()}
     assert f"{999:020d}.index" not in names and f"{999:020d}.timeindex" not in names
     assert f"{0:020d}.log.deleted" not in names and "leader-epoch-checkpoint.tmp" not in names
-    assert f"{77:020d}.snapshot" in names
+    assert f"{77:020d}.snapshot" not in names  # beyond the log end: a lost tail's, as Kafka drops it
 
 
 def test_leader_epoch_checkpoint_is_kafka_text_and_rebuilt_from_the_tail(open_log: OpenLog, log_dir: Path) -> None:
     log = open_log()
     log.append(batch(2))
-    log.leader_epoch = 3
-    log.append(batch(1))
+    log.append(batch(1), leader_epoch=3)
     log.close()
     assert (log_dir / LEADER_EPOCH_CHECKPOINT).read_text() == "0\n2\n0 0\n3 2\n"
     (log_dir / LEADER_EPOCH_CHECKPOINT).unlink()

@@ -44,11 +44,8 @@ def test_truncate_mid_batch_drops_the_whole_batch_like_kafka(open_log: OpenLog) 
 
 def test_truncate_into_an_older_segment(open_log: OpenLog, log_dir: Path) -> None:
     log = open_log(SMALL)
-    log.leader_epoch = 1
     for i in range(30):
-        if i == 20:
-            log.leader_epoch = 2
-        log.append(batch(1, value_size=60))
+        log.append(batch(1, value_size=60), leader_epoch=1 if i < 20 else 2)
     assert len(log.segments) > 3
     target = log.segments[1].base_offset + 1
     log.truncate_to(target)

@@ -62,7 +62,7 @@ def test_serve_without_observers_never_loads_the_handle_or_unasked_apis() -> Non
     # A broker without a partition has no producer state to keep and no log to compact; one not asked to
     # Fetch keeps no fetch sessions, nor topic creation's machinery before a Metadata creates a topic, nor
     # the compression codecs before a compressed batch.
-    assert not modules & {"kemu.txn.partition", "kemu.txn.producer_state", "kemu.log.log_cleaner",
+    assert not modules & {"kemu.log.producer_state", "kemu.log.txn_index", "kemu.log.log_cleaner",
                           "kemu.broker.fetch_sessions", "kemu.admin.topics", "kemu.broker.creation", "cramjam"}
     # Nor, with no partition open, the partition log, its segments, indexes and leader epochs or the validator.
     assert not modules & {"kemu.log.partition_log", "kemu.log.segment", "kemu.log.index", "kemu.log.leader_epoch",

@@ -39,6 +39,13 @@ def broker() -> Iterator[Broker]:
         yield running
 
 
+def past_producer_state(partition: Partition, data: bytes) -> int:
+    """Append `data` as a broker whose producer state forgot every producer would (the log checks each batch
+    against it): the planted fault the checker must see. Returns the base offset."""
+    partition.producers.clear()
+    return partition.append(data).base_offset
+
+
 def on(broker: Broker, fn: Callable[[Partition], T]) -> T:
     """Run `fn(t-0)` on the broker's thread."""
     def run() -> T:
@@ -178,9 +185,9 @@ def test_an_idempotent_batch_appended_twice_is_reported(broker: Broker) -> None:
     assert broker.inspect().violations == []
 
     # Planted: the retry appended past the producer-state check.
-    assert on(broker, lambda p: p.log.append(first).base_offset) == 6
+    assert on(broker, lambda p: past_producer_state(p, first)) == 6
     # And a batch overlapping sequences already stored (3 again, and 4).
-    on(broker, lambda p: p.log.append(batch(b"g", b"h", pid=5, seq=3)).base_offset)
+    on(broker, lambda p: past_producer_state(p, batch(b"g", b"h", pid=5, seq=3)))
     assert broker.inspect().violations == [
         DuplicateAppend("t", 0, 5, 0, 0, 2, (0, 2), (6, 8)),
         DuplicateAppend("t", 0, 5, 0, 3, 3, (3, 3), (9, 10)),
@@ -194,7 +201,7 @@ def test_a_duplicate_is_caught_as_its_produce_is_observed(broker: Broker) -> Non
     (DeleteRecords past it) before anyone inspects."""
     data = batch(b"a", pid=5, seq=0)
     append(broker, data)
-    on(broker, lambda p: p.log.append(data))  # planted
+    on(broker, lambda p: past_producer_state(p, data))  # planted
     request = {"transactional_id": None, "acks": -1, "timeout_ms": 5000,
                "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": batch(b"next")}]}]}
     with KafkaSocket(("127.0.0.1", broker.port)) as conn:

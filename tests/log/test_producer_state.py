@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from kemu.txn.producer_state import (
+from kemu.log.producer_state import (
     INT32_MAX,
     ProducerStateError,
     ProducerStateManager,

@@ -6,8 +6,7 @@ import pytest
 
 from kemu.clock import VirtualClock
 from kemu.log import AppendOrigin, LogConfig, PartitionLog
-from kemu.txn.partition import TransactionalPartition
-from kemu.txn.producer_state import ProducerStateError
+from kemu.log.producer_state import ProducerStateError
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import NewRecord, build_batch, build_end_txn_marker, iter_batches
 
@@ -22,8 +21,8 @@ def marker(pid: int, epoch: int, commit: bool, coordinator_epoch: int = 0) -> by
                                 coordinator_epoch=coordinator_epoch, timestamp=2_000)
 
 
-def open_partition(path: Path, clock: VirtualClock, **config: int) -> TransactionalPartition:
-    return TransactionalPartition(PartitionLog.open(path, "t", 0, LogConfig(**config), clock))
+def open_partition(path: Path, clock: VirtualClock, **config: int) -> PartitionLog:
+    return PartitionLog.open(path, "t", 0, LogConfig(**config), clock)
 
 
 @pytest.fixture
@@ -37,11 +36,11 @@ def test_retried_batch_gets_its_original_offset_and_is_not_written_twice(tmp_pat
     p.append(batch(7, 0, 3, n=1))
     again = p.append(batch(7, 0, 0, n=3))
     assert (again.base_offset, again.last_offset) == (first.base_offset, first.last_offset)
-    assert p.log.log_end_offset == 4
+    assert p.log_end_offset == 4
     with pytest.raises(ProducerStateError) as gap:
         p.append(batch(7, 0, 9))
     assert gap.value.code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
-    assert p.log.log_end_offset == 4
+    assert p.log_end_offset == 4
 
 
 def test_open_transaction_bounds_read_committed_and_abort_is_indexed(tmp_path: Path, clock: VirtualClock) -> None:
@@ -50,7 +49,7 @@ def test_open_transaction_bounds_read_committed_and_abort_is_indexed(tmp_path: P
     p.append(batch(7, 0, 0, n=2, txn=True))       # offsets 2-3, open transaction
     p.append(batch(1, 0, 2, n=1))                 # offset 4
     assert p.last_stable_offset == 2
-    committed = p.log.read(0, 1 << 20, upper_bound=p.last_stable_offset)
+    committed = p.read(0, 1 << 20, upper_bound=p.last_stable_offset)
     assert [b.header.base_offset for b in iter_batches(committed.records)] == [0]
     p.append(marker(7, 0, commit=False), origin=AppendOrigin.COORDINATOR)  # offset 5
     assert p.last_stable_offset == 6
@@ -80,10 +79,10 @@ def test_state_is_rebuilt_after_a_crash_from_snapshot_and_replay(tmp_path: Path,
         p.append(batch(9, 1, seq))  # rolls segments (and takes snapshots) along the way
     p.append(batch(5, 0, 0, txn=True))
     assert list((tmp_path / "t-0").glob("*.snapshot"))
-    lso, end = p.last_stable_offset, p.log.log_end_offset
+    lso, end = p.last_stable_offset, p.log_end_offset
     # No close: as after kill -9.
     again = open_partition(tmp_path / "t-0", clock, segment_bytes=200)
-    assert again.log.log_end_offset == end
+    assert again.log_end_offset == end
     assert again.last_stable_offset == lso
     assert [(a.producer_id, a.first_offset) for a in again.aborted_transactions(0, end)] == [(7, 0)]
     dup = again.append(batch(9, 1, 7))

@@ -5,16 +5,20 @@ batch is acknowledged with its original offsets), the coordinator epoch of the l
 offset of its open transaction. The open transactions bound the last stable offset; completed aborted ones
 feed the aborted-transaction index.
 
-The log calls `check_batch` before it assigns offsets and `record_batch` / `record_marker` after; nothing here
-touches files except the snapshot helpers at the bottom, which write Kafka's `.snapshot` format.
+The partition log (kemu.log.partition_log) calls `check_batch` before it assigns offsets and `record_batch` /
+`record_marker` after; nothing here touches files except the snapshot helpers at the bottom, which read and
+write Kafka's `.snapshot` files beside the segments.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import struct
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from kemu.wire.checksum import crc32c
 from kemu.wire.errors import ErrorCode
@@ -25,6 +29,11 @@ NO_SEQUENCE = -1
 INT32_MAX = 0x7FFFFFFF
 BATCHES_KEPT = 5  # Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 TRANSACTIONS_V2 = 2  # the transaction.version from which markers carry a bumped epoch (KIP-890)
+
+
+log = logging.getLogger(__name__)
+
+SNAPSHOTS_KEPT = 2
 
 
 class ProducerStateError(Exception):
@@ -71,6 +80,14 @@ class CompletedTxn:
     aborted: bool
     # The partition's LSO once this transaction is done, as stored in the aborted-transaction index.
     last_stable_offset: int
+
+
+class LastRecord(NamedTuple):
+    """An active producer's last record (Kafka's LastRecord), which compaction keeps: the last offset of its
+    last data batch, or None when its latest epoch wrote only markers, and that epoch."""
+
+    last_data_offset: int | None
+    producer_epoch: int
 
 
 def in_sequence(last_seq: int, next_seq: int) -> bool:
@@ -236,6 +253,13 @@ class ProducerStateManager:
     def active_producers(self) -> list[ProducerEntry]:
         return list(self.producers.values())
 
+    def last_records(self) -> dict[int, LastRecord]:
+        """Per producer with state, the batch compaction must keep: its last data batch, or (when its latest
+        epoch wrote only markers) a marker of that epoch — Kafka's lastRecordsOfActiveProducers."""
+        return {entry.producer_id: LastRecord(entry.batches[-1].last_offset if entry.batches else None,
+                                              entry.epoch)
+                for entry in self.producers.values()}
+
     # ---- maintenance -----------------------------------------------------------------------------
     def expire(self, now_ms: int, expiration_ms: int) -> list[int]:
         """Drop producers idle for `producer.id.expiration.ms` that have no open transaction."""
@@ -307,3 +331,47 @@ def decode_snapshot(data: bytes, partition: str) -> ProducerStateManager:
             manager.ongoing[pid] = txn_first
         manager.producers[pid] = entry
     return manager
+
+
+def snapshot_offsets(directory: Path) -> list[int]:
+    """The offsets of the snapshots in `directory`, oldest first."""
+    found = []
+    for path in directory.glob("*.snapshot"):
+        try:
+            found.append(int(path.stem))
+        except ValueError:
+            continue
+    return sorted(found)
+
+
+def take_snapshot(directory: Path, manager: ProducerStateManager, offset: int) -> None:
+    """Write the state as of `offset` (the log end), keeping the newest SNAPSHOTS_KEPT."""
+    if not directory.exists():
+        return
+    path = snapshot_path(directory, offset)
+    tmp = path.with_suffix(".snapshot.tmp")
+    tmp.write_bytes(encode_snapshot(manager))
+    os.replace(tmp, path)
+    for old in snapshot_offsets(directory)[:-SNAPSHOTS_KEPT]:
+        snapshot_path(directory, old).unlink(missing_ok=True)
+
+
+def delete_snapshots_below(directory: Path, offset: int) -> None:
+    """Segments below `offset` are gone: so are their snapshots, the newest one excepted."""
+    for snap in snapshot_offsets(directory)[:-1]:
+        if snap < offset:
+            snapshot_path(directory, snap).unlink(missing_ok=True)
+
+
+def load_snapshot(directory: Path, end: int, partition: str) -> tuple[ProducerStateManager, int] | None:
+    """The newest readable snapshot at or below the log end `end`, and its offset; snapshots past the end (a
+    truncated tail's) are deleted, unreadable ones skipped."""
+    offsets = snapshot_offsets(directory)
+    for stale in [o for o in offsets if o > end]:
+        snapshot_path(directory, stale).unlink(missing_ok=True)
+    for offset in reversed([o for o in offsets if o <= end]):
+        try:
+            return decode_snapshot(snapshot_path(directory, offset).read_bytes(), partition), offset
+        except (OSError, ValueError) as exc:
+            log.warning("%s: ignoring unreadable producer snapshot %d: %s", partition, offset, exc)
+    return None

@@ -116,7 +116,8 @@ class LogDir:
 
         directory = self.path / partition_dir_name(topic, partition)
         log = PartitionLog.open(
-            directory, topic, partition, config, self.clock, log_start_offset=self._checkpointed_starts.get(key)
+            directory, topic, partition, config, self.clock, log_start_offset=self._checkpointed_starts.get(key),
+            on_log_start_offset_change=self._log_start_moved,
         )
         if topic_id is not None:
             try:
@@ -124,7 +125,6 @@ class LogDir:
             except OSError:
                 log.close()  # not registered: nothing else would close its files
                 raise
-        log.on_log_start_offset_change = self._log_start_moved
         self._logs[key] = log
         return log
 

@@ -124,7 +124,8 @@ class FetchData(NamedTuple):  # not a frozen dataclass: cheaper to define at sta
 class PartitionLog:
     """Use `PartitionLog.open(...)`; it creates the directory or recovers what is in it."""
 
-    def __init__(self, directory: Path, topic: str, partition: int, config: LogConfig, clock: Clock) -> None:
+    def __init__(self, directory: Path, topic: str, partition: int, config: LogConfig, clock: Clock, *,
+                 on_log_start_offset_change: Callable[[PartitionLog], None] | None = None) -> None:
         self.directory = directory
         self.topic = topic
         self.partition = partition
@@ -133,8 +134,8 @@ class PartitionLog:
         self.clock = clock
         self.verify_records = False
         """Decode and check every record of every append, as Kafka does, instead of only when needed."""
-        self.on_log_start_offset_change: Callable[[PartitionLog], None] | None = None
-        """Installed by LogDir to persist the log start offset before segments below it are deleted."""
+        self.on_log_start_offset_change = on_log_start_offset_change
+        """LogDir's, to persist the log start offset before segments below it are deleted."""
         self.cache_bytes = DEFAULT_CACHE_BYTES
         self._segments: list[LogSegment] = []
         self._bases: list[int] = []
@@ -169,11 +170,12 @@ class PartitionLog:
         *,
         log_start_offset: int | None = None,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
+        on_log_start_offset_change: Callable[[PartitionLog], None] | None = None,
     ) -> PartitionLog:
         """Open (creating if needed) the log in `directory`, recovering it after a crash: leftover and
         orphaned files are removed, unreadable indexes rebuilt, and the last segment re-read batch by batch
         with any torn or corrupt tail cut off. `log_start_offset` is the checkpointed value, if any."""
-        log = cls(directory, topic, partition, config, clock)
+        log = cls(directory, topic, partition, config, clock, on_log_start_offset_change=on_log_start_offset_change)
         log.cache_bytes = cache_bytes
         try:
             directory.mkdir(parents=True)

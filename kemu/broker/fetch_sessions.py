@@ -28,10 +28,13 @@ import random
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kemu.kafka_defaults import int_default
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages.k01_fetch import FetchResponseResponsesPartitions
 
 INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0
@@ -42,7 +45,8 @@ _INT32_MAX = 0x7FFFFFFF
 
 TopicKey = str | uuid.UUID
 PartitionKey = tuple[TopicKey, int]
-PartitionResults = list[tuple[PartitionKey, dict[str, Any]]]
+# Each partition's answer, in Fetch's response shape.
+PartitionResults = list[tuple[PartitionKey, "FetchResponseResponsesPartitions"]]
 
 
 def next_epoch(epoch: int) -> int:
@@ -71,7 +75,7 @@ class CachedPartition:
     high_watermark: int = -1
     log_start_offset: int = -1  # this broker's, as last sent
 
-    def must_respond(self, response: dict[str, Any], update: bool) -> bool:
+    def must_respond(self, response: FetchResponseResponsesPartitions, update: bool) -> bool:
         """Kafka's CachedPartition.maybeUpdateResponseData."""
         respond = bool(response.get("records"))
         if self.high_watermark != response["high_watermark"]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kemu.broker.broker import BrokerCore
 from kemu.broker.group_configs import effective_int
@@ -41,6 +41,12 @@ from kemu.groups.share_partition import (
 from kemu.log import FetchIsolation
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import iter_batches
+
+if TYPE_CHECKING:
+    # ShareAcknowledge's acknowledgement batches have the same fields.
+    from kemu.wire.messages.k78_share_fetch import (
+        ShareFetchRequestTopicsPartitionsAcknowledgementBatches as AcknowledgementBatchEntry,
+    )
 
 INITIAL_EPOCH, FINAL_EPOCH = 0, -1
 LOCKS_TICK = "share-locks"
@@ -245,7 +251,7 @@ class ShareFetchManager:
         return Acquisition(ErrorCode.NONE, _covering(records, acquired.records), acquired.records)
 
     def acknowledge(self, group_id: str, member_id: str, topic_id: uuid.UUID, index: int,
-                    batches: Sequence[dict[str, Any]], renew_allowed: bool = False) -> AckOutcome:
+                    batches: Sequence[AcknowledgementBatchEntry], renew_allowed: bool = False) -> AckOutcome:
         acks = [AcknowledgementBatch(b["first_offset"], b["last_offset"], list(b["acknowledge_types"]))
                 for b in batches]
         checked = validate_acknowledgement_batches(acks, renew_allowed=renew_allowed)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.groups.classic_group import ClassicGroup, ClassicGroupState
 from kemu.groups.context import CoordinatorState, GroupRequestContext
@@ -10,6 +10,9 @@ from kemu.groups.errors import GroupError
 from kemu.groups.offset_ops import OffsetOps
 from kemu.groups.streams_group import StreamsGroup
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages.k16_list_groups import ListGroupsRequest
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 FIRST_VERSION_WITH_NOT_FOUND = 6  # DescribeGroups v6: an unknown group is GROUP_ID_NOT_FOUND (KIP-1043)
@@ -20,7 +23,7 @@ class GroupAdmin:
         self.state = state
         self.offset_ops = offsets
 
-    def list_groups(self, request: dict[str, Any], ctx: GroupRequestContext) -> dict[str, Any]:
+    def list_groups(self, request: ListGroupsRequest, ctx: GroupRequestContext) -> dict[str, Any]:
         # KIP-518/KIP-848 filters; Kafka compares them without regard to case.
         states = {s.lower() for s in request.get("states_filter") or ()}
         types = {t.lower() for t in request.get("types_filter") or ()}

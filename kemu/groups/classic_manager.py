@@ -30,6 +30,7 @@ from kemu.groups.streams_group import StreamsGroup
 from kemu.wire.errors import ErrorCode
 
 if TYPE_CHECKING:
+    from kemu.wire.messages.k11_join_group import JoinGroupRequest
     from kemu.wire.messages.k12_heartbeat import HeartbeatRequest, HeartbeatResponse
     from kemu.wire.messages.k13_leave_group import (
         LeaveGroupRequest,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         LeaveGroupResponse,
         LeaveGroupResponseMembers,
     )
+    from kemu.wire.messages.k14_sync_group import SyncGroupRequest
 
 S = ClassicGroupState
 JoinResponse = dict[str, Any]
@@ -148,7 +150,7 @@ class ClassicGroupManager:
         return group if isinstance(group, ClassicGroup) else None
 
     # ---- JoinGroup --------------------------------------------------------------------------------
-    def join_group(self, request: dict[str, Any], ctx: GroupRequestContext) -> Pending[JoinResponse]:
+    def join_group(self, request: JoinGroupRequest, ctx: GroupRequestContext) -> Pending[JoinResponse]:
         pending: Pending[JoinResponse] = Pending()
         session_timeout = request["session_timeout_ms"]
         rebalance_timeout = request.get("rebalance_timeout_ms", -1)
@@ -531,7 +533,7 @@ class ClassicGroupManager:
             self.complete_join(group)
 
     # ---- SyncGroup --------------------------------------------------------------------------------
-    def sync_group(self, request: dict[str, Any], ctx: GroupRequestContext) -> Pending[dict[str, Any]]:
+    def sync_group(self, request: SyncGroupRequest, ctx: GroupRequestContext) -> Pending[dict[str, Any]]:
         pending: Pending[dict[str, Any]] = Pending()
         group_id, member_id = request["group_id"], request["member_id"]
         if not group_id:
@@ -569,7 +571,7 @@ class ClassicGroupManager:
             pending.set_result(sync_response(ErrorCode.UNKNOWN_MEMBER_ID))
         return pending
 
-    def _validate_sync(self, group: ClassicGroup, request: dict[str, Any]) -> None:
+    def _validate_sync(self, group: ClassicGroup, request: SyncGroupRequest) -> None:
         if group.is_in_state(S.DEAD):
             raise GroupError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
         group.validate_member(request["member_id"], request.get("group_instance_id"))

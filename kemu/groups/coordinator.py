@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kemu.clock import Clock
@@ -26,8 +26,12 @@ from kemu.groups.streams_manager import StreamsGroupManager, StreamsHeartbeat
 from kemu.groups.topics import TopicSource, no_topics
 
 if TYPE_CHECKING:
+    from kemu.wire.messages.k11_join_group import JoinGroupRequest
     from kemu.wire.messages.k12_heartbeat import HeartbeatRequest, HeartbeatResponse
     from kemu.wire.messages.k13_leave_group import LeaveGroupRequest, LeaveGroupResponse
+    from kemu.wire.messages.k14_sync_group import SyncGroupRequest
+    from kemu.wire.messages.k16_list_groups import ListGroupsRequest
+    from kemu.wire.messages.k91_alter_share_group_offsets import AlterShareGroupOffsetsRequestTopics
 
 Body = dict[str, Any]
 
@@ -75,11 +79,11 @@ class GroupCoordinator:
         return None if deadline is None else max(0, deadline - self._state.clock.monotonic_ms())
 
     # ---- classic protocol -------------------------------------------------------------------------
-    def join_group(self, request: Body, ctx: GroupRequestContext) -> Pending[Body]:
+    def join_group(self, request: JoinGroupRequest, ctx: GroupRequestContext) -> Pending[Body]:
         self.tick()
         return self._classic.join_group(request, ctx)
 
-    def sync_group(self, request: Body, ctx: GroupRequestContext) -> Pending[Body]:
+    def sync_group(self, request: SyncGroupRequest, ctx: GroupRequestContext) -> Pending[Body]:
         self.tick()
         return self._classic.sync_group(request, ctx)
 
@@ -110,7 +114,7 @@ class GroupCoordinator:
         return {"groups": self._share.describe(request["group_ids"])}
 
     # ---- KIP-1071 ---------------------------------------------------------------------------------
-    def streams_group_heartbeat(self, request: Body, ctx: GroupRequestContext) -> StreamsHeartbeat:
+    def streams_group_heartbeat(self, request: Mapping[str, Any], ctx: GroupRequestContext) -> StreamsHeartbeat:
         """StreamsGroupHeartbeat (88): the response, and the internal topics the broker is to create."""
         self.tick()
         return self._streams.heartbeat(request, ctx)
@@ -119,7 +123,8 @@ class GroupCoordinator:
         self.tick()
         return {"groups": self._streams.describe(request["group_ids"])}
 
-    def alter_share_group_offsets(self, group_id: str, topics: list[Body]) -> AlteredOffsets:
+    def alter_share_group_offsets(self, group_id: str,
+                                  topics: Sequence[AlterShareGroupOffsetsRequestTopics]) -> AlteredOffsets:
         """AlterShareGroupOffsets' group side (kemu.groups.share_offsets.alter_offsets)."""
         self.tick()
         return alter_offsets(self._state, group_id, topics)
@@ -174,7 +179,7 @@ class GroupCoordinator:
         return self._offsets.cleanup_expired()
 
     # ---- administration ---------------------------------------------------------------------------
-    def list_groups(self, request: Body, ctx: GroupRequestContext) -> Body:
+    def list_groups(self, request: ListGroupsRequest, ctx: GroupRequestContext) -> Body:
         self.tick()
         return self._admin.list_groups(request, ctx)
 

@@ -13,24 +13,36 @@ are written at once, as ShareGroupHeartbeat's initialization does.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from kemu.groups.context import CoordinatorState
 from kemu.groups.errors import GroupError
 from kemu.groups.share_group import ShareGroup, StateTopic, state_partition_metadata_record
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    from kemu.wire.messages.k91_alter_share_group_offsets import (
+        AlterShareGroupOffsetsRequestTopics,
+        AlterShareGroupOffsetsResponse,
+        AlterShareGroupOffsetsResponseResponses,
+        AlterShareGroupOffsetsResponseResponsesPartitions,
+    )
+    from kemu.wire.messages.k92_delete_share_group_offsets import (
+        DeleteShareGroupOffsetsResponse,
+        DeleteShareGroupOffsetsResponseResponses,
+    )
+
 NO_OFFSET_INFORMATION = "There is no offset information to delete."
 
 
 class AlteredOffsets(NamedTuple):
-    response: dict[str, Any]  # AlterShareGroupOffsets' answer
+    response: AlterShareGroupOffsetsResponse
     offsets: list[tuple[uuid.UUID, int, int]]  # (topic id, partition, start offset) to set
 
 
 class DeletedOffsets(NamedTuple):
-    response: dict[str, Any]  # DeleteShareGroupOffsets' answer
+    response: DeleteShareGroupOffsetsResponse
     partitions: list[tuple[uuid.UUID, int]]  # whose state to delete
 
 
@@ -54,7 +66,8 @@ def _combined(first: Mapping[uuid.UUID, StateTopic],
     return out
 
 
-def alter_offsets(state: CoordinatorState, group_id: str, topics: list[dict[str, Any]]) -> AlteredOffsets:
+def alter_offsets(state: CoordinatorState, group_id: str,
+                  topics: Sequence[AlterShareGroupOffsetsRequestTopics]) -> AlteredOffsets:
     """Kafka's alterShareGroupOffsets: the group (made if it does not exist) must be empty; each partition of a
     known topic below its partition count is set, the others are UNKNOWN_TOPIC_OR_PARTITION."""
     try:
@@ -64,25 +77,23 @@ def alter_offsets(state: CoordinatorState, group_id: str, topics: list[dict[str,
     except GroupError as error:
         return AlteredOffsets({"error_code": error.code, "error_message": error.message, "responses": []}, [])
     view = state.topics()
-    unknown = {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-               "error_message": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message}
-    responses: list[dict[str, Any]] = []
+    responses: list[AlterShareGroupOffsetsResponseResponses] = []
     offsets: list[tuple[uuid.UUID, int, int]] = []
     wanted: dict[uuid.UUID, StateTopic] = {}
     for topic in topics:
         info = view.by_name.get(topic["topic_name"])
         if info is None:
             responses.append({"topic_name": topic["topic_name"], "topic_id": uuid.UUID(int=0), "partitions": [
-                {"partition_index": p["partition_index"], **unknown} for p in topic["partitions"]]})
+                _unknown_partition(p["partition_index"]) for p in topic["partitions"]]})
             continue
-        partitions = []
+        partitions: list[AlterShareGroupOffsetsResponseResponsesPartitions] = []
         for p in topic["partitions"]:
             index = p["partition_index"]
             if 0 <= index < info.num_partitions:
                 partitions.append({"partition_index": index, "error_code": ErrorCode.NONE, "error_message": None})
                 offsets.append((info.topic_id, index, p["start_offset"]))
             else:
-                partitions.append({"partition_index": index, **unknown})
+                partitions.append(_unknown_partition(index))
         valid = frozenset(index for topic_id, index, _ in offsets if topic_id == info.topic_id)
         if valid:
             wanted[info.topic_id] = StateTopic(info.name, valid)
@@ -98,6 +109,11 @@ def alter_offsets(state: CoordinatorState, group_id: str, topics: list[dict[str,
     return AlteredOffsets({"error_code": ErrorCode.NONE, "error_message": None, "responses": responses}, offsets)
 
 
+def _unknown_partition(index: int) -> AlterShareGroupOffsetsResponseResponsesPartitions:
+    return {"partition_index": index, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            "error_message": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message}
+
+
 def delete_offsets(state: CoordinatorState, group_id: str, topic_names: list[str]) -> DeletedOffsets:
     """Kafka's initiateDeleteShareGroupOffsets and completeDeleteShareGroupOffsets: the group must exist, be a
     share group and be empty; a topic with initialized (or still deleting) state has it deleted, a known topic
@@ -109,14 +125,14 @@ def delete_offsets(state: CoordinatorState, group_id: str, topic_names: list[str
             raise GroupError(ErrorCode.NON_EMPTY_GROUP, ErrorCode.NON_EMPTY_GROUP.message)
     except GroupError as error:
         return DeletedOffsets({"error_code": error.code, "error_message": error.message, "responses": []}, [])
-    done: dict[str, Any] = {"error_code": ErrorCode.NONE, "error_message": None, "responses": []}
+    done: DeleteShareGroupOffsetsResponse = {"error_code": ErrorCode.NONE, "error_message": None, "responses": []}
     if not group.has_state_metadata:
         return DeletedOffsets(done, [])  # Kafka: no state metadata at all, nothing to say about any topic
     view = state.topics()
     initialized = dict(group.initialized)
     deleted: dict[uuid.UUID, StateTopic] = {}
     partitions: list[tuple[uuid.UUID, int]] = []
-    refused: list[dict[str, Any]] = []
+    refused: list[DeleteShareGroupOffsetsResponseResponses] = []
     for name in topic_names:
         info = view.by_name.get(name)
         if info is None:
@@ -139,6 +155,7 @@ def delete_offsets(state: CoordinatorState, group_id: str, topic_names: list[str
         remaining = {t: v for t, v in deleting.items() if t not in deleted}
         records.append(state_partition_metadata_record(group_id, group.initializing, initialized, remaining))
     state.append(records)
-    responses = [{"topic_name": topic.name, "topic_id": topic_id, "error_code": ErrorCode.NONE,
-                  "error_message": None} for topic_id, topic in deleted.items()]
+    responses: list[DeleteShareGroupOffsetsResponseResponses] = [
+        {"topic_name": topic.name, "topic_id": topic_id, "error_code": ErrorCode.NONE, "error_message": None}
+        for topic_id, topic in deleted.items()]
     return DeletedOffsets({**done, "responses": responses + refused}, partitions)

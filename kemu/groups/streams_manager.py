@@ -156,7 +156,7 @@ class StreamsGroupManager:
         return group
 
     # ---- StreamsGroupHeartbeat --------------------------------------------------------------------
-    def heartbeat(self, request: dict[str, Any], ctx: GroupRequestContext) -> StreamsHeartbeat:
+    def heartbeat(self, request: Mapping[str, Any], ctx: GroupRequestContext) -> StreamsHeartbeat:
         try:
             validate(request)
             if request["member_epoch"] == LEAVE_GROUP_MEMBER_EPOCH:
@@ -165,7 +165,7 @@ class StreamsGroupManager:
         except GroupError as error:
             return StreamsHeartbeat(error_response(error.code, error.message))
 
-    def _heartbeat(self, request: dict[str, Any], ctx: GroupRequestContext) -> StreamsHeartbeat:
+    def _heartbeat(self, request: Mapping[str, Any], ctx: GroupRequestContext) -> StreamsHeartbeat:
         group_id, member_id, epoch = request["group_id"], request["member_id"], request["member_epoch"]
         records: list[CoordinatorRecord] = []
         statuses: list[dict[str, Any]] = []
@@ -480,7 +480,7 @@ class StreamsGroupManager:
         return result
 
     # ---- leaving and fencing ----------------------------------------------------------------------
-    def _leave(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _leave(self, request: Mapping[str, Any]) -> dict[str, Any]:
         group = self.group_or_error(request["group_id"])
         if request.get("shutdown_application") and group.shutdown_request_member_id is None:
             group.shutdown_request_member_id = request["member_id"]

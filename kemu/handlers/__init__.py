@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from kemu.wire.errors import ErrorCode
 
 # A handler answers with a response body, None (no response), or a Continuation that finishes it later.
-HandleFn = Callable[["RequestContext", "Request"], Awaitable["dict[str, Any] | Continuation | None"]]
+HandleFn = Callable[["RequestContext", "Request"], Awaitable["dict[str, Any] | Continuation[dict[str, Any]] | None"]]
 ErrorResponseFn = Callable[["Request", "ErrorCode", "str | None"], "dict[str, Any] | None"]
 
 _MODULE_NAME = re.compile(r"k(\d\d)_\w+")

@@ -5,32 +5,29 @@ configs in the same shape and answer in the same shape. They differ in the opera
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import trio
 
-from kemu.admin.configs import ConfigChange, OpType, Outcome, ResourceChange, altering
+from kemu.admin.configs import Outcome, ResourceChange, altering
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ErrorResponder, each, error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    # IncrementalAlterConfigs' response has the same fields.
+    from kemu.wire.messages.k33_alter_configs import AlterConfigsResponse
 
-async def answer_alter(ctx: RequestContext, request: Request, incremental: bool) -> dict[str, Any]:
-    body = request.body
-    resources = [
-        ResourceChange(r["resource_type"], r["resource_name"],
-                       [ConfigChange(c["name"], c["config_operation"] if incremental else OpType.SET,
-                                     c["value"])
-                        for c in r["configs"]])
-        for r in body["resources"]
-    ]
+
+async def answer_alter(ctx: RequestContext, resources: list[ResourceChange], validate_only: bool,
+                       incremental: bool) -> AlterConfigsResponse:
+    """The request's resources, each with its changes (the handler reads them from its request), altered."""
     denied = [authz.config_denied(ctx, authz.ALTER_CONFIGS, r.resource_type, r.resource_name) for r in resources]
     allowed = [r for r, code in zip(resources, denied, strict=True) if code is ErrorCode.NONE]
     altered: list[Outcome] = []
     with trio.CancelScope(shield=True):  # begun, it completes whatever the client does, as Kafka's would
-        for _ in altering(ctx.broker, allowed, body["validate_only"], incremental, altered, node_id=ctx.node_id):
+        for _ in altering(ctx.broker, allowed, validate_only, incremental, altered, node_id=ctx.node_id):
             await trio.lowlevel.checkpoint()  # other connections are served between slices of a big request
     outcomes = iter(altered)
     # A refusal is Kafka's ApiError without a message: the error's own ("Cluster authorization failed.").
@@ -42,7 +39,7 @@ async def answer_alter(ctx: RequestContext, request: Request, incremental: bool)
     ]}
 
 
-def _error_of(outcome: Any) -> tuple[ErrorCode, str | None]:
+def _error_of(outcome: Outcome) -> tuple[ErrorCode, str | None]:
     return outcome.error, outcome.message
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import uuid
 import zlib
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kemu.authorizer.acls import (
     CLUSTER_NAME,
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from kemu.wire.messages.k29_describe_acls import DescribeAclsRequest
     from kemu.wire.messages.k31_delete_acls import DeleteAclsRequestFilters
 from kemu.wire.errors import ErrorCode
+
+# A response's topic entry, of any API's TypedDict (with `name`).
+Topic = TypeVar("Topic", bound=Mapping[str, Any])
 
 NOT_REQUESTED = -2147483648  # Integer.MIN_VALUE: the client did not ask for authorized operations
 
@@ -100,8 +103,8 @@ def request_text(ctx: RequestContext, request: Incoming[Any]) -> str:
             f"securityProtocol={client.security_protocol}, buffer=null, envelope=None)")
 
 
-def denied_topics(ctx: RequestContext, op: AclOperation, topics: Iterable[dict[str, Any]]) -> set[str]:
-    """The names of a request's topics (entries with `name`) `op` is not allowed on."""
+def denied_topics(ctx: RequestContext, op: AclOperation, topics: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The names of a request's topics (entries with `name`: any API's TypedDict) `op` is not allowed on."""
     names = {topic["name"] for topic in topics}
     return names - allowed_names(ctx, op, TOPIC, names)
 
@@ -115,7 +118,7 @@ def require_producer_id(ctx: RequestContext, transactional_id: str | None) -> No
         raise ApiError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
 
 
-def hide_topics(ctx: RequestContext, topics: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def hide_topics(ctx: RequestContext, topics: Sequence[Topic]) -> list[Topic]:
     """An OffsetFetch of every topic of a group, without the topics the client may not DESCRIBE."""
     describable = allowed_names(ctx, DESCRIBE, TOPIC, (topic["name"] for topic in topics))
     return [topic for topic in topics if topic["name"] in describable]

@@ -11,21 +11,21 @@ from kemu.groups import GroupRequestContext as CoreContext
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
+from kemu.handlers.error_responses import ErrorResponder
 from kemu.wire.errors import ErrorCode
 
 if TYPE_CHECKING:
     from kemu.wire.messages import Incoming
 
-Body = dict[str, Any]
-# The operation's answer: its API's response TypedDict where the groups core is typed, else a Body. The
-# operation takes the body as Any: the core checks what it reads of it against its own signature.
+# The operation's answer: its API's response TypedDict where the groups core is typed, else the core's
+# dict[str, Any]. The operation takes the body as Any: the core checks what it reads of it against its own
+# signature.
 Answer = TypeVar("Answer")
-ErrorResponse = Callable[["Incoming[Any]", ErrorCode, str | None], Body]
 
 
 def answer_in_group(ctx: RequestContext, request: Incoming[Any],
                     operation: Callable[[GroupCoordinator, Any, CoreContext], Answer],
-                    error_response: ErrorResponse) -> Answer:
+                    error_response: ErrorResponder) -> Answer:
     """`error_response` for a group this broker does not coordinate (or not yet), else `operation`'s answer."""
     body = request.body
     authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])

@@ -5,20 +5,31 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from kemu.coordinators.share_fetch import ShareFetchManager, TopicPartition
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    from kemu.wire.messages.k78_share_fetch import (
+        ShareFetchRequest,
+        ShareFetchRequestTopics,
+        ShareFetchResponseResponsesPartitionsCurrentLeader,
+    )
+    from kemu.wire.messages.k79_share_acknowledge import ShareAcknowledgeRequest, ShareAcknowledgeRequestTopics
+
+PartitionAnswer = TypeVar("PartitionAnswer")
+
 MAX_MEMBER_ID_LENGTH = 36  # KafkaApis.isMemberIdValid
 
 
-def refused_request(ctx: RequestContext, body: dict[str, Any]) -> ErrorCode:
-    """KafkaApis' first checks: a group id (null refused, "" allowed), READ on the group, then a member id of
-    1 to 36 characters to key the session by. Kafka's answer to these carries no message (getErrorResponse
-    keeps only the code)."""
+def requesting_member(ctx: RequestContext,
+                      body: ShareFetchRequest | ShareAcknowledgeRequest) -> tuple[str, str] | ErrorCode:
+    """The group and member ids that key the request's session, or the error KafkaApis' first checks refuse it
+    with: a group id (null refused, "" allowed), READ on the group, then a member id of 1 to 36 characters.
+    Kafka's answer to these carries no message (getErrorResponse keeps only the code)."""
     group_id, member_id = body["group_id"], body["member_id"]
     if group_id is None:
         return ErrorCode.INVALID_REQUEST
@@ -26,7 +37,7 @@ def refused_request(ctx: RequestContext, body: dict[str, Any]) -> ErrorCode:
         return ErrorCode.GROUP_AUTHORIZATION_FAILED
     if not member_id or len(member_id) > MAX_MEMBER_ID_LENGTH:
         return ErrorCode.INVALID_REQUEST
-    return ErrorCode.NONE
+    return group_id, member_id
 
 
 def topic_names(ctx: RequestContext, topic_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, str | None]:
@@ -54,7 +65,8 @@ def refusal(ctx: RequestContext, names: dict[uuid.UUID, str | None], tp: TopicPa
 
 
 def acknowledge_all(ctx: RequestContext, manager: ShareFetchManager, group_id: str, member_id: str,
-                    topics: list[dict[str, Any]], names: dict[uuid.UUID, str | None],
+                    topics: list[ShareFetchRequestTopics] | list[ShareAcknowledgeRequestTopics],
+                    names: dict[uuid.UUID, str | None],
                     renew: bool) -> dict[TopicPartition, tuple[ErrorCode, str | None]]:
     outcomes: dict[TopicPartition, tuple[ErrorCode, str | None]] = {}
     for topic in topics:
@@ -72,14 +84,16 @@ def acknowledge_all(ctx: RequestContext, manager: ShareFetchManager, group_id: s
     return outcomes
 
 
-def by_topic(partitions: dict[TopicPartition, dict[str, Any]]) -> list[dict[str, Any]]:
-    grouped: dict[uuid.UUID, list[dict[str, Any]]] = {}
+def by_topic(partitions: dict[TopicPartition, PartitionAnswer]) -> dict[uuid.UUID, list[PartitionAnswer]]:
+    """The partitions' answers grouped by topic id, in the order the topics first come."""
+    grouped: dict[uuid.UUID, list[PartitionAnswer]] = {}
     for (topic_id, _), data in partitions.items():
         grouped.setdefault(topic_id, []).append(data)
-    return [{"topic_id": topic_id, "partitions": parts} for topic_id, parts in grouped.items()]
+    return grouped
 
 
-def current_leader() -> dict[str, int]:
+def current_leader() -> ShareFetchResponseResponsesPartitionsCurrentLeader:
     """A partition's current_leader: Kafka fills it only for NOT_LEADER_OR_FOLLOWER, which a single kemu
-    never answers; otherwise it is the message's default, leader 0 at epoch 0."""
+    never answers; otherwise it is the message's default, leader 0 at epoch 0. (ShareAcknowledge's struct has
+    the same fields.)"""
     return {"leader_id": 0, "leader_epoch": 0}

@@ -1,9 +1,9 @@
 """What AlterShareGroupOffsets (91) and DeleteShareGroupOffsets (92) share: the group checks Kafka's
-GroupCoordinatorService makes before the group coordinator runs, and their answers to a refused request."""
+GroupCoordinatorService makes before the group coordinator runs, and their answers to a refused request. (Each
+handler puts the coordinator's answer together with the topics it refused itself.)"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kemu.handlers.context import RequestContext
@@ -12,8 +12,6 @@ from kemu.handlers.error_responses import ErrorResponder, error_responder
 if TYPE_CHECKING:
     from kemu.wire.messages import Incoming
 from kemu.wire.errors import ErrorCode
-
-Body = dict[str, Any]
 
 
 def refused_group(ctx: RequestContext, group_id: str) -> ErrorCode:
@@ -27,17 +25,7 @@ def top_level_responder(key: int) -> ErrorResponder:
     """Kafka's getErrorResponse: the code with the coordinator's message or the code's own, no topics."""
     plain = error_responder(key)
 
-    def error_response(request: Incoming[Any], code: ErrorCode, message: str | None) -> Body:
+    def error_response(request: Incoming[Any], code: ErrorCode, message: str | None) -> dict[str, Any]:
         return plain(request, code, message or code.message)
 
     return error_response
-
-
-def answer(request: Incoming[Any], response: Body, refused: list[Body], error_response: ErrorResponder,
-           apply: Callable[[], None]) -> Body:
-    """The group coordinator's answer: its error alone, or (its change applied) the topics refused before
-    it ran, then its own."""
-    if response["error_code"] != ErrorCode.NONE:
-        return error_response(request, response["error_code"], response["error_message"])
-    apply()
-    return {**response, "responses": refused + response["responses"]}

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import ipaddress
 import uuid
-from collections.abc import Callable, Collection
-from typing import Any, TypeVar
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import trio
 
@@ -15,8 +15,16 @@ from kemu.broker.broker import BrokerCore
 from kemu.groups import GroupRequestContext, Pending
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    # OffsetCommit's per-topic partition errors. TxnOffsetCommit's and OffsetDelete's have the same fields but
+    # the topic id, so a list of these is an answer of theirs too (the encoder leaves out the id they lack).
+    from kemu.wire.messages.k08_offset_commit import OffsetCommitResponseTopics as TopicErrors
+    from kemu.wire.messages.k08_offset_commit import OffsetCommitResponseTopicsPartitions as PartitionError
+
 T = TypeVar("T")
-Body = dict[str, Any]
+# A request's topic as OffsetCommit, TxnOffsetCommit and OffsetDelete carry it (each its own TypedDict, or a
+# copy with the name an id resolves to): `name`, maybe `topic_id`, `partitions` of `partition_index`.
+RequestTopic = Mapping[str, Any]
 ZERO_UUID = uuid.UUID(int=0)
 
 
@@ -50,26 +58,22 @@ async def wait_for_result(pending: Pending[T], detach: Callable[[], None]) -> T:
     return pending.result()
 
 
-def split_hosted(broker: BrokerCore, topics: list[Body],
-                 denied: Collection[str] = ()) -> tuple[list[Body], list[Body]]:
+def split_hosted(broker: BrokerCore, topics: Sequence[RequestTopic],
+                 denied: Collection[str] = ()) -> tuple[list[dict[str, Any]], list[TopicErrors]]:
     """Split a request's topics (each with `name` and `partitions` of `partition_index`) into those this
     broker hosts, with their topic ids, and, in response shape, UNKNOWN_TOPIC_OR_PARTITION for the rest — the
     check Kafka's KafkaApis makes before offsets reach the coordinator — or TOPIC_AUTHORIZATION_FAILED for
     `denied` ones. A topic whose `name` is None was named by an id no topic has (OffsetCommit v10):
-    UNKNOWN_TOPIC_ID. The answers keep the request's `topic_id`, which v10 answers by."""
-    known: list[Body] = []
-    unknown: list[Body] = []
-
-    def refused(topic: Body, partitions: list[Body], code: ErrorCode) -> Body:
-        return {"name": topic["name"], "topic_id": topic.get("topic_id", ZERO_UUID), "partitions": [
-            {"partition_index": p["partition_index"], "error_code": code} for p in partitions]}
-
+    UNKNOWN_TOPIC_ID. The answers keep the request's `topic_id`, which v10 answers by. The hosted topics go to
+    the groups core, which speaks dicts."""
+    known: list[dict[str, Any]] = []
+    unknown: list[TopicErrors] = []
     for topic in topics:
         if topic["name"] is None:
-            unknown.append(refused({**topic, "name": ""}, topic["partitions"], ErrorCode.UNKNOWN_TOPIC_ID))
+            unknown.append(_refused_topic({**topic, "name": ""}, topic["partitions"], ErrorCode.UNKNOWN_TOPIC_ID))
             continue
         if topic["name"] in denied:
-            unknown.append(refused(topic, topic["partitions"], ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            unknown.append(_refused_topic(topic, topic["partitions"], ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             continue
         found = broker.topics.get(topic["name"])
         hosted = [p for p in topic["partitions"]
@@ -79,24 +83,40 @@ def split_hosted(broker: BrokerCore, topics: list[Body],
             assert found is not None
             known.append({**topic, "topic_id": found.topic_id, "partitions": hosted})
         if missing:
-            unknown.append(refused(topic, missing, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            unknown.append(_refused_topic(topic, missing, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
     return known, unknown
 
 
-def merge_topics(first: list[Body], second: list[Body], key: str = "name") -> list[Body]:
+def _refused_topic(topic: RequestTopic, partitions: Iterable[Mapping[str, Any]], code: ErrorCode) -> TopicErrors:
+    return {"name": topic["name"], "topic_id": topic.get("topic_id", ZERO_UUID), "partitions": [
+        {"partition_index": p["partition_index"], "error_code": code} for p in partitions]}
+
+
+def topic_errors(topics: Iterable[RequestTopic], code: ErrorCode) -> list[TopicErrors]:
+    """`code` for every partition of a request's topics, in the response's shape (with the topic's id too,
+    which OffsetCommit v10 answers by), as the groups core's partition_errors answers them."""
+    return [_refused_topic(topic, topic["partitions"], code) for topic in topics]
+
+
+def merge_topics(first: Sequence[TopicErrors], second: Sequence[TopicErrors],
+                 key: Literal["name", "topic_id"] = "name") -> list[TopicErrors]:
     """Per-topic partition results merged as Kafka's response builders do: a topic present in both (the same
     `key`: its name, or its id where the version answers by id) gets the second's partitions appended; the
     others keep their order, first's topics first."""
-    merged: list[Body] = [{**t, "partitions": list(t["partitions"])} for t in first]
-    by_key = {t[key]: t for t in merged}
+    merged: list[TopicErrors] = []
+    by_key: dict[str | uuid.UUID, list[PartitionError]] = {}
+    for topic in first:
+        partitions = list(topic["partitions"])
+        merged.append({**topic, "partitions": partitions})
+        by_key[topic[key]] = partitions
     for topic in second:
         existing = by_key.get(topic[key])
         if existing is None:
-            copy = {**topic, "partitions": list(topic["partitions"])}
-            merged.append(copy)
-            by_key[topic[key]] = copy
+            partitions = list(topic["partitions"])
+            merged.append({**topic, "partitions": partitions})
+            by_key[topic[key]] = partitions
         else:
-            existing["partitions"].extend(topic["partitions"])
+            existing.extend(topic["partitions"])
     return merged
 
 

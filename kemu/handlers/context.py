@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from kemu.broker.broker import BrokerCore
 from kemu.clock import Clock
@@ -77,11 +77,16 @@ class RequestContext:
         self._on_detach()
 
 
-class Continuation:
+Body_co = TypeVar("Body_co", covariant=True)
+
+
+class Continuation(Generic[Body_co]):
     """What a handler returns when its answer has to wait (a long-polling Fetch): `finish()` waits and
-    returns the response body. Everything before the wait has run, in request order; the connection
-    finishes it in a task of its own while its next requests start (as `detach` lets them), so the
-    handler itself never suspends and a request that needs no wait costs no task.
+    returns the response body, of its API's response type (`Continuation[FetchResponse]`; the dispatcher,
+    which loads handlers by name, sees a `dict[str, Any]`, what a TypedDict is at run time). Everything
+    before the wait has run, in request order; the connection finishes it in a task of its own while its
+    next requests start (as `detach` lets them), so the handler itself never suspends and a request that
+    needs no wait costs no task.
 
     `holds_turn`: the connection's next requests wait until it has finished (Kafka's muted channel), for a
     wait that a later request must not overtake — a Produce retrying its transaction's verification, whose
@@ -89,6 +94,6 @@ class Continuation:
 
     __slots__ = ("finish", "holds_turn")
 
-    def __init__(self, finish: Callable[[], Awaitable[dict[str, Any] | None]], holds_turn: bool = False) -> None:
+    def __init__(self, finish: Callable[[], Awaitable[Body_co | None]], holds_turn: bool = False) -> None:
         self.finish = finish
         self.holds_turn = holds_turn

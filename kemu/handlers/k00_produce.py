@@ -38,7 +38,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -54,7 +54,7 @@ from kemu.kafka_defaults import int_setting
 from kemu.log import LogError
 from kemu.log.producer_state import ProducerStateError
 from kemu.txn.state import TV_2
-from kemu.wire.codec import Request
+from kemu.wire.buffers import Buffer
 from kemu.wire.compression import CompressionType
 from kemu.wire.errors import ErrorCode
 from kemu.wire.records import (
@@ -67,6 +67,21 @@ from kemu.wire.records import (
     check_produce_records,
     whole_batch_header,
 )
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k00_produce import (
+        ProduceRequest,
+        ProduceRequestTopicData,
+        ProduceResponse,
+        ProduceResponseResponses,
+    )
+    from kemu.wire.messages.k00_produce import (
+        ProduceResponseResponsesPartitionResponses as PartitionResponse,
+    )
+    from kemu.wire.messages.k00_produce import (
+        ProduceResponseResponsesPartitionResponsesRecordErrors as RecordError,
+    )
 
 KEY = 0
 VERSIONS = NARROWED[KEY]
@@ -87,6 +102,11 @@ class _Paused:
 
 PAUSED = _Paused()
 ADMIN_CLIENT_ID = "__admin_client"  # Kafka's AdminUtils.ADMIN_CLIENT_ID: may write internal topics
+# A topic as the request names it: by name, or from v13 by id.
+TopicKey = str | uuid.UUID
+# What _produce_partition is called with: kept for a partition retried while its transaction completes.
+_Arguments = tuple[RequestContext, int, str, int, Buffer | None, BatchHeader | None, BatchHeader | None, int, bool,
+                   str | None]
 # Errors ReplicaManager answers without a log start offset (LogAppendInfo.UNKNOWN_LOG_APPEND_INFO); the
 # others carry the partition's log start offset.
 _WITHOUT_LOG_START = frozenset({
@@ -96,25 +116,30 @@ _WITHOUT_LOG_START = frozenset({
 })
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Continuation | None:
+async def handle(ctx: RequestContext, request: Incoming[ProduceRequest],
+                 ) -> ProduceResponse | Continuation[ProduceResponse] | None:
     body = request.body
     acks: int = body["acks"]
     transactional_id: str | None = body["transactional_id"]
     uses_ids = request.version >= TOPIC_ID_VERSION
     # A map, as Kafka's: a partition named twice keeps its first place and its last records. From v13 a topic
-    # is keyed by its id, and `names` gives the name of each id the broker knows.
-    entries: dict[tuple[Any, int], Any] = {}
-    names: dict[Any, str] = {}
+    # is keyed by its id, and `names` gives the name of each id the broker knows; before, each name with
+    # partitions is its own.
+    entries: dict[tuple[TopicKey, int], Buffer | None] = {}
+    names: dict[TopicKey, str] = {}
     for topic in body["topic_data"]:
-        topic_key = _topic_key(ctx, topic, names) if uses_ids else topic["name"]
+        if uses_ids:
+            topic_key: TopicKey = _topic_key(ctx, topic, names)
+        else:
+            topic_key = name = topic["name"]
+            if topic["partition_data"]:
+                names[name] = name
         for partition in topic["partition_data"]:
             entries[(topic_key, partition["index"])] = partition["records"]
-    if not uses_ids:
-        names = {name: name for name, _ in entries}
     # Each partition's first batch header, read once: the request-wide checks, KIP-890 and the append use it.
     # `wholes` holds the usual case, records that are exactly one whole v2 batch (whole_batch_header).
-    firsts: dict[tuple[Any, int], BatchHeader | None] = {}
-    wholes: dict[tuple[Any, int], BatchHeader] = {}
+    firsts: dict[tuple[TopicKey, int], BatchHeader | None] = {}
+    wholes: dict[tuple[TopicKey, int], BatchHeader] = {}
     for key, records in entries.items():
         whole = None if records is None else whole_batch_header(records)
         if whole is not None:
@@ -134,19 +159,19 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
     internal_allowed = ctx.client_id == ADMIN_CLIENT_ID
     writable = authz.allowed_names(ctx, authz.WRITE, authz.TOPIC, names.values())
     if request.version < ZSTD_PRODUCE_VERSION:
-        _refuse_unknown_codec_ids(ctx, firsts, writable)
-    responses: dict[Any, list[dict[str, Any]]] = {}
+        _refuse_unknown_codec_ids(ctx, firsts, names, writable)
+    responses: dict[TopicKey, list[PartitionResponse]] = {}
     pending = iter(entries.items())
     partitions = _Partitions(ctx, request.version, names, writable, firsts, wholes, acks, internal_allowed,
                              transactional_id, responses)
     pacer = Pacer() if ctx.request_size > PACED_BYTES else None
     blocked = partitions.produce(pending, pacer)
     if blocked is None:
-        return _answer(ctx, request, acks, uses_ids, responses, partitions.failed)
+        return _answer(ctx, request, acks, responses, partitions.failed)
 
-    async def finish() -> dict[str, Any] | None:
+    async def finish() -> ProduceResponse | None:
         retry_until = trio.current_time() + _add_retry_window_ms(ctx) / 1000
-        waiting: tuple[Any, tuple[Any, ...]] | _Paused | None = blocked
+        waiting: tuple[TopicKey, _Arguments] | _Paused | None = blocked
         while waiting is not None:
             if isinstance(waiting, _Paused):
                 assert pacer is not None
@@ -156,15 +181,15 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
                 result = await _retry_while_concurrent(ctx, partial(_produce_partition, *arguments), retry_until)
                 partitions.record(topic_key, result)
             waiting = partitions.produce(pending, pacer)
-        return _answer(ctx, request, acks, uses_ids, responses, partitions.failed)
+        return _answer(ctx, request, acks, responses, partitions.failed)
 
     # Holding the connection's turn, as Kafka's muted channel does while it retries or yields: a producer's
     # later batches must not be appended before this one.
     return Continuation(finish, holds_turn=True)
 
 
-def _answer(ctx: RequestContext, request: Request, acks: int, uses_ids: bool,
-            responses: dict[Any, list[dict[str, Any]]], failed: bool) -> dict[str, Any] | None:
+def _answer(ctx: RequestContext, request: Incoming[ProduceRequest], acks: int,
+            responses: dict[TopicKey, list[PartitionResponse]], failed: bool) -> ProduceResponse | None:
     # Only a refused partition names its current leader (NOT_LEADER_OR_FOLLOWER).
     moved = [r["current_leader"]["leader_id"] for parts in responses.values() for r in parts
              if "current_leader" in r] if failed else []
@@ -179,27 +204,34 @@ def _answer(ctx: RequestContext, request: Request, acks: int, uses_ids: bool,
             # Kafka closes the connection so the producer, which reads no response, notices.
             raise ApiError(ErrorCode.UNKNOWN_SERVER_ERROR, "acks=0 produce failed")
         return None
-    field = "topic_id" if uses_ids else "name"
-    return {"responses": [{field: topic_key, "partition_responses": parts} for topic_key, parts in responses.items()],
+    return {"responses": [_topic_response(topic_key, parts) for topic_key, parts in responses.items()],
             "node_endpoints": node_endpoints(ctx.broker, moved), "throttle_time_ms": ctx.throttle_ms}
 
 
-def _topic_key(ctx: RequestContext, topic: dict[str, Any], names: dict[Any, str]) -> uuid.UUID:
+def _topic_response(topic_key: TopicKey, parts: list[PartitionResponse]) -> ProduceResponseResponses:
+    """A topic's answer, named as the request named it: by id from v13 (the keys are then ids), else by name."""
+    if isinstance(topic_key, uuid.UUID):
+        return {"topic_id": topic_key, "partition_responses": parts}
+    return {"name": topic_key, "partition_responses": parts}
+
+
+def _topic_key(ctx: RequestContext, topic: ProduceRequestTopicData, names: dict[TopicKey, str]) -> uuid.UUID:
     """A v13 topic's id, its name noted in `names` when the broker has a topic of that id (Kafka's
     metadataCache.getTopicName)."""
-    topic_id: uuid.UUID = topic["topic_id"]
+    topic_id = topic["topic_id"]
     found = ctx.broker.topics.by_id(topic_id)
     if found is not None:
         names[topic_id] = found.name
     return topic_id
 
 
-def _refuse_unknown_codec_ids(ctx: RequestContext, firsts: dict[tuple[Any, int], BatchHeader | None],
-                              writable: set[str]) -> None:
+def _refuse_unknown_codec_ids(ctx: RequestContext, firsts: dict[tuple[TopicKey, int], BatchHeader | None],
+                              names: dict[TopicKey, str], writable: set[str]) -> None:
     """Before v7, ProduceRequest.validateRecords asks a batch its codec (to refuse zstd), and for bits 0-2
     of 5-7 Java's CompressionType throws IllegalArgumentException: not an ApiException, so it fails the whole
     request with UNKNOWN_SERVER_ERROR, for a partition that is writable and exists (the ones it validates)."""
-    for (name, index), header in firsts.items():
+    for (topic_key, index), header in firsts.items():
+        name = names[topic_key]  # before v7, the name itself
         if header is None or header.compression in _CODEC_IDS or name not in writable:
             continue
         topic = ctx.broker.topics.get(name)
@@ -207,7 +239,7 @@ def _refuse_unknown_codec_ids(ctx: RequestContext, firsts: dict[tuple[Any, int],
             raise ApiError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Unknown compression type id: {header.compression}")
 
 
-def _first_header(records: Any) -> BatchHeader | None:
+def _first_header(records: Buffer | None) -> BatchHeader | None:
     """The header of the partition's first batch when it is a whole v2 one (RequestUtils reads only the first
     batch for the transactional bit), for records that are not exactly one whole batch; a malformed size
     prefix fails the request, as Kafka's parse does."""
@@ -229,8 +261,8 @@ def _add_retry_window_ms(ctx: RequestContext) -> int:
                int_setting(properties, "request.timeout.ms"))
 
 
-async def _retry_while_concurrent(ctx: RequestContext, attempt: partial[dict[str, Any]],
-                                  retry_until: float) -> dict[str, Any]:
+async def _retry_while_concurrent(ctx: RequestContext, attempt: partial[PartitionResponse],
+                                  retry_until: float) -> PartitionResponse:
     """A TV2 Produce whose partition could not be added while the producer's previous transaction completes:
     tried again after each backoff until the window closes (the answer then is CONCURRENT_TRANSACTIONS), so
     the producer does not back off a whole retry.backoff.ms of its own for markers about to be written."""
@@ -248,16 +280,16 @@ class _Partitions:
     __slots__ = ("ctx", "version", "names", "writable", "firsts", "wholes", "acks", "internal_allowed",
                  "transactional_id", "responses", "failed")
 
-    def __init__(self, ctx: RequestContext, version: int, names: dict[Any, str], writable: set[str],
-                 firsts: dict[tuple[Any, int], BatchHeader | None], wholes: dict[tuple[Any, int], BatchHeader],
-                 acks: int, internal_allowed: bool, transactional_id: str | None,
-                 responses: dict[Any, list[dict[str, Any]]]) -> None:
+    def __init__(self, ctx: RequestContext, version: int, names: dict[TopicKey, str], writable: set[str],
+                 firsts: dict[tuple[TopicKey, int], BatchHeader | None],
+                 wholes: dict[tuple[TopicKey, int], BatchHeader], acks: int, internal_allowed: bool,
+                 transactional_id: str | None, responses: dict[TopicKey, list[PartitionResponse]]) -> None:
         self.ctx, self.version, self.names, self.writable = ctx, version, names, writable
         self.firsts, self.wholes, self.acks, self.internal_allowed = firsts, wholes, acks, internal_allowed
         self.transactional_id, self.responses, self.failed = transactional_id, responses, False
 
-    def produce(self, pending: Iterator[tuple[tuple[Any, int], Any]],
-                pacer: Pacer | None = None) -> tuple[Any, tuple[Any, ...]] | _Paused | None:
+    def produce(self, pending: Iterator[tuple[tuple[TopicKey, int], Buffer | None]],
+                pacer: Pacer | None = None) -> tuple[TopicKey, _Arguments] | _Paused | None:
         """Produce to `pending`'s partitions until one answers CONCURRENT_TRANSACTIONS from v12 (ReplicaManager
         then retries): that one's topic key and arguments, its answer not yet recorded; None when all are done;
         PAUSED after a partition once `pacer` is due."""
@@ -266,7 +298,7 @@ class _Partitions:
             if name is None:  # v13: an id no topic has
                 result = _failed(index, ErrorCode.UNKNOWN_TOPIC_ID)
             elif name in self.writable:
-                arguments = (self.ctx, self.version, name, index, records, self.firsts[(topic_key, index)],
+                arguments: _Arguments = (self.ctx, self.version, name, index, records, self.firsts[(topic_key, index)],
                              self.wholes.get((topic_key, index)), self.acks, self.internal_allowed,
                              self.transactional_id)
                 result = _produce_partition(*arguments)
@@ -280,14 +312,14 @@ class _Partitions:
                 return PAUSED
         return None
 
-    def record(self, topic_key: Any, result: dict[str, Any]) -> None:
+    def record(self, topic_key: TopicKey, result: PartitionResponse) -> None:
         self.failed = self.failed or result["error_code"] != 0
         self.responses.setdefault(topic_key, []).append(result)
 
 
-def _produce_partition(ctx: RequestContext, version: int, name: str, index: int, records: Any,
+def _produce_partition(ctx: RequestContext, version: int, name: str, index: int, records: Buffer | None,
                        first: BatchHeader | None, whole: BatchHeader | None, acks: int, internal_allowed: bool,
-                       transactional_id: str | None) -> dict[str, Any]:
+                       transactional_id: str | None) -> PartitionResponse:
     partition = ctx.broker.partition(name, index)
     if partition is None:
         return _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -299,6 +331,7 @@ def _produce_partition(ctx: RequestContext, version: int, name: str, index: int,
         check_produce_records(version, records, whole)
     except RecordsError as exc:
         return _failed(index, exc.code)
+    assert records is not None  # check_produce_records refuses none (INVALID_RECORD)
     if acks not in VALID_ACKS:
         return _failed(index, ErrorCode.INVALID_REQUIRED_ACKS)
     if is_internal(name) and not internal_allowed:
@@ -330,12 +363,12 @@ def _produce_partition(ctx: RequestContext, version: int, name: str, index: int,
 
 
 def _failed(index: int, code: ErrorCode, *, log_start_offset: int = -1, message: str | None = None,
-            record_errors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+            record_errors: list[RecordError] | None = None) -> PartitionResponse:
     return {"index": index, "error_code": int(code), "base_offset": -1, "log_append_time_ms": -1,
             "log_start_offset": log_start_offset, "record_errors": record_errors or [], "error_message": message}
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any] | None:
+def error_response(request: Incoming[ProduceRequest], code: ErrorCode, message: str | None) -> ProduceResponse | None:
     """ProduceRequest.getErrorResponse: nothing for acks=0 (the connection is closed instead), else the
     error on every partition, with the exception's message — none when it was the error's default one, or
     the error is UNKNOWN_SERVER_ERROR (ApiError.fromThrowable), so an ApiError without a message of its own
@@ -344,11 +377,11 @@ def error_response(request: Request, code: ErrorCode, message: str | None) -> di
         return None
     if message == code.message or code == ErrorCode.UNKNOWN_SERVER_ERROR:
         message = None
-    field = "topic_id" if request.version >= TOPIC_ID_VERSION else "name"
-    responses: dict[Any, dict[int, dict[str, Any]]] = {}
+    uses_ids = request.version >= TOPIC_ID_VERSION
+    responses: dict[TopicKey, dict[int, PartitionResponse]] = {}
     for topic in request.body["topic_data"]:
+        topic_key: TopicKey = topic["topic_id"] if uses_ids else topic["name"]
         for partition in topic["partition_data"]:
-            responses.setdefault(topic[field], {})[partition["index"]] = _failed(
+            responses.setdefault(topic_key, {})[partition["index"]] = _failed(
                 partition["index"], code, message=message)
-    return {"responses": [{field: topic_key, "partition_responses": list(parts.values())}
-                          for topic_key, parts in responses.items()]}
+    return {"responses": [_topic_response(topic_key, list(parts.values())) for topic_key, parts in responses.items()]}

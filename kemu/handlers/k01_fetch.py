@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import struct
 import uuid
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import trio
 
@@ -43,6 +43,7 @@ from kemu.broker.fetch_sessions import (
     PartitionKey,
     PartitionResults,
     SessionErrorContext,
+    TopicKey,
 )
 from kemu.broker.partition import Partition, StorageError
 from kemu.handlers import _authorize as authz
@@ -53,8 +54,18 @@ from kemu.handlers.error_responses import Fixed, each, error_responder
 from kemu.handlers.versions import NARROWED
 from kemu.kafka_defaults import int_default
 from kemu.log import FetchIsolation, LogClosedError, OffsetOutOfRangeError
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k01_fetch import (
+        FetchRequest,
+        FetchResponse,
+        FetchResponseResponses,
+        FetchResponseResponsesPartitionsAbortedTransactions,
+        FetchResponseResponsesPartitionsDivergingEpoch,
+    )
+    from kemu.wire.messages.k01_fetch import FetchResponseResponsesPartitions as PartitionData
 
 KEY = 1
 VERSIONS = NARROWED[KEY]
@@ -79,18 +90,18 @@ class _Target:
         self.key, self.name, self.topic_id, self.index, self.fetch = key, name, topic_id, index, fetch
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Continuation:
+async def handle(ctx: RequestContext, request: Incoming[FetchRequest]) -> FetchResponse | Continuation[FetchResponse]:
     broker, body, version = ctx.broker, request.body, request.version
     uses_ids = version >= 13
     wanted: dict[PartitionKey, PartitionFetch] = {}
-    for topic in body["topics"]:
-        topic_key = topic["topic_id"] if uses_ids else topic["topic"]
-        for p in topic["partitions"]:
+    for entry in body["topics"]:
+        topic_key: TopicKey = entry["topic_id"] if uses_ids else entry["topic"]
+        for p in entry["partitions"]:
             wanted[(topic_key, p["partition"])] = PartitionFetch(
                 p["fetch_offset"], p["partition_max_bytes"], p["current_leader_epoch"], p["last_fetched_epoch"],
                 p["log_start_offset"])
-    forget = [(t["topic_id"] if uses_ids else t["topic"], index)
-              for t in body["forgotten_topics_data"] for index in t["partitions"]]
+    forget: list[PartitionKey] = [(t["topic_id"] if uses_ids else t["topic"], index)
+                                  for t in body["forgotten_topics_data"] for index in t["partitions"]]
     sessions = broker.fetch_sessions
     context = sessions.new_context(body["session_id"], body["session_epoch"], uses_topic_ids=uses_ids,
                                    fetch=wanted, forget=forget, now_ms=broker.clock.monotonic_ms())
@@ -144,13 +155,13 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
         deadline = trio.current_time() + max_wait_ms / 1000
         seen = _versions(_partitions_of(broker, targets))
 
-        async def finish() -> dict[str, Any]:
+        async def finish() -> FetchResponse:
             results = await _long_poll(broker, targets, max_bytes, min_bytes, read_committed, where, deadline,
                                        seen)
-            return _respond(ctx, version, context, results + erroneous, uses_ids, consumer)
+            return _respond(ctx, version, context, results + erroneous, consumer)
 
         return Continuation(finish)
-    return _respond(ctx, version, context, results + erroneous, uses_ids, consumer)
+    return _respond(ctx, version, context, results + erroneous, consumer)
 
 
 async def _long_poll(broker: BrokerCore, targets: list[_Target], max_bytes: int, min_bytes: int,
@@ -176,7 +187,7 @@ async def _long_poll(broker: BrokerCore, targets: list[_Target], max_bytes: int,
 
 
 def _respond(ctx: RequestContext, version: int, context: FetchContext, results: PartitionResults,
-             uses_ids: bool, consumer: bool) -> dict[str, Any]:
+             consumer: bool) -> FetchResponse:
     broker = ctx.broker
     throttling = broker.throttling
     if consumer and throttling is not None:
@@ -189,17 +200,17 @@ def _respond(ctx: RequestContext, version: int, context: FetchContext, results: 
     return {
         "error_code": int(outcome.error),
         "session_id": outcome.session_id,
-        "responses": _group_by_topic(partitions, uses_ids),
+        "responses": _group_by_topic(partitions),
         "node_endpoints": node_endpoints(broker, moved),
     }
 
 
 def _throttle(ctx: RequestContext, throttling: Throttling, context: FetchContext,
-              results: PartitionResults) -> dict[str, Any] | None:
+              results: PartitionResults) -> FetchResponse | None:
     """KafkaApis.handleFetch's consumer_byte_rate: the response's bytes are recorded, and when they earn a
     throttle time they are taken back and the answer is the context's throttled one, with no partitions and
     the session left as it was (None: not throttled)."""
-    size = sum(len(data["records"]) for _, data in results if data.get("records"))
+    size = sum(len(records) for _, data in results if (records := data.get("records")))
     user, client_id, now_ms = user_of(ctx.client.principal), ctx.client_id or "", ctx.clock.now_ms()
     throttle_ms = throttling.record(ctx.node_id, CONSUMER_BYTE_RATE, user, client_id, size, now_ms)
     if throttle_ms <= 0:
@@ -224,7 +235,7 @@ class _Fetcher(NamedTuple):
     rack_aware: bool  # replica.selector.class is the RackAwareReplicaSelector
 
 
-def _replica_id(body: dict[str, Any], version: int) -> int:
+def _replica_id(body: FetchRequest, version: int) -> int:
     state = body.get("replica_state") if version >= 15 else None
     return int(state["replica_id"]) if state else int(body.get("replica_id", -1))
 
@@ -259,7 +270,8 @@ def _read_all(broker: BrokerCore, targets: list[_Target], max_bytes: int,
     complete = False
     for target in targets:
         data = _read_partition(broker, target, remaining, min_one_batch, read_committed, where)
-        size = len(data["records"])
+        records = data["records"]  # never None in what _read_partition answers
+        size = len(records) if records is not None else 0
         if size:
             # After the first partition with data, the limits hold strictly.
             min_one_batch = False
@@ -272,7 +284,7 @@ def _read_all(broker: BrokerCore, targets: list[_Target], max_bytes: int,
 
 
 def _read_partition(broker: BrokerCore, target: _Target, limit: int, min_one_batch: bool,
-                    read_committed: bool, where: _Fetcher) -> dict[str, Any]:
+                    read_committed: bool, where: _Fetcher) -> PartitionData:
     topic = broker.topics.get(target.name)
     partition: Partition | None = None
     if topic is not None and topic.topic_id == target.topic_id and target.index < len(topic.partitions):
@@ -320,7 +332,7 @@ def _read_partition(broker: BrokerCore, target: _Target, limit: int, min_one_bat
     except ValueError:  # a negative partition_max_bytes: Kafka's read throws, the partition fails
         return _error_partition(target.index, ErrorCode.UNKNOWN_SERVER_ERROR)
     records = data.records
-    aborted: list[dict[str, int]] | None = None
+    aborted: list[FetchResponseResponsesPartitionsAbortedTransactions] | None = None
     if records and _first_batch_incomplete(records):
         # ReplicaManager.readFromLog: a first batch cut short is replaced by no records (the consumer asks
         # again with more room), and with it goes the aborted list.
@@ -353,7 +365,7 @@ def _preferred_read_replica(broker: BrokerCore, partition: Partition, rack: str)
     return partition.leader_id
 
 
-def _moved(index: int, code: ErrorCode, partition: Partition) -> dict[str, Any]:
+def _moved(index: int, code: ErrorCode, partition: Partition) -> PartitionData:
     """NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH with the current leader (KIP-951, tagged from v12)."""
     data = _error_partition(index, code)
     data["current_leader"] = current_leader(partition)
@@ -371,7 +383,8 @@ def _check_leader_epoch(partition: Partition, requested: int) -> ErrorCode:
     return ErrorCode.NONE
 
 
-def _diverging_epoch(partition: Partition, fetch: PartitionFetch) -> dict[str, int] | None:
+def _diverging_epoch(partition: Partition,
+                     fetch: PartitionFetch) -> FetchResponseResponsesPartitionsDivergingEpoch | None:
     """Partition.readRecords with a last fetched epoch: where the fetcher's log diverges from ours."""
     epoch, end_offset = partition.end_offset_for_epoch(fetch.last_fetched_epoch)
     if epoch == NO_EPOCH or end_offset == -1:
@@ -392,13 +405,13 @@ def _first_batch_incomplete(records: bytes | memoryview) -> bool:
     return bool(len(records) < length + _BATCH_START.size)
 
 
-def _error_partition(index: int, code: ErrorCode) -> dict[str, Any]:
+def _error_partition(index: int, code: ErrorCode) -> PartitionData:
     """FetchResponse.partitionResponse: the error, unknown offsets, no records."""
     return {"partition_index": index, "error_code": int(code), "high_watermark": -1, "last_stable_offset": -1,
             "log_start_offset": -1, "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
 
 
-def _refused_partition(index: int, code: ErrorCode) -> dict[str, Any]:
+def _refused_partition(index: int, code: ErrorCode) -> PartitionData:
     """A partition KafkaApis refuses before reading (unknown, unauthorized): FetchResponse.partitionResponse
     leaves aborted_transactions at the message's default, an empty list; the errors of a read (out of range,
     not the leader) come through LogReadResult, whose absent aborted list is null."""
@@ -407,15 +420,19 @@ def _refused_partition(index: int, code: ErrorCode) -> dict[str, Any]:
     return data
 
 
-def _group_by_topic(partitions: PartitionResults, uses_ids: bool) -> list[dict[str, Any]]:
-    """FetchResponse.toMessage: consecutive partitions of one topic share an entry; order is kept."""
-    topics: list[dict[str, Any]] = []
-    field = "topic_id" if uses_ids else "topic"
+def _group_by_topic(partitions: PartitionResults) -> list[FetchResponseResponses]:
+    """FetchResponse.toMessage: consecutive partitions of one topic share an entry; order is kept. A topic is
+    named as the request names it: by id from v13 (the keys are then ids), else by name."""
+    topics: list[FetchResponseResponses] = []
+    last_key: TopicKey | None = None
+    last: list[PartitionData] = []
     for (topic_key, _), data in partitions:
-        if topics and topics[-1][field] == topic_key:
-            topics[-1]["partitions"].append(data)
+        if topics and last_key == topic_key:
+            last.append(data)
         else:
-            topics.append({field: topic_key, "partitions": [data]})
+            last_key, last = topic_key, [data]
+            topics.append({"topic_id": topic_key, "partitions": last} if isinstance(topic_key, uuid.UUID)
+                          else {"topic": topic_key, "partitions": last})
     return topics
 
 

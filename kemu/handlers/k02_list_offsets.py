@@ -19,7 +19,7 @@ its isolation level applied; replica ids -2 (debugging) and followers read up to
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers._leadership import leads
@@ -27,8 +27,16 @@ from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.handlers.versions import NARROWED
 from kemu.log import FetchIsolation, ListOffsetsTimestamp, LogClosedError, LogError
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k02_list_offsets import (
+        ListOffsetsRequest,
+        ListOffsetsResponse,
+        ListOffsetsResponseTopics,
+        ListOffsetsResponseTopicsPartitions,
+    )
 
 KEY = 2
 VERSIONS = NARROWED[KEY]
@@ -38,23 +46,25 @@ READ_COMMITTED = 1
 NO_EPOCH = -1
 # ReplicaManager.timestampMinSupportedVersion: the first version that knows each special timestamp. Any other
 # negative timestamp, or one asked at an older version, is UNSUPPORTED_VERSION for that partition.
-SPECIAL_TIMESTAMP_SINCE = {ListOffsetsTimestamp.EARLIEST: 1, ListOffsetsTimestamp.LATEST: 1,
-                           ListOffsetsTimestamp.MAX_TIMESTAMP: 7, ListOffsetsTimestamp.EARLIEST_LOCAL: 8,
-                           ListOffsetsTimestamp.LATEST_TIERED: 9, ListOffsetsTimestamp.EARLIEST_PENDING_UPLOAD: 11}
+# Keyed by the request's timestamp, an int.
+SPECIAL_TIMESTAMP_SINCE: dict[int, int] = {
+    ListOffsetsTimestamp.EARLIEST: 1, ListOffsetsTimestamp.LATEST: 1, ListOffsetsTimestamp.MAX_TIMESTAMP: 7,
+    ListOffsetsTimestamp.EARLIEST_LOCAL: 8, ListOffsetsTimestamp.LATEST_TIERED: 9,
+    ListOffsetsTimestamp.EARLIEST_PENDING_UPLOAD: 11}
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[ListOffsetsRequest]) -> ListOffsetsResponse:
     broker, body, version = ctx.broker, request.body, request.version
     counts = Counter((t["name"], p["partition_index"]) for t in body["topics"] for p in t["partitions"])
     isolation: FetchIsolation | None = None
     if body["replica_id"] == CONSUMER_REPLICA_ID:
         isolation = (FetchIsolation.TXN_COMMITTED if body["isolation_level"] == READ_COMMITTED
                      else FetchIsolation.HIGH_WATERMARK)
-    topics = []
+    topics: list[ListOffsetsResponseTopics] = []
     for entry in body["topics"]:
         name = entry["name"]
         topic = broker.topics.get(name)
-        partitions = []
+        partitions: list[ListOffsetsResponseTopicsPartitions] = []
         for wanted in entry["partitions"]:
             index = wanted["partition_index"]
             if counts[(name, index)] > 1:
@@ -91,8 +101,9 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             if found is None:
                 partitions.append(_error(index, ErrorCode.NONE))
                 continue
-            answer = {"partition_index": index, "error_code": 0, "timestamp": found.timestamp,
-                      "offset": found.offset, "leader_epoch": -1}
+            answer: ListOffsetsResponseTopicsPartitions = {
+                "partition_index": index, "error_code": 0, "timestamp": found.timestamp, "offset": found.offset,
+                "leader_epoch": -1}
             if found.leader_epoch is not None and version >= 4:
                 answer["leader_epoch"] = found.leader_epoch
             partitions.append(answer)
@@ -100,7 +111,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     return {"topics": topics}
 
 
-def _error(index: int, code: ErrorCode) -> dict[str, Any]:
+def _error(index: int, code: ErrorCode) -> ListOffsetsResponseTopicsPartitions:
     return {"partition_index": index, "error_code": int(code), "timestamp": -1, "offset": -1, "leader_epoch": -1}
 
 

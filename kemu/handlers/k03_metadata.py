@@ -23,7 +23,7 @@ unless it may DESCRIBE the cluster.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.broker.errors import ApiError
 from kemu.broker.partition import NO_LEADER
@@ -32,8 +32,16 @@ from kemu.broker.topics import Topic
 from kemu.handlers import _authorize as authz
 from kemu.handlers._pacing import Pacer
 from kemu.handlers.context import RequestContext
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k03_metadata import (
+        MetadataRequest,
+        MetadataRequestTopics,
+        MetadataResponse,
+        MetadataResponseTopics,
+    )
 
 KEY = 3
 # Auto-creating a topic waits its turn behind other creations (kemu.handlers._creating).
@@ -42,9 +50,9 @@ SUSPENDS = True
 ZERO_UUID = uuid.UUID(int=0)
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[MetadataRequest]) -> MetadataResponse:
     broker, body, version = ctx.broker, request.body, request.version
-    requested: list[dict[str, Any]] | None = body["topics"]
+    requested: list[MetadataRequestTopics] | None = body["topics"]
     all_topics = requested is None or (version == 0 and not requested)
     if requested and version < 12:
         for entry in requested:
@@ -77,8 +85,8 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     may_create = (broker.config.auto_create_topics_enable and body["allow_auto_topic_creation"]
                   and not all_topics)
 
-    present: list[dict[str, Any]] = []
-    missing: list[dict[str, Any]] = []
+    present: list[MetadataResponseTopics] = []
+    missing: list[MetadataResponseTopics] = []
     to_create: list[str] = []
     # Looked up before the first yield: the answer names the topics as they were when it began, as Kafka's
     # answers from one image of its metadata, though a request deletes or creates some in between.
@@ -109,10 +117,12 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         missing.extend(_missing(name, created[name]) for name in to_create)
     topics = present + missing
     if body["include_topic_authorized_operations"]:
-        for entry in topics:
+        for listed in topics:
             await pacer.tick()
-            if entry["error_code"] != ErrorCode.TOPIC_AUTHORIZATION_FAILED:
-                entry["topic_authorized_operations"] = authz.operations(ctx, authz.TOPIC, entry["name"])
+            if listed["error_code"] != ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+                # A null name (v12+, INVALID_TOPIC_EXCEPTION) is asked about as "", a name no ACL has: handed to
+                # the authorizer as None, it failed the request on a prefixed ACL (None.startswith).
+                listed["topic_authorized_operations"] = authz.operations(ctx, authz.TOPIC, listed["name"] or "")
     for topic_id in unknown_ids:
         topics.append({"error_code": int(ErrorCode.UNKNOWN_TOPIC_ID), "name": None, "topic_id": topic_id,
                        "partitions": []})
@@ -127,7 +137,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     }
 
 
-def _topic(topic: Topic) -> dict[str, Any]:
+def _topic(topic: Topic) -> MetadataResponseTopics:
     return {
         "error_code": 0,
         "name": topic.name,
@@ -143,12 +153,12 @@ def _topic(topic: Topic) -> dict[str, Any]:
     }
 
 
-def _missing(name: str | None, code: ErrorCode) -> dict[str, Any]:
+def _missing(name: str | None, code: ErrorCode) -> MetadataResponseTopics:
     return {"error_code": int(code), "name": name, "topic_id": ZERO_UUID,
             "is_internal": name is not None and is_internal(name), "partitions": []}
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+def error_response(request: Incoming[MetadataRequest], code: ErrorCode, message: str | None) -> MetadataResponse:
     """Kafka's MetadataRequest.getErrorResponse: the error on every requested topic and, from v13, at the top."""
     return {
         "error_code": int(code),

@@ -18,38 +18,41 @@ partition when this broker does not coordinate the group.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
 
-from kemu.groups.offset_ops import partition_errors
 from kemu.handlers import _authorize as authz
-from kemu.handlers._shared import core_context, merge_topics, split_hosted
+from kemu.handlers._shared import RequestTopic, core_context, merge_topics, split_hosted, topic_errors
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.handlers.versions import NARROWED
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k08_offset_commit import OffsetCommitRequest, OffsetCommitResponse
 
 KEY = 8
 VERSIONS = NARROWED[KEY]
 FIRST_TOPIC_ID_VERSION = 10
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[OffsetCommitRequest]) -> OffsetCommitResponse:
     body, version = request.body, request.version
     authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
-    topics = body["topics"]
+    topics: Sequence[RequestTopic] = body["topics"]
     by_id = version >= FIRST_TOPIC_ID_VERSION
     if by_id:
-        topics = [{**topic, "name": _name_of(ctx, topic["topic_id"])} for topic in topics]
+        topics = [{**topic, "name": _name_of(ctx, topic["topic_id"])} for topic in body["topics"]]
     named = [topic for topic in topics if topic["name"] is not None]
     known, unknown = split_hosted(ctx.broker, topics, authz.denied_topics(ctx, authz.READ, named))
-    key = "topic_id" if by_id else "name"
+    key: Literal["name", "topic_id"] = "topic_id" if by_id else "name"
     if not known:
         return {"topics": merge_topics(unknown, [], key)}
     service = ctx.groups
     error = service.coordinator_error(body["group_id"], ctx.node_id)
     if error is not ErrorCode.NONE:
-        return {"topics": merge_topics(unknown, partition_errors(known, error), key)}
+        return {"topics": merge_topics(unknown, topic_errors(known, error), key)}
     context = core_context(version, ctx.client_id, ctx.client.host)
     response = service.run(lambda coordinator: coordinator.offset_commit({**body, "topics": known}, context))
     return {"topics": merge_topics(unknown, response["topics"], key)}

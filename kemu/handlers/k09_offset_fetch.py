@@ -19,15 +19,24 @@ for the others, as KafkaApis orders them.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import ITEM, Fixed, each, error_responder
 from kemu.handlers.versions import NARROWED
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k09_offset_fetch import (
+        OffsetFetchRequest,
+        OffsetFetchResponse,
+        OffsetFetchResponseGroups,
+        OffsetFetchResponseGroupsTopics,
+    )
 
 KEY = 9
 VERSIONS = NARROWED[KEY]
@@ -37,11 +46,11 @@ FIRST_TOPIC_ID_VERSION = 10
 ZERO_UUID = uuid.UUID(int=0)
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[OffsetFetchRequest]) -> OffsetFetchResponse:
     body, version = request.body, request.version
     service = ctx.groups
     if version >= FIRST_MULTI_GROUP_VERSION:
-        groups = []
+        groups: list[OffsetFetchResponseGroups] = []
         for group in body["groups"]:
             error = authz.denied_code(ctx, authz.DESCRIBE, authz.GROUP, group["group_id"])
             error = service.coordinator_error(group["group_id"], ctx.node_id) if error is ErrorCode.NONE else error
@@ -53,26 +62,28 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     authz.require(ctx, authz.DESCRIBE, authz.GROUP, body["group_id"])
     error = service.coordinator_error(body["group_id"], ctx.node_id)
     if error is not ErrorCode.NONE:
-        return error_response(request, error, None)
-    group = {"group_id": body["group_id"], "member_id": None, "member_epoch": -1, "topics": body["topics"]}
-    fetched = _fetch_group(ctx, request, group, body["require_stable"])
+        return cast("OffsetFetchResponse", error_response(request, error, None))
+    # The one group of v1-7 in a v8+ group's shape (its topics have no ids).
+    only = {"group_id": body["group_id"], "member_id": None, "member_epoch": -1, "topics": body["topics"]}
+    fetched = _fetch_group(ctx, request, only, body["require_stable"])
     if version < FIRST_TOP_LEVEL_ERROR_VERSION and fetched["error_code"] != ErrorCode.NONE:
-        return error_response(request, fetched["error_code"], None)
+        return cast("OffsetFetchResponse", error_response(request, ErrorCode(fetched["error_code"]), None))
     return {"topics": fetched["topics"], "error_code": fetched["error_code"]}
 
 
-def _fetch_group(ctx: RequestContext, request: Request, group: dict[str, Any], require_stable: bool,
-                 ) -> dict[str, Any]:
-    """One group's answer in the v8+ shape, as KafkaApis.fetchOffsetsForGroup and fetchAllOffsetsForGroup
-    build it around the coordinator's: topics named by an unknown id (v10) or that the client may not DESCRIBE
+def _fetch_group(ctx: RequestContext, request: Incoming[OffsetFetchRequest], group: Mapping[str, Any],
+                 require_stable: bool) -> OffsetFetchResponseGroups:
+    """One group's answer in the v8+ shape (`group` a v8+ group of the request, OffsetFetchRequestGroups, or
+    v1-7's one group in its shape), as KafkaApis.fetchOffsetsForGroup and fetchAllOffsetsForGroup build it
+    around the coordinator's: topics named by an unknown id (v10) or that the client may not DESCRIBE
     are not asked of the coordinator, and follow its answer in request order (UNKNOWN_TOPIC_ID,
     TOPIC_AUTHORIZATION_FAILED) unless the group itself failed; a whole-group answer leaves out the topics the
     client may not DESCRIBE and, in v10, those that no longer exist, and names the rest by their ids."""
     version = request.version
     by_id = version >= FIRST_TOPIC_ID_VERSION
-    topics: list[dict[str, Any]] | None = group["topics"]
-    refused: list[dict[str, Any]] = []
-    asked: list[dict[str, Any]] | None = None
+    topics: Sequence[Mapping[str, Any]] | None = group["topics"]
+    refused: list[OffsetFetchResponseGroupsTopics] = []
+    asked: list[Mapping[str, Any]] | None = None
     if topics is not None:
         resolved = [{**topic, "name": _name_of(ctx, topic["topic_id"]) if by_id else topic["name"]}
                     for topic in topics]
@@ -92,12 +103,13 @@ def _fetch_group(ctx: RequestContext, request: Request, group: dict[str, Any], r
         single = {"group_id": group["group_id"], "topics": asked, "require_stable": require_stable}
     context = core_context(version, ctx.client_id, ctx.client.host)
     answer = ctx.groups.run(lambda coordinator: coordinator.offset_fetch(single, context))
-    fetched: dict[str, Any] = answer["groups"][0] if version >= FIRST_MULTI_GROUP_VERSION else {
-        "group_id": group["group_id"], **answer}
+    # The groups core's answer (a dict: kemu.groups speaks dict[str, Any]) in the v8+ group's shape.
+    fetched: OffsetFetchResponseGroups = answer["groups"][0] if version >= FIRST_MULTI_GROUP_VERSION else {
+        "group_id": group["group_id"], "topics": answer["topics"], "error_code": answer["error_code"]}
     if fetched["error_code"] != ErrorCode.NONE:
         return fetched
     if topics is not None:
-        fetched["topics"] = fetched["topics"] + refused
+        fetched["topics"] = [*fetched["topics"], *refused]
         return fetched
     shown = authz.hide_topics(ctx, fetched["topics"])
     if by_id:
@@ -109,7 +121,7 @@ def _fetch_group(ctx: RequestContext, request: Request, group: dict[str, Any], r
     return fetched
 
 
-def _refused(topic: dict[str, Any], code: ErrorCode) -> dict[str, Any]:
+def _refused(topic: Mapping[str, Any], code: ErrorCode) -> OffsetFetchResponseGroupsTopics:
     return {"name": topic["name"], "topic_id": topic.get("topic_id", ZERO_UUID),
             "partitions": [{"partition_index": index, "committed_offset": -1, "committed_leader_epoch": -1,
                             "metadata": "", "error_code": code} for index in topic["partition_indexes"]]}

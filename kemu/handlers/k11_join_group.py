@@ -13,20 +13,23 @@ NOT_COORDINATOR. Without READ on the group: GROUP_AUTHORIZATION_FAILED.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context, wait_for_result
 from kemu.handlers.context import RequestContext
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k11_join_group import JoinGroupRequest, JoinGroupResponse
 
 KEY = 11
 # A join waits for the rebalance to complete.
 SUSPENDS = True
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[JoinGroupRequest]) -> JoinGroupResponse:
     body, version = request.body, request.version
     authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
     service = ctx.groups
@@ -35,17 +38,17 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         return _error(version, error, body["member_id"])
     context = core_context(version, ctx.client_id, ctx.client.host)
     pending = service.run(lambda coordinator: coordinator.join_group(body, context))
-    response = await wait_for_result(pending, ctx.detach)
-    return response
+    # The groups core answers with a dict of this response's fields (kemu.groups speaks dict[str, Any]).
+    return cast("JoinGroupResponse", await wait_for_result(pending, ctx.detach))
 
 
-def _error(version: int, code: ErrorCode, member_id: str) -> dict[str, Any]:
+def _error(version: int, code: ErrorCode, member_id: str) -> JoinGroupResponse:
     # Kafka's coordinator answers a refused join with the member id it was sent.
     return {"error_code": code, "generation_id": -1, "protocol_type": None,
             "protocol_name": None if version >= 7 else "", "leader": "", "skip_assignment": False,
             "member_id": member_id, "members": []}
 
 
-def error_response(request: Request, code: ErrorCode, message: str | None) -> dict[str, Any]:
+def error_response(request: Incoming[Any], code: ErrorCode, message: str | None) -> JoinGroupResponse:
     """Kafka's JoinGroupRequest.getErrorResponse: no generation, no leader, no member id."""
     return _error(request.version, code, "")

@@ -10,14 +10,17 @@ assignment, or the rebalance is abandoned. NOT_COORDINATOR for a group this brok
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context, wait_for_result
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k14_sync_group import SyncGroupRequest
 
 KEY = 14
 # A follower's sync waits for the leader's assignment.
@@ -25,7 +28,8 @@ SUSPENDS = True
 FIRST_VERSION_WITH_PROTOCOL = 5
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[SyncGroupRequest]) -> dict[str, Any]:
+    # The response is the groups core's, or built from the response's declaration: dict[str, Any] both.
     body, version = request.body, request.version
     if version >= FIRST_VERSION_WITH_PROTOCOL and (body["protocol_type"] is None or body["protocol_name"] is None):
         return error_response(request, ErrorCode.INCONSISTENT_GROUP_PROTOCOL, None)
@@ -36,8 +40,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         return error_response(request, error, None)
     context = core_context(version, ctx.client_id, ctx.client.host)
     pending = service.run(lambda coordinator: coordinator.sync_group(body, context))
-    response = await wait_for_result(pending, ctx.detach)
-    return response
+    return await wait_for_result(pending, ctx.detach)
 
 
 error_response = error_responder(KEY)

@@ -10,22 +10,27 @@ group. Groups holding only offsets (committed outside group management) are list
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k16_list_groups import ListGroupsRequest, ListGroupsResponse
 
 KEY = 16
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[ListGroupsRequest]) -> ListGroupsResponse:
     context = core_context(request.version, ctx.client_id, ctx.client.host)
     service = ctx.groups
-    response = service.run(lambda coordinator: coordinator.list_groups(request.body, context))
+    listed = service.run(lambda coordinator: coordinator.list_groups(request.body, context))
+    # The groups core answers with a dict of this response's fields (kemu.groups speaks dict[str, Any]).
+    response = cast("ListGroupsResponse", listed)
     response["groups"] = [g for g in response["groups"]
                           if service.coordinator_error(g["group_id"], ctx.node_id) is ErrorCode.NONE]
     if not authz.allowed(ctx, authz.DESCRIBE, authz.CLUSTER):  # else only the groups it may describe

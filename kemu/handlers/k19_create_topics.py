@@ -14,7 +14,7 @@ are made a few at a time, other connections served in between: kemu.broker.creat
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.admin.topics import CreateOutcome, NewTopic, TopicPlan
 from kemu.handlers import _authorize as authz
@@ -24,8 +24,15 @@ from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
 from kemu.handlers.versions import NARROWED
 from kemu.hashing import java_hash_map_order
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k19_create_topics import (
+        CreateTopicsRequest,
+        CreateTopicsResponse,
+        CreateTopicsResponseTopics,
+    )
 
 KEY = 19
 VERSIONS = NARROWED[KEY]
@@ -33,7 +40,7 @@ VERSIONS = NARROWED[KEY]
 SUSPENDS = True
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[CreateTopicsRequest]) -> CreateTopicsResponse:
     wanted = [
         NewTopic(
             name=entry["name"],
@@ -53,7 +60,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     outcomes = await create(ctx.broker, lambda: TopicPlan(ctx.broker, wanted,
                                                           validate_only=request.body["validate_only"]))
     outcomes += denied
-    results = []
+    results: list[CreateTopicsResponseTopics] = []
     pacer = Pacer()
     for outcome in outcomes:
         await pacer.tick()  # each result holds every config: let the other connections run
@@ -61,7 +68,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     return {"topics": results}
 
 
-def _result(outcome: CreateOutcome) -> dict[str, Any]:
+def _result(outcome: CreateOutcome) -> CreateTopicsResponseTopics:
     if outcome.error != ErrorCode.NONE:
         return {"name": outcome.name, "error_code": int(outcome.error), "error_message": outcome.message,
                 "configs": []}

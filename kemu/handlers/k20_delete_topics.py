@@ -14,7 +14,7 @@ find its predecessor's files), and the registry is saved when the last is gone.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -28,13 +28,17 @@ from kemu.handlers.versions import NARROWED
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k20_delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
+
 KEY = 20
 VERSIONS = NARROWED[KEY]
 SUSPENDS = True  # deleting many topics' logs yields to the event loop
 
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[DeleteTopicsRequest]) -> DeleteTopicsResponse:
     body = request.body
     names = body["topic_names"] if request.version < 6 else []
     by_state = [(t["name"], t["topic_id"]) for t in body["topics"]] if request.version >= 6 else []

@@ -22,23 +22,25 @@ answering as the verification does, and CONCURRENT_TRANSACTIONS while the previo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.broker.topic_names import GROUP_METADATA_TOPIC
-from kemu.groups.offset_ops import partition_errors
 from kemu.handlers import _authorize as authz
-from kemu.handlers._shared import core_context, merge_topics, split_hosted
+from kemu.handlers._shared import core_context, merge_topics, split_hosted, topic_errors
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k28_txn_offset_commit import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 
 KEY = 28
 FIRST_ABORTABLE_VERSION = 4
 FIRST_TV2_VERSION = 5
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[TxnOffsetCommitRequest]) -> TxnOffsetCommitResponse:
     body, version, broker = request.body, request.version, ctx.broker
     authz.require(ctx, authz.WRITE, authz.TRANSACTIONAL_ID, body["transactional_id"])
     authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
@@ -51,13 +53,13 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
     elif version >= FIRST_TV2_VERSION or ctx.txn.settings.transaction_partition_verification_enable:
         error = _verify(ctx, body, version)
     if error is not ErrorCode.NONE:
-        return {"topics": merge_topics(unknown, partition_errors(known, error))}
+        return {"topics": merge_topics(unknown, topic_errors(known, error))}
     context = core_context(version, ctx.client_id, ctx.client.host)
     response = ctx.groups.txn_offset_commit({**body, "topics": known}, context, ctx.node_id)
     return {"topics": merge_topics(unknown, response["topics"])}
 
 
-def _verify(ctx: RequestContext, body: dict[str, Any], version: int) -> ErrorCode:
+def _verify(ctx: RequestContext, body: TxnOffsetCommitRequest, version: int) -> ErrorCode:
     """Is the group's offsets partition in the producer's open transaction (from v5: add it)? Kafka's answer,
     translated as AddPartitionsToTxnManager translates it for the group coordinator."""
     partition = (GROUP_METADATA_TOPIC, ctx.groups.partition_of(body["group_id"]))

@@ -25,7 +25,7 @@ A resource type Kafka does not know fails the whole request, as in Kafka.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kemu.admin import loggers as broker_loggers
 from kemu.admin.configs import RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC
@@ -40,6 +40,15 @@ from kemu.handlers.error_responses import each, error_responder
 from kemu.handlers.versions import NARROWED
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k32_describe_configs import (
+        DescribeConfigsRequest,
+        DescribeConfigsResponse,
+        DescribeConfigsResponseResults,
+        DescribeConfigsResponseResultsConfigs,
+    )
 
 KEY = 32
 VERSIONS = NARROWED[KEY]
@@ -64,17 +73,18 @@ class _DescribeRefused(Exception):
 SUSPENDS = True  # a request of many resources yields to the event loop between slices
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[DescribeConfigsRequest]) -> DescribeConfigsResponse:
     body = request.body
     for resource in body["resources"]:
         if resource["resource_type"] not in _KNOWN:
             # Kafka throws while sorting resources for authorization: the whole request fails.
             raise ApiError(ErrorCode.INVALID_REQUEST)
-    results = []
+    results: list[DescribeConfigsResponseResults] = []
     pacer = Pacer()
     for resource in body["resources"]:
         await pacer.tick()  # other connections are served between slices of a big request
-        result = {"resource_type": resource["resource_type"], "resource_name": resource["resource_name"]}
+        result: DescribeConfigsResponseResults = {"resource_type": resource["resource_type"],
+                                                  "resource_name": resource["resource_name"]}
         denied = authz.config_denied(ctx, authz.DESCRIBE_CONFIGS, resource["resource_type"], resource["resource_name"])
         if denied is not ErrorCode.NONE:
             # Kafka's ApiError without a message: the error's own ("Topic authorization failed.").
@@ -84,15 +94,15 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
             entries = _describe(ctx, resource["resource_type"], resource["resource_name"],
                                 body["include_synonyms"], body["include_documentation"])
         except _DescribeRefused as refused:
-            result.update(error_code=int(refused.error), error_message=refused.message, configs=[])
+            result.update({"error_code": int(refused.error), "error_message": refused.message, "configs": []})
         else:
             if entries is None:
-                result.update(error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), configs=[])
+                result.update({"error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), "configs": []})
             else:
                 wanted = resource["configuration_keys"]
                 if wanted:
                     entries = [entry for entry in entries if entry.name in wanted]
-                result.update(error_code=0, configs=[_config(entry) for entry in entries])
+                result.update({"error_code": 0, "configs": [_config(entry) for entry in entries]})
         results.append(result)
     return {"results": results}
 
@@ -139,7 +149,7 @@ def _broker_id(name: str) -> int:
     return found
 
 
-def _config(entry: ConfigEntry) -> dict[str, Any]:
+def _config(entry: ConfigEntry) -> DescribeConfigsResponseResultsConfigs:
     return {
         "name": entry.name,
         "value": entry.value,

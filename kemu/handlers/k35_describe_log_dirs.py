@@ -18,26 +18,33 @@ from v3, CLUSTER_AUTHORIZATION_FAILED.
 from __future__ import annotations
 
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kemu.authorizer.acls import AclOperation, ResourceType
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.versions import NARROWED
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k35_describe_log_dirs import (
+        DescribeLogDirsRequest,
+        DescribeLogDirsResponse,
+        DescribeLogDirsResponseResultsTopicsPartitions,
+    )
 
 KEY = 35
 VERSIONS = NARROWED[KEY]
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[DescribeLogDirsRequest]) -> DescribeLogDirsResponse:
     if not authz.allowed(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER):
         return {"error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "results": []}
     broker = ctx.broker
     requested = request.body["topics"]
     wanted = None if requested is None else {(t["topic"], p) for t in requested for p in t["partitions"]}
-    by_topic: dict[str, list[dict[str, Any]]] = {}
+    by_topic: dict[str, list[DescribeLogDirsResponseResultsTopicsPartitions]] = {}
     for log in broker.storage.log_dir:
         if wanted is not None and (log.topic, log.partition) not in wanted:
             continue

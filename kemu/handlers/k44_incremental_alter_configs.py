@@ -9,19 +9,31 @@ are Kafka's — see kemu.admin.configs. An operation id outside 0-3 is INVALID_R
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
+from kemu.admin.configs import ConfigChange, ResourceChange
 from kemu.handlers._alter_configs import answer_alter, same_error_for_every_resource
 from kemu.handlers.context import RequestContext
-from kemu.wire.codec import Request
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k44_incremental_alter_configs import (
+        IncrementalAlterConfigsRequest,
+        IncrementalAlterConfigsResponse,
+    )
 
 KEY = 44
 
 SUSPENDS = True  # a request of many resources yields to the event loop between slices
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
-    return await answer_alter(ctx, request, incremental=True)
+async def handle(ctx: RequestContext,
+                 request: Incoming[IncrementalAlterConfigsRequest]) -> IncrementalAlterConfigsResponse:
+    body = request.body
+    resources = [ResourceChange(r["resource_type"], r["resource_name"],
+                                [ConfigChange(c["name"], c["config_operation"], c["value"]) for c in r["configs"]])
+                 for r in body["resources"]]
+    return await answer_alter(ctx, resources, body["validate_only"], incremental=True)
 
 
 # Kafka's IncrementalAlterConfigsRequest.getErrorResponse: the same error for every resource.

@@ -9,30 +9,33 @@ does not have answer UNKNOWN_TOPIC_OR_PARTITION and do not reach the coordinator
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context, merge_topics, split_hosted
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k47_offset_delete import OffsetDeleteRequest, OffsetDeleteResponse
 
 KEY = 47
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: Incoming[OffsetDeleteRequest]) -> OffsetDeleteResponse:
     body = request.body
     authz.require(ctx, authz.DELETE, authz.GROUP, body["group_id"])
     service = ctx.groups
     error = service.coordinator_error(body["group_id"], ctx.node_id)
     if error is not ErrorCode.NONE:
-        return error_response(request, error, None)
+        return cast("OffsetDeleteResponse", error_response(request, error, None))
     known, unknown = split_hosted(ctx.broker, body["topics"], authz.denied_topics(ctx, authz.READ, body["topics"]))
     context = core_context(request.version, ctx.client_id, ctx.client.host)
     response = service.run(lambda coordinator: coordinator.offset_delete({**body, "topics": known}, context))
     if response["error_code"] != ErrorCode.NONE:
-        return error_response(request, response["error_code"], None)
+        return cast("OffsetDeleteResponse", error_response(request, response["error_code"], None))
     return {"error_code": ErrorCode.NONE, "topics": merge_topics(unknown, response["topics"])}
 
 

@@ -16,7 +16,8 @@ UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED, INVALI
 
 from __future__ import annotations
 
-from typing import Any
+import uuid
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -26,30 +27,38 @@ from kemu.handlers import _share
 from kemu.handlers._waiting import LogWatch
 from kemu.handlers.context import Continuation, RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.broker.partition import Partition
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k78_share_fetch import ShareFetchRequest, ShareFetchResponse
+    from kemu.wire.messages.k78_share_fetch import ShareFetchResponseResponsesPartitions as PartitionData
 
 KEY = 78
 FETCH_MAX_BYTES = 55 * 1024 * 1024  # fetch.max.bytes: a broker caps a request's max_bytes with it
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Continuation:
+async def handle(ctx: RequestContext,
+                 request: Incoming[ShareFetchRequest]) -> ShareFetchResponse | Continuation[ShareFetchResponse]:
     body, version = request.body, request.version
-    refused = _share.refused_request(ctx, body)
-    if refused is not ErrorCode.NONE:
-        return _top_level(refused)
-    group_id, member_id, epoch = body["group_id"], body["member_id"], body["share_session_epoch"]
+    member = _share.requesting_member(ctx, body)
+    if isinstance(member, ErrorCode):
+        return _top_level(member)
+    group_id, member_id = member
+    epoch = body["share_session_epoch"]
     topics = body["topics"]
     acknowledging = any(p["acknowledgement_batches"] for t in topics for p in t["partitions"])
     if epoch == INITIAL_EPOCH and acknowledging:
         return _top_level(ErrorCode.INVALID_REQUEST)
     wanted = [(t["topic_id"], p["partition_index"]) for t in topics for p in t["partitions"]]
     forgotten = [(t["topic_id"], index) for t in body["forgotten_topics_data"] for index in t["partitions"]]
-    if version >= 2 and body.get("is_renew_ack"):
+    if version >= 2 and body["is_renew_ack"]:
         # KIP-1222: a renewing request fetches nothing, and must say so.
-        wrong = [f"{name} must be set to 0, " for name, field in (("maxBytes", "max_bytes"), ("minBytes", "min_bytes"),
-                                                                   ("maxRecords", "max_records"),
-                                                                   ("maxWaitMs", "max_wait_ms")) if body[field] != 0]
+        wrong = [f"{name} must be set to 0, " for name, value in (("maxBytes", body["max_bytes"]),
+                                                                   ("minBytes", body["min_bytes"]),
+                                                                   ("maxRecords", body["max_records"]),
+                                                                   ("maxWaitMs", body["max_wait_ms"])) if value != 0]
         if wrong:  # logged by Kafka as "... if isRenewAck is true."; the answer has the code only
             return _top_level(ErrorCode.INVALID_REQUEST)
     manager = ctx.coordinators.share
@@ -59,7 +68,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
         return _top_level(opened.error)
     session = opened.session
     names = _share.topic_names(ctx, {tp[0] for tp in [*session.partitions, *wanted]})
-    renew = version >= 2 and bool(body.get("is_renew_ack"))
+    renew = version >= 2 and bool(body["is_renew_ack"])
     acks = _share.acknowledge_all(ctx, manager, group_id, member_id, topics, names, renew)
     lock_ms = manager.share_config(group_id).record_lock_duration_ms
     if epoch == FINAL_EPOCH or renew:
@@ -69,7 +78,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
             manager.release(session)
         return _respond({tp: _partition(ctx, tp, acks.get(tp)) for tp in acks}, lock_ms)
 
-    def read() -> tuple[dict[TopicPartition, dict[str, Any]], bool]:
+    def read() -> tuple[dict[TopicPartition, PartitionData], bool]:
         return _acquire_all(ctx, manager, session.partitions, names, acks, body, group_id, member_id)
 
     partitions, got = read()
@@ -79,7 +88,7 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any] | Cont
     deadline = trio.current_time() + max_wait_ms / 1000
     watched = [p for tp in session.partitions if (p := _open_partition(ctx, tp)) is not None]
 
-    async def finish() -> dict[str, Any]:
+    async def finish() -> ShareFetchResponse:
         with LogWatch(watched) as watch:
             while await watch.wait_until(deadline):
                 found, any_acquired = read()
@@ -101,7 +110,7 @@ def _learn_initialised(ctx: RequestContext, manager: ShareFetchManager, group_id
                                       for index in topic.partitions])
 
 
-def _open_partition(ctx: RequestContext, tp: TopicPartition) -> Any:
+def _open_partition(ctx: RequestContext, tp: TopicPartition) -> Partition | None:
     topic = ctx.broker.topics.by_id(tp[0])
     if topic is None or not 0 <= tp[1] < len(topic.partitions):
         return None
@@ -110,12 +119,12 @@ def _open_partition(ctx: RequestContext, tp: TopicPartition) -> Any:
 
 
 def _acquire_all(ctx: RequestContext, manager: ShareFetchManager, session_partitions: dict[TopicPartition, None],
-                 names: dict[Any, str | None], acks: dict[TopicPartition, tuple[ErrorCode, str | None]],
-                 body: dict[str, Any], group_id: str, member_id: str
-                 ) -> tuple[dict[TopicPartition, dict[str, Any]], bool]:
+                 names: dict[uuid.UUID, str | None], acks: dict[TopicPartition, tuple[ErrorCode, str | None]],
+                 body: ShareFetchRequest, group_id: str, member_id: str
+                 ) -> tuple[dict[TopicPartition, PartitionData], bool]:
     max_bytes = min(body["max_bytes"], FETCH_MAX_BYTES)
     remaining_records = body["max_records"]
-    partitions: dict[TopicPartition, dict[str, Any]] = {}
+    partitions: dict[TopicPartition, PartitionData] = {}
     got = False
     for tp in session_partitions:
         names.setdefault(tp[0], None)
@@ -143,19 +152,21 @@ def _acquire_all(ctx: RequestContext, manager: ShareFetchManager, session_partit
     return partitions, got
 
 
-def _partition(ctx: RequestContext, tp: TopicPartition, ack: tuple[ErrorCode, str | None] | None) -> dict[str, Any]:
+def _partition(ctx: RequestContext, tp: TopicPartition, ack: tuple[ErrorCode, str | None] | None) -> PartitionData:
     code, message = ack if ack is not None else (ErrorCode.NONE, None)
     return {"partition_index": tp[1], "error_code": 0, "error_message": None,
             "acknowledge_error_code": int(code), "acknowledge_error_message": message,
             "current_leader": _share.current_leader(), "records": b"", "acquired_records": []}
 
 
-def _respond(partitions: dict[TopicPartition, dict[str, Any]], lock_ms: int) -> dict[str, Any]:
+def _respond(partitions: dict[TopicPartition, PartitionData], lock_ms: int) -> ShareFetchResponse:
     return {"error_code": 0, "error_message": None, "acquisition_lock_timeout_ms": lock_ms,
-            "responses": _share.by_topic(partitions), "node_endpoints": []}
+            "responses": [{"topic_id": topic_id, "partitions": parts}
+                          for topic_id, parts in _share.by_topic(partitions).items()],
+            "node_endpoints": []}
 
 
-def _top_level(code: ErrorCode) -> dict[str, Any]:
+def _top_level(code: ErrorCode) -> ShareFetchResponse:
     # Kafka sends the session and request errors without a message, and no lock timeout.
     return {"error_code": int(code), "error_message": None, "acquisition_lock_timeout_ms": 0,
             "responses": [], "node_endpoints": []}

@@ -19,7 +19,7 @@ the missing topics, they are not created and the MISSING_INTERNAL_TOPICS status 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kemu.broker.errors import ApiError
 from kemu.broker.topic_names import invalid_name_reason, is_internal
@@ -31,14 +31,21 @@ from kemu.handlers import _authorize as authz
 from kemu.handlers._shared import core_context
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import error_responder
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k88_streams_group_heartbeat import (
+        StreamsGroupHeartbeatRequest,
+        StreamsGroupHeartbeatRequestTopology,
+        StreamsGroupHeartbeatResponse,
+    )
 
 KEY = 88
 SUSPENDS = True  # creating the internal topics waits for the topic creation queue
 
 
-def _required_topics(topology: dict[str, Any]) -> list[str]:
+def _required_topics(topology: StreamsGroupHeartbeatRequestTopology) -> list[str]:
     names: dict[str, None] = {}
     for sub in topology["subtopologies"]:
         names.update(dict.fromkeys(sub["source_topics"]))
@@ -48,19 +55,20 @@ def _required_topics(topology: dict[str, Any]) -> list[str]:
     return list(names)
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext,
+                 request: Incoming[StreamsGroupHeartbeatRequest]) -> StreamsGroupHeartbeatResponse:
     body = request.body
     authz.require(ctx, authz.READ, authz.GROUP, body["group_id"])
     if body["topology"] is not None:
         required = _required_topics(body["topology"])
         prohibited = [t for t in required if is_internal(t)]
         if prohibited:
-            return core_error_response(ErrorCode.STREAMS_INVALID_TOPOLOGY, f"Use of Kafka internal topics "
-                                       f"{','.join(prohibited)} in a Kafka Streams topology is prohibited.")
+            return _from_core(core_error_response(ErrorCode.STREAMS_INVALID_TOPOLOGY, f"Use of Kafka internal topics "
+                                                  f"{','.join(prohibited)} in a Kafka Streams topology is prohibited."))
         invalid = [t for t in required if invalid_name_reason(t) is not None]
         if invalid:
-            return core_error_response(ErrorCode.STREAMS_INVALID_TOPOLOGY,
-                                       f"Topic names {','.join(invalid)} are not valid topic names.")
+            return _from_core(core_error_response(ErrorCode.STREAMS_INVALID_TOPOLOGY,
+                                                  f"Topic names {','.join(invalid)} are not valid topic names."))
         if set(required) - authz.allowed_names(ctx, authz.DESCRIBE, authz.TOPIC, required):
             raise ApiError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     service = ctx.groups
@@ -69,18 +77,23 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
         try:
             validate(body)
         except GroupError as invalid_request:
-            return core_error_response(invalid_request.code, invalid_request.message)
+            return _from_core(core_error_response(invalid_request.code, invalid_request.message))
         # GroupCoordinatorService's handleOperationException: ApiError.fromThrowable drops a generic message.
-        return error_response(request, error, None)
+        return cast("StreamsGroupHeartbeatResponse", error_response(request, error, None))
     context = core_context(request.version, ctx.client_id, ctx.client.host)
     result = service.run(lambda coordinator: coordinator.streams_group_heartbeat(body, context))
-    response = result.response
+    response = _from_core(result.response)
     if result.topics_to_create:
         await _create_internal_topics(ctx, response, result.topics_to_create)
     return response
 
 
-async def _create_internal_topics(ctx: RequestContext, response: dict[str, Any],
+def _from_core(answer: dict[str, Any]) -> StreamsGroupHeartbeatResponse:
+    """An answer of the groups core's: a dict of this response's fields (kemu.groups speaks dict[str, Any])."""
+    return cast("StreamsGroupHeartbeatResponse", answer)
+
+
+async def _create_internal_topics(ctx: RequestContext, response: StreamsGroupHeartbeatResponse,
                                   topics: Mapping[str, CreatableTopic]) -> None:
     """Create what the coordinator found missing; a refusal goes into the MISSING_INTERNAL_TOPICS status, as
     Kafka appends it there."""
@@ -110,14 +123,14 @@ async def _create_internal_topics(ctx: RequestContext, response: dict[str, Any],
         _add_to_status(response, f"Creation failed: {listed}{more}.", append=True)
 
 
-def _add_to_status(response: dict[str, Any], detail: str, append: bool = False) -> None:
-    statuses = response.setdefault("status", [])
+def _add_to_status(response: StreamsGroupHeartbeatResponse, detail: str, append: bool = False) -> None:
+    statuses = response.get("status") or []  # the core's answers carry a list
     for entry in statuses:
         if entry["status_code"] == Status.MISSING_INTERNAL_TOPICS:
             entry["status_detail"] = f"{entry['status_detail']}; {detail}"
             return
     if not append:
-        statuses.append({"status_code": int(Status.MISSING_INTERNAL_TOPICS), "status_detail": detail})
+        response["status"] = [*statuses, {"status_code": int(Status.MISSING_INTERNAL_TOPICS), "status_detail": detail}]
 
 
 error_response = error_responder(KEY)

@@ -17,25 +17,34 @@ GroupMetadataManager.alterShareGroupOffsets do:
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers import _share_offsets
 from kemu.handlers.context import RequestContext
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k91_alter_share_group_offsets import (
+        AlterShareGroupOffsetsRequest,
+        AlterShareGroupOffsetsRequestTopics,
+        AlterShareGroupOffsetsResponse,
+        AlterShareGroupOffsetsResponseResponses,
+    )
 
 KEY = 91
 ZERO_UUID = uuid.UUID(int=0)
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext,
+                 request: Incoming[AlterShareGroupOffsetsRequest]) -> AlterShareGroupOffsetsResponse:
     body = request.body
     group_id = body["group_id"]
     authz.require(ctx, authz.READ, authz.GROUP, group_id)
     readable = authz.allowed_names(ctx, authz.READ, authz.TOPIC, (t["topic_name"] for t in body["topics"]))
-    refused: list[dict[str, Any]] = []
-    allowed: list[dict[str, Any]] = []
+    refused: list[AlterShareGroupOffsetsResponseResponses] = []
+    allowed: list[AlterShareGroupOffsetsRequestTopics] = []
     for topic in body["topics"]:
         name = topic["topic_name"]
         known = ctx.broker.topics.get(name)
@@ -49,17 +58,19 @@ async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
                                         "error_message": code.message} for p in topic["partitions"]]})
     error = _share_offsets.refused_group(ctx, group_id)
     if error is not ErrorCode.NONE:
-        return error_response(request, error, None)
+        return cast("AlterShareGroupOffsetsResponse", error_response(request, error, None))
     service = ctx.groups
     altered = service.run(lambda coordinator: coordinator.alter_share_group_offsets(group_id, allowed))
-
-    def apply() -> None:
-        if altered.offsets:
-            manager = ctx.coordinators.share
-            for topic_id, index, offset in altered.offsets:
-                manager.alter_start_offset(group_id, topic_id, index, offset)
-
-    return _share_offsets.answer(request, altered.response, refused, error_response, apply)
+    response = altered.response
+    if response["error_code"] != ErrorCode.NONE:  # the coordinator's error alone
+        return cast("AlterShareGroupOffsetsResponse",
+                    error_response(request, ErrorCode(response["error_code"]), response["error_message"]))
+    if altered.offsets:
+        manager = ctx.coordinators.share
+        for topic_id, index, offset in altered.offsets:
+            manager.alter_start_offset(group_id, topic_id, index, offset)
+    # The topics refused before the coordinator ran, then its own.
+    return {**response, "responses": [*refused, *response["responses"]]}
 
 
 error_response = _share_offsets.top_level_responder(KEY)

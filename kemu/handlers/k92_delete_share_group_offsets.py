@@ -16,41 +16,51 @@ GroupCoordinatorShard.initiateDeleteShareGroupOffsets do:
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from kemu.handlers import _authorize as authz
 from kemu.handlers import _share_offsets
 from kemu.handlers.context import RequestContext
-from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kemu.wire.messages import Incoming
+    from kemu.wire.messages.k92_delete_share_group_offsets import (
+        DeleteShareGroupOffsetsRequest,
+        DeleteShareGroupOffsetsResponse,
+        DeleteShareGroupOffsetsResponseResponses,
+    )
 
 KEY = 92
 ZERO_UUID = uuid.UUID(int=0)
 
 
-async def handle(ctx: RequestContext, request: Request) -> dict[str, Any]:
+async def handle(ctx: RequestContext,
+                 request: Incoming[DeleteShareGroupOffsetsRequest]) -> DeleteShareGroupOffsetsResponse:
     body = request.body
     group_id = body["group_id"]
     authz.require(ctx, authz.DELETE, authz.GROUP, group_id)
     readable = authz.allowed_names(ctx, authz.READ, authz.TOPIC, (t["topic_name"] for t in body["topics"]))
-    refused = [{"topic_name": t["topic_name"], "topic_id": ZERO_UUID,
-                "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                "error_message": ErrorCode.TOPIC_AUTHORIZATION_FAILED.message}
-               for t in body["topics"] if t["topic_name"] not in readable]
+    refused: list[DeleteShareGroupOffsetsResponseResponses] = [
+        {"topic_name": t["topic_name"], "topic_id": ZERO_UUID, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+         "error_message": ErrorCode.TOPIC_AUTHORIZATION_FAILED.message}
+        for t in body["topics"] if t["topic_name"] not in readable]
     names = [t["topic_name"] for t in body["topics"] if t["topic_name"] in readable]
     error = _share_offsets.refused_group(ctx, group_id)
     if error is not ErrorCode.NONE:
-        return error_response(request, error, None)
+        return cast("DeleteShareGroupOffsetsResponse", error_response(request, error, None))
     service = ctx.groups
     deleted = service.run(lambda coordinator: coordinator.delete_share_group_offsets(group_id, names))
-
-    def apply() -> None:
-        if deleted.partitions and ctx.coordinators.share_made:
-            manager = ctx.coordinators.share
-            for topic_id, index in deleted.partitions:
-                manager.delete_state(group_id, topic_id, index)
-
-    return _share_offsets.answer(request, deleted.response, refused, error_response, apply)
+    response = deleted.response
+    if response["error_code"] != ErrorCode.NONE:  # the coordinator's error alone
+        return cast("DeleteShareGroupOffsetsResponse",
+                    error_response(request, ErrorCode(response["error_code"]), response["error_message"]))
+    if deleted.partitions and ctx.coordinators.share_made:
+        manager = ctx.coordinators.share
+        for topic_id, index in deleted.partitions:
+            manager.delete_state(group_id, topic_id, index)
+    # The topics refused before the coordinator ran, then its own.
+    return {**response, "responses": [*refused, *response["responses"]]}
 
 
 error_response = _share_offsets.top_level_responder(KEY)

@@ -72,7 +72,7 @@ class Unfinished:
     __slots__ = ("_handler", "_request", "_ctx", "_peer", "_hooks", "_continuation")
 
     def __init__(self, handler: Handler, request: Request, ctx: RequestContext, peer: str,
-                 hooks: RequestHooks | None, continuation: Continuation) -> None:
+                 hooks: RequestHooks | None, continuation: Continuation[dict[str, Any]]) -> None:
         self._handler, self._request, self._ctx, self._peer = handler, request, ctx, peer
         self._hooks, self._continuation = hooks, continuation
 
@@ -192,7 +192,7 @@ async def _encoded_off_loop_if_big(handler: Handler, request: Request, body: dic
 
 
 async def _start(handler: Handler, request: Request, ctx: RequestContext,
-                 peer: str) -> tuple[dict[str, Any] | Continuation | None, bool]:
+                 peer: str) -> tuple[dict[str, Any] | Continuation[dict[str, Any]] | None, bool]:
     """The handler's answer, or the error response it failed with; and whether to close the connection.
     The turn is still the request's: the caller detaches."""
     try:
@@ -210,7 +210,7 @@ async def _start(handler: Handler, request: Request, ctx: RequestContext,
 
 
 async def _finish(handler: Handler, request: Request, ctx: RequestContext, peer: str,
-                  continuation: Continuation) -> Reply:
+                  continuation: Continuation[dict[str, Any]]) -> Reply:
     close = False
     try:
         body = await continuation.finish()

@@ -49,15 +49,32 @@ async def handle(request: Incoming[FindCoordinatorRequest]) -> FindCoordinatorRe
 '''
 
 
+# Produce's own handler, planted with each misspelling once: where it reads the request's `acks`, and where
+# a refused partition's answer is written (`_failed`).
+_PRODUCE = REPO / "kemu" / "handlers" / "k00_produce.py"
+_PRODUCE_READ = ('acks: int = body["acks"]', 'acks: int = body["ack"]')
+_PRODUCE_WRITE = ('"log_append_time_ms": -1,', '"log_append_time": -1,')
+
+
+def _planted(source: str, found: str, planted: str) -> str:
+    assert source.count(found) == 1, f"{found!r} is no longer in {_PRODUCE.name} once: plant another misspelling"
+    return source.replace(found, planted)
+
+
 @pytest.mark.timeout(600)
 def test_mypy_strict_fails_a_handler_on_a_misspelt_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The planted violations: a request field misspelt where the handler reads it, a response field misspelt
-    where it writes it; their correct twin passes."""
+    where it writes it; their correct twin passes. The same in a copy of Produce's handler, typed as every
+    handler is (kemu.handlers: `Incoming[ProduceRequest]` in, `ProduceResponse` and its structs out)."""
     api = pytest.importorskip("mypy.api")
+    produce = _PRODUCE.read_text()
     files = {
         "correct_twin.py": _HANDLER.format(port="port", keys="coordinator_keys"),
         "misspelt_read.py": _HANDLER.format(port="port", keys="coordinator_key"),
         "misspelt_write.py": _HANDLER.format(port="prot", keys="coordinator_keys"),
+        "produce_twin.py": produce,
+        "produce_misspelt_read.py": _planted(produce, *_PRODUCE_READ),
+        "produce_misspelt_write.py": _planted(produce, *_PRODUCE_WRITE),
     }
     for name, text in files.items():
         (tmp_path / name).write_text(textwrap.dedent(text))
@@ -71,8 +88,12 @@ def test_mypy_strict_fails_a_handler_on_a_misspelt_field(tmp_path: Path, monkeyp
     stdout, stderr, _ = api.run(["--strict", "--config-file", str(config), "--cache-dir", str(tmp_path / "cache"),
                                  *(str(tmp_path / name) for name in files)])
     errors = [line for line in stdout.splitlines() if ": error:" in line]
-    assert not [e for e in errors if "correct_twin.py" in e], stdout + stderr
-    assert [e for e in errors if "misspelt_read.py" in e and
+    assert not [e for e in errors if "_twin.py" in e], stdout + stderr
+    assert [e for e in errors if "/misspelt_read.py" in e and
             'TypedDict "FindCoordinatorRequest" has no key "coordinator_key"' in e], stdout + stderr
-    assert [e for e in errors if "misspelt_write.py" in e and 'Extra key "prot"' in e], stdout + stderr
-    assert len(errors) == 2, stdout
+    assert [e for e in errors if "/misspelt_write.py" in e and 'Extra key "prot"' in e], stdout + stderr
+    assert [e for e in errors if "produce_misspelt_read.py" in e and
+            'TypedDict "ProduceRequest" has no key "ack"' in e], stdout + stderr
+    assert [e for e in errors if "produce_misspelt_write.py" in e and 'Extra key "log_append_time"' in e], (
+        stdout + stderr)
+    assert len(errors) == 4, stdout

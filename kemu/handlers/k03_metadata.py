@@ -61,6 +61,11 @@ async def handle(ctx: RequestContext, request: Incoming[MetadataRequest]) -> Met
             if entry["topic_id"] != ZERO_UUID:
                 raise ApiError(ErrorCode.INVALID_REQUEST,
                                f"Topic IDs are not supported in requests for version {version}")
+    elif requested and any(e["name"] is None and e["topic_id"] == ZERO_UUID for e in requested):
+        # A topic named by neither name nor id: Kafka 4.3 takes its null name on to the topic lookups, which
+        # throw, and answers the request's error response, UNKNOWN_SERVER_ERROR (recorded, with and without
+        # an authorizer: conformance metadata and authorizer.denied).
+        raise ApiError(ErrorCode.UNKNOWN_SERVER_ERROR)
 
     unknown_ids: list[uuid.UUID] = []
     if all_topics:
@@ -120,8 +125,8 @@ async def handle(ctx: RequestContext, request: Incoming[MetadataRequest]) -> Met
         for listed in topics:
             await pacer.tick()
             if listed["error_code"] != ErrorCode.TOPIC_AUTHORIZATION_FAILED:
-                # A null name (v12+, INVALID_TOPIC_EXCEPTION) is asked about as "", a name no ACL has: handed to
-                # the authorizer as None, it failed the request on a prefixed ACL (None.startswith).
+                # A null name (an unknown topic id's entry) is asked about as "", a name no ACL has: the
+                # authorizer takes names.
                 listed["topic_authorized_operations"] = authz.operations(ctx, authz.TOPIC, listed["name"] or "")
     for topic_id in unknown_ids:
         topics.append({"error_code": int(ErrorCode.UNKNOWN_TOPIC_ID), "name": None, "topic_id": topic_id,

@@ -41,6 +41,9 @@ UNKNOWN_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 def scripts() -> list[Script]:
     steps = [
         step("metadata no topics", 3, 12, {"topics": [], "allow_auto_topic_creation": False}),
+        step("metadata null name", 3, 12, {"topics": [{"topic_id": "AAAAAAAAAAAAAAAAAAAAAA", "name": None}],
+                                           "allow_auto_topic_creation": False,
+                                           "include_topic_authorized_operations": True}),
         step("metadata topic", 3, 12, {"topics": [{"name": TOPIC}], "allow_auto_topic_creation": True}),
         step("metadata all topics", 3, 12, {"topics": None, "allow_auto_topic_creation": False,
                                             "include_topic_authorized_operations": True}),

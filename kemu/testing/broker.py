@@ -116,6 +116,10 @@ class Broker:
     a control endpoint nor a transcript file, where nothing could read them and every request would pay.
     `loop`: a `BrokerLoop` to run in, shared with other handles, rather than a thread and loop of its own."""
 
+    # A broker in a test's process leaves Python's collector alone (kemu.server.gc_policy); `kemu serve`'s
+    # handle (kemu.testing.served) manages it, its process being the broker's own.
+    _manage_gc = False
+
     def __init__(self, *, config: Mapping[str, str] | None = None, virtual_clock: bool = False,
                  data_dir: str | Path | None = None, host: str = "127.0.0.1", port: int = 0,
                  node_id: int = 1, brokers: int = 1, racks: Sequence[str | None] = (),
@@ -220,7 +224,7 @@ class Broker:
                 # Served in this task rather than one nursery.start would make: its start and cancellation were
                 # a share of each test broker's cost. Listening, it sets `ready`.
                 await serve(served, self._host, self._port, hooks=self.hooks, listener_ports=self._listener_ports,
-                            task_status=_Listening(ready))
+                            manage_gc=self._manage_gc, task_status=_Listening(ready))
 
     def _config(self, data_dir: Path) -> BrokerConfig:
         return broker_config(self._settings, data_dir, node_id=self._node_id, host=self._host, port=self._port,

@@ -22,9 +22,13 @@ class ServedBroker(Broker):
     name) rather than the listen address, and telling `on_failure` when its broker thread dies."""
 
     def __init__(self, *, advertised_host: str | None = None, advertised_port: int | None = None,
-                 on_failure: Callable[[BaseException], None] | None = None, **options: Any) -> None:
+                 on_failure: Callable[[BaseException], None] | None = None, manage_gc: bool = False,
+                 **options: Any) -> None:
+        """`manage_gc`: the process is the broker's own (`kemu serve` with a control endpoint or a transcript
+        file), so its full garbage collections are kept short as on the plain path (kemu.server.gc_policy)."""
         self._advertised = (advertised_host, advertised_port)
         self.on_failure = on_failure
+        self._manage_gc = manage_gc
         super().__init__(**options)
 
     def _start(self) -> None:
@@ -52,8 +56,8 @@ class ServedBroker(Broker):
         return bootstrap_servers(self.core)
 
 
-def start_broker(options: ServeOptions,
-                 on_failure: Callable[[BaseException], None] | None = None) -> ServedBroker:
+def start_broker(options: ServeOptions, on_failure: Callable[[BaseException], None] | None = None, *,
+                 manage_gc: bool = False) -> ServedBroker:
     """The handle for `options`; an OSError (the port is taken) or a locked data directory is raised as itself,
     for a one-line message."""
     try:
@@ -61,7 +65,7 @@ def start_broker(options: ServeOptions,
                             port=options.port, node_id=options.node_id, brokers=options.brokers,
                             racks=options.racks, advertised_host=options.advertised_host,
                             advertised_port=options.advertised_port, on_failure=on_failure,
-                            observe=options.observed)
+                            observe=options.observed, manage_gc=manage_gc)
     except RuntimeError as failed:
         cannot_start = _startup_error_in(failed.__cause__)
         if cannot_start is not None:

@@ -106,7 +106,7 @@ async def _serve_through_handle(options: ServeOptions, on_ready: Callable[[Serve
         # Shielded: a signal during start-up must still find the broker to close.
         with trio.CancelScope(shield=True):
             try:
-                broker = await trio.to_thread.run_sync(start_broker, options, on_failure)
+                broker = await trio.to_thread.run_sync(partial(start_broker, options, on_failure, manage_gc=True))
             except OSError as exc:
                 raise CannotListen(_broker_flags(options), exc) from None
         try:

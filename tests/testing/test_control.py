@@ -332,3 +332,52 @@ def test_every_body_ends_in_a_newline(served: tuple[Broker, str]) -> None:
         head, _, body = _raw(url, request).partition(b"\r\n\r\n")
         assert body.endswith(b"\n"), (head, body)
         assert f"Content-Length: {len(body)}".encode() in head
+
+
+def test_kemu_serves_through_the_handle_with_the_gc_policy_a_broker_in_a_tests_process_leaves_off(
+        tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kemu serve` with a control endpoint or a transcript file runs through the handle: its process is the
+    broker's own, so full collections are kept short there too (kemu.server.gc_policy), as on the plain path.
+    A handle in a test's process, served or not, leaves the collector alone."""
+    import gc
+
+    import trio
+
+    from kemu.server.gc_policy import FULL_EVERY, POLICY
+    from kemu.testing import served, serving
+
+    assert not POLICY.installed
+    with Broker():
+        assert not POLICY.installed
+    plain = start_broker(ServeOptions(host="127.0.0.1", port=0, data_dir=str(tmp_path / "plain")))
+    try:
+        _advertised(plain)
+        assert not POLICY.installed
+    finally:
+        plain.close()
+    managed = start_broker(ServeOptions(host="127.0.0.1", port=0, data_dir=str(tmp_path / "managed")),
+                           manage_gc=True)
+    try:
+        _advertised(managed)
+        assert POLICY.installed and gc.get_threshold()[2] == FULL_EVERY
+    finally:
+        managed.close()
+        POLICY.uninstall()
+        gc.unfreeze()
+
+    asked: list[bool] = []
+
+    class Stop(Exception):
+        pass
+
+    def recording(options: ServeOptions, on_failure: object = None, *, manage_gc: bool = False) -> ServedBroker:
+        asked.append(manage_gc)
+        raise Stop
+
+    monkeypatch.setattr(served, "start_broker", recording)
+    options = ServeOptions(host="127.0.0.1", port=0, data_dir=str(tmp_path / "serve"), transcript_file=True)
+    with pytest.raises(BaseException) as stopped:  # noqa: PT011, B017 - Trio may wrap it in a group
+        trio.run(serving.serve_until_signalled, options)
+    assert stopped.errisinstance(Stop) or (isinstance(stopped.value, BaseExceptionGroup)
+                                           and stopped.value.subgroup(Stop) is not None)
+    assert asked == [True]

@@ -37,5 +37,5 @@ def reassign(broker: BrokerCore, topic: str, index: int, replicas: list[int] | N
     partition.offline_replicas = [r for r in replicas if r not in live]
     if partition.leader_id not in live:
         partition.elect(live[0])
-    broker.storage.save(broker.topics)
+    broker.storage.save(broker.topics, changed=[found])  # only this topic's entry is encoded again
     return ErrorCode.NONE, None

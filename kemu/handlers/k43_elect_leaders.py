@@ -87,7 +87,8 @@ def _unclean(broker: BrokerCore, partition: Partition) -> tuple[ErrorCode, str |
                 "UncleanLeaderElectionStrategy")
     partition.isr = [live[0]]
     partition.elect(live[0])
-    broker.storage.save(broker.topics)
+    topic = broker.topics.get(partition.topic)
+    broker.storage.save(broker.topics, changed=None if topic is None else [topic])  # this topic's entry only
     return ErrorCode.NONE, None
 
 

@@ -106,3 +106,21 @@ def test_a_save_during_a_creation_leaves_its_topics_out_until_it_finishes(broker
     assert '"n0"' not in saved(broker) and '"between"' in saved(broker)
     creation.finish()
     assert saved(broker) == whole(broker) and '"n299"' in saved(broker)
+
+
+def test_a_reassignment_and_an_unclean_election_encode_only_their_topic(broker: BrokerCore,
+                                                                        encodings: list[str]) -> None:
+    from kemu.admin.reassignments import reassign
+    from kemu.broker.partition import NO_LEADER
+    from kemu.handlers.k43_elect_leaders import _unclean
+    from kemu.wire.errors import ErrorCode
+
+    create_topics(broker, [NewTopic(f"t{i}", 2, 1) for i in range(20)])
+    encodings.clear()
+    assert reassign(broker, "t5", 1, [broker.node_id]) == (ErrorCode.NONE, None)
+    assert encodings == ["t5"] and saved(broker) == whole(broker)
+    encodings.clear()
+    partition = broker.topics.get("t9").partitions[0]  # type: ignore[union-attr]
+    partition.leader_id = NO_LEADER  # its leader gone, as a broker's stop leaves it
+    assert _unclean(broker, partition) == (ErrorCode.NONE, None)
+    assert encodings == ["t9"] and saved(broker) == whole(broker) and partition.leader_id == broker.node_id

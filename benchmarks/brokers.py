@@ -157,6 +157,19 @@ def on_cpu_seconds(pid: int, proc: Path = Path("/proc")) -> float:
     return _schedstat_seconds(pid, 0, proc)
 
 
+def on_cpu_seconds_by_thread(pid: int, proc: Path = Path("/proc")) -> dict[str, float]:
+    """As `on_cpu_seconds`, summed by thread name (<tid>/comm: a Python thread, librdkafka's rdk:*)."""
+    by_name: dict[str, float] = {}
+    for task in (proc / str(pid) / "task").iterdir():
+        try:
+            name = (task / "comm").read_text(encoding="utf-8").strip()
+            spent = int((task / "schedstat").read_text(encoding="ascii").split()[0]) / 1e9
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        by_name[name] = by_name.get(name, 0.0) + spent
+    return by_name
+
+
 def _schedstat_seconds(pid: int, field: int, proc: Path) -> float:
     total = 0
     for task in (proc / str(pid) / "task").iterdir():

@@ -24,10 +24,9 @@ import struct
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from benchmarks.brokers import BrokerDefinition, RunningBroker
+from benchmarks.brokers import BrokerDefinition, RunningBroker, on_cpu_seconds_by_thread
 from benchmarks.kafka_probe import read_exactly
 from benchmarks.throughput import producer_config
 from kemu.wire import codec
@@ -132,20 +131,6 @@ def _read_back(host: str, port: int, end: int) -> tuple[int, list[int], list[int
     return batches, answer_bytes, per_answer
 
 
-def _thread_cpu() -> dict[str, float]:
-    """CPU seconds of this process's threads, summed by name (the Python thread, librdkafka's rdk:*)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    by_name: dict[str, float] = {}
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            name = Path(f"/proc/self/task/{tid}/comm").read_text().strip()
-            fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # a thread that ended meanwhile
-        by_name[name] = by_name.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
-    return by_name
-
-
 def _consume_cpu(bootstrap: str, records: int, partitions: int,
                  consumer_settings: dict[str, Any]) -> dict[str, float]:
     """µs of CPU per record, by thread of this process, to read every record back with confluent-kafka."""
@@ -160,9 +145,9 @@ def _consume_cpu(bootstrap: str, records: int, partitions: int,
     while seen < records and time.monotonic() < deadline:
         batch = consumer.consume(10_000, 1.0)
         if batch and before is None:
-            before = _thread_cpu()
+            before = on_cpu_seconds_by_thread(os.getpid())
         seen += sum(1 for message in batch if message.error() is None)
-    after = _thread_cpu()
+    after = on_cpu_seconds_by_thread(os.getpid())
     consumer.close()
     if seen < records or before is None:
         raise RuntimeError(f"read back {seen} of {records} records")

@@ -125,8 +125,8 @@ async def handle(ctx: RequestContext, request: Incoming[MetadataRequest]) -> Met
         for listed in topics:
             await pacer.tick()
             if listed["error_code"] != ErrorCode.TOPIC_AUTHORIZATION_FAILED:
-                # A null name (an unknown topic id's entry) is asked about as "", a name no ACL has: the
-                # authorizer takes names.
+                # No entry here lacks a name (a topic of neither name nor id is refused above, unknown ids are
+                # added below, without operations); the type allows None.
                 listed["topic_authorized_operations"] = authz.operations(ctx, authz.TOPIC, listed["name"] or "")
     for topic_id in unknown_ids:
         topics.append({"error_code": int(ErrorCode.UNKNOWN_TOPIC_ID), "name": None, "topic_id": topic_id,

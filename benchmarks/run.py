@@ -51,7 +51,8 @@ MIB = 1024 * 1024
 # library's threads and the Python thread driving them) was the one short of a core.
 BROKER_CORES = "broker CPU, cores"
 CLIENT_CORES = "client CPU, cores (confluent-kafka and its Python thread)"
-PHASE_UNITS = ("msgs/s", "MB/s", BROKER_CORES, CLIENT_CORES)
+BROKER_PER_RECORD = "broker CPU per record, µs"
+PHASE_UNITS = ("msgs/s", "MB/s", BROKER_CORES, BROKER_PER_RECORD, CLIENT_CORES)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -149,6 +150,7 @@ def phase_cells(result: PhaseResult, phase: str) -> dict[str, Cell]:
         return {f"{phase} {unit}": cell for unit in PHASE_UNITS}
     return {f"{phase} msgs/s": Cell(result.msgs_per_s), f"{phase} MB/s": Cell(result.mb_per_s),
             f"{phase} {BROKER_CORES}": Cell(result.cores("broker")),
+            f"{phase} {BROKER_PER_RECORD}": Cell(result.broker_us_per_record()),
             f"{phase} {CLIENT_CORES}": Cell(result.cores("client"))}
 
 
@@ -495,7 +497,9 @@ def footnotes(mode: str, args: argparse.Namespace) -> list[str]:
             "(confluent-kafka's threads and the Python thread driving them; the progress lines give that "
             "thread alone). The ratio is kemu's CPU over the peer's: above 1, kemu used more. A phase whose "
             "client is near a core per thread it can keep busy while the broker has cores to spare is the "
-            "client's ceiling, not the broker's.",
+            "client's ceiling, not the broker's. Broker CPU per record: the broker's CPU time over the phase's "
+            "records (the median run's), in µs; where the client is the ceiling this is the row that compares "
+            "brokers, and a ratio below 1 means kemu did less work per record.",
             "Checks: every record acknowledged at offsets 0..n-1 of its partition; every record read back "
             "exactly once, on its partition, with its size and content. A failed check shows FAILED.",
             "RSS is VmRSS from /proc/<pid>/status of the broker process. For the mock cluster it is the "

@@ -89,6 +89,13 @@ class PhaseResult:
     def msgs_per_s(self) -> float | None:
         return None if self.failure or not self.seconds else self.records / self.seconds
 
+    def broker_us_per_record(self) -> float | None:
+        """The broker's CPU per record, µs: where the client is the limit (its CPU near a core, the broker's
+        low), this, not msgs/s, is what says which broker does less work for the same records."""
+        if self.failure or self.cpu is None or not self.records:
+            return None
+        return 1e6 * self.cpu.broker / self.records
+
     @property
     def mb_per_s(self) -> float | None:
         return None if self.failure or not self.seconds else self.payload_bytes / 1e6 / self.seconds

@@ -174,15 +174,16 @@ def test_a_producer_waits_until_its_next_send_or_its_end_and_never_a_negative_ti
 
 
 def test_each_phase_has_its_cpu_rows_and_a_failure_fills_them_all() -> None:
-    from benchmarks.run import BROKER_CORES, CLIENT_CORES, phase_cells
+    from benchmarks.run import BROKER_CORES, BROKER_PER_RECORD, CLIENT_CORES, phase_cells
     from benchmarks.throughput import CpuMeter
 
     names = workload_metrics(Workload(100, 7, 1))
     assert names[f"consume {BROKER_CORES}"] == "consume 100 B × 7, 1 partition, broker CPU, cores"
-    assert len(names) == 8
+    assert len(names) == 10
     measured = PhaseResult(10, 1000, 2.0, cpu=CpuMeter(broker=0.5, client=3.0, thread=1.5))
     cells = phase_cells(measured, "produce")
     assert (cells[f"produce {BROKER_CORES}"].value, cells[f"produce {CLIENT_CORES}"].value) == (0.25, 1.5)
+    assert cells[f"produce {BROKER_PER_RECORD}"].value == pytest.approx(50_000.0)  # 0.5 s over 10 records
     assert set(cells) == {key for key in names if key.startswith("produce ")}
     failed = phase_cells(PhaseResult(10, 1000, None, "read 9 of 10"), "consume")
     assert set(failed) == {key for key in names if key.startswith("consume ")}

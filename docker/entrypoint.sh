@@ -109,7 +109,7 @@ if [ -n "${KEMU_ADVERTISED_LISTENERS_FILE:-}" ]; then
     # As PID 1 the shell would ignore docker stop's SIGTERM.
     trap 'exit 143' TERM INT
     until [ -f "$KEMU_ADVERTISED_LISTENERS_FILE" ] && [ "$(wc -l < "$KEMU_ADVERTISED_LISTENERS_FILE")" -ge 1 ]; do
-        sleep 0.1
+        sleep 0.02  # each wait here is added to KemuContainer.start()
     done
     trap - TERM INT
     KAFKA_ADVERTISED_LISTENERS=$(head -n 1 "$KEMU_ADVERTISED_LISTENERS_FILE")

@@ -65,7 +65,10 @@ class KafkaApiVersionsWaitStrategy(WaitStrategy):
         # The control endpoint starts just after the broker answers: a test that asks it at once must
         # find it up, so with one the container is ready once it answers too.
         self.control_port = control_port
-        self._poll_interval = 0.1
+        # The broker is up ~0.2 s after the container starts, and every poll interval is added to start():
+        # probe often, but ask the engine whether the container died only now and then (an API round trip).
+        self._poll_interval = 0.02
+        self._status_interval = 0.25
 
     def with_startup_timeout(self, timeout: float | timedelta) -> Self:
         """WaitStrategy's own, taking fractional seconds too: it is annotated `int | timedelta` but stores
@@ -79,12 +82,15 @@ class KafkaApiVersionsWaitStrategy(WaitStrategy):
         deadline = time.monotonic() + self._startup_timeout
         host = container.get_container_host_ip()
         port = container.get_exposed_port(self.port)
+        status_due = 0.0
         while True:
-            container.reload()
-            if container.status in {"exited", "dead"}:
-                raise ContainerStartException(
-                    f"kemu container {container.status} before it answered ApiVersions:\n{_logs(container)}"
-                )
+            if time.monotonic() >= status_due:
+                container.reload()
+                if container.status in {"exited", "dead"}:
+                    raise ContainerStartException(
+                        f"kemu container {container.status} before it answered ApiVersions:\n{_logs(container)}"
+                    )
+                status_due = time.monotonic() + self._status_interval
             try:
                 api_versions_round_trip(host, port, client_id="kemu-testcontainers")
                 if self.control_port is not None:

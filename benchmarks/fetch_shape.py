@@ -48,6 +48,8 @@ class Shape:
     answer_bytes: list[int]
     batches_per_answer: list[int]
     consume_cpu_us_per_record: list[dict[str, float]]
+    # Everything of the first answer but its records: what else a client reads, and may act on, per answer.
+    first_answer: dict[str, Any]
 
     def lines(self) -> list[str]:
         return [
@@ -58,6 +60,7 @@ class Shape:
             "  confluent-kafka consume CPU per record, µs (all threads: by thread): " + "; ".join(
                 f"{sum(used.values()):.2f}: " + ", ".join(f"{name} {us:.2f}" for name, us in sorted(used.items()))
                 for used in self.consume_cpu_us_per_record),
+            f"  first answer, but its records: {json.dumps(self.first_answer, sort_keys=True)}",
         ]
 
 
@@ -105,7 +108,16 @@ def _batches(records: bytes) -> list[tuple[int, int]]:
     return found
 
 
-def _read_back(host: str, port: int, end: int) -> tuple[int, list[int], list[int]]:
+def answer_fields(body: dict[str, Any]) -> dict[str, Any]:
+    """A decoded Fetch answer without its records (and without the broker's own ids and its throttle)."""
+    fields = {name: value for name, value in body.items() if name not in ("responses", "node_endpoints")}
+    fields["partitions"] = [{name: value for name, value in partition.items() if name != "records"}
+                            for topic in body["responses"] for partition in topic["partitions"]]
+    return fields
+
+
+def _read_back(host: str, port: int, end: int) -> tuple[int, list[int], list[int], dict[str, Any]]:
+    first: dict[str, Any] = {}
     batches = 0
     answer_bytes: list[int] = []
     per_answer: list[int] = []
@@ -114,6 +126,7 @@ def _read_back(host: str, port: int, end: int) -> tuple[int, list[int], list[int
         while offset < end:
             frame = _fetch_from(sock, offset, len(answer_bytes) + 1)
             _, body = codec.decode_response(FETCH, FETCH_VERSION, frame)
+            first = first or answer_fields(body)
             [topic] = body["responses"]
             [partition] = topic["partitions"]
             if partition["error_code"]:
@@ -128,19 +141,25 @@ def _read_back(host: str, port: int, end: int) -> tuple[int, list[int], list[int
             batches += len(whole)
             last_base, last_count = whole[-1]
             offset = last_base + last_count
-    return batches, answer_bytes, per_answer
+    return batches, answer_bytes, per_answer, first
 
 
 def _consume_cpu(bootstrap: str, records: int, partitions: int,
-                 consumer_settings: dict[str, Any]) -> dict[str, float]:
-    """µs of CPU per record, by thread of this process, to read every record back with confluent-kafka."""
+                 consumer_settings: dict[str, Any], prefetch_s: float = 0.0) -> dict[str, float]:
+    """µs of CPU per record, by thread of this process, to read every record back with confluent-kafka.
+
+    With `prefetch_s`, the consumer is left that long after its assign() before anything is read from it, so
+    librdkafka fetches into its queue (up to queued.max.messages.kbytes) before the application reads: how
+    fast the broker answers then no longer decides how the fetching and the reading interleave, and the
+    measure starts at the assign() to count the fetching too."""
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"fetch-shape-{time.monotonic_ns()}",
                          "enable.auto.commit": False, "log_level": 4, **consumer_settings})
+    before: dict[str, float] | None = on_cpu_seconds_by_thread(os.getpid()) if prefetch_s > 0 else None
     consumer.assign([TopicPartition(TOPIC, p, 0) for p in range(partitions)])
+    time.sleep(prefetch_s)
     seen = 0
-    before: dict[str, float] | None = None
     deadline = time.monotonic() + 120
     while seen < records and time.monotonic() < deadline:
         batch = consumer.consume(10_000, 1.0)
@@ -156,17 +175,19 @@ def _consume_cpu(bootstrap: str, records: int, partitions: int,
 
 
 def measure(definition: BrokerDefinition, records: int, partitions: int, consumes: int,
-            batch_records: int | None = None, consumer_settings: dict[str, Any] | None = None) -> Shape:
+            batch_records: int | None = None, consumer_settings: dict[str, Any] | None = None,
+            prefetch_s: float = 0.0) -> Shape:
     with RunningBroker(definition) as broker:
         broker.start()
         broker.create_topic(TOPIC, partitions)
         _produce(broker.bootstrap, records, partitions, batch_records)
         host, port = broker.bootstrap.rsplit(":", 1)
         per_partition = records // partitions
-        batches, answer_bytes, per_answer = _read_back(host, int(port), per_partition)
-        cpu = [_consume_cpu(broker.bootstrap, records, partitions, consumer_settings or {})
+        batches, answer_bytes, per_answer, first = _read_back(host, int(port), per_partition)
+        cpu = [_consume_cpu(broker.bootstrap, records, partitions, consumer_settings or {}, prefetch_s)
                for _ in range(consumes)]
-        return Shape(definition.label, batches, per_partition, len(answer_bytes), answer_bytes, per_answer, cpu)
+        return Shape(definition.label, batches, per_partition, len(answer_bytes), answer_bytes, per_answer, cpu,
+                     first)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,12 +200,15 @@ def main(argv: list[str] | None = None) -> int:
                         "the same stored shape on every broker")
     parser.add_argument("--consumer", type=json.loads, default={},
                         help='consumer settings as JSON, e.g. \'{"queued.max.messages.kbytes": 2048}\'')
+    parser.add_argument("--prefetch", type=float, default=0.0, metavar="S",
+                        help="leave each consumer S seconds after assign() before reading: every broker's "
+                             "answers are then in librdkafka's queue before the application reads them")
     args = parser.parse_args(argv)
     from benchmarks.peers import definitions
 
     for definition in definitions(args.brokers.split(",")):
         shape = measure(definition, args.records, args.partitions, args.consumes, args.batch_records,
-                        args.consumer)
+                        args.consumer, args.prefetch)
         print("\n".join(shape.lines()), flush=True)
     return 0
 

@@ -117,6 +117,8 @@ def one_pass(broker: RunningBroker, topic: str, batch: bytes, batches: int, reco
         started = broker.on_cpu_seconds()
         while offset < end:
             answer = connection.call(FETCH, FETCH_VERSION, fetch_body(topic, offset))
+            if not answer["responses"] or not answer["responses"][0]["partitions"]:
+                raise RuntimeError(f"{broker.definition.label}: Fetch at {offset} answered no partition: {answer}")
             partition = answer["responses"][0]["partitions"][0]
             if partition["error_code"]:
                 raise RuntimeError(f"{broker.definition.label}: Fetch at {offset} answered {partition['error_code']}")
@@ -183,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for definition in definitions(args.brokers.split(",")):
         try:
             results.append(measure(definition, args, batch))
-        except (OSError, RuntimeError) as failed:
+        except (OSError, RuntimeError, LookupError) as failed:  # one broker's failure, not the run's
             results.append({"broker": definition.label, "unavailable": f"FAILED: {failed}"})
     print(table(results, args))
     print(f"\nload average {load:.2f} before, {os.getloadavg()[0]:.2f} after")

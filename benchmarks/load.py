@@ -276,12 +276,33 @@ def table(results: Sequence[LoadResult]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+# Named workloads: what `--preset` sets before the other flags, which may still change any of it.
+PRESETS: dict[str, dict[str, Any]] = {
+    # Issue 35, goal 5: 1,000 clients, 10,000 records/s offered, held for 3 minutes.
+    "issue35": {"producers": 500, "consumers": 500, "groups": 10, "rate": 20, "seconds": 180.0,
+                "brokers": "kemu,kafka"},
+}
+CLIENTS_PER_PROCESS = 100  # with ~6 threads per librdkafka client, a worker of 100 clients runs ~700 threads
+
+
+def worker_processes(clients: int) -> int:
+    """The default worker count: 4 (the 200-client run's, unchanged) or one per 100 clients beyond that."""
+    return max(PROCESSES, -(-clients // CLIENTS_PER_PROCESS))
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python3 -m benchmarks.load", description=__doc__.split("\n")[0])
+    parser.add_argument("--preset", choices=sorted(PRESETS), default=None,
+                        help="issue35: 500 producers x 20 rec/s, 500 consumers in 10 groups, 180 s, kemu and Kafka")
     parser.add_argument("--producers", type=int, default=PRODUCERS)
     parser.add_argument("--consumers", type=int, default=CONSUMERS)
+    parser.add_argument("--groups", type=int, default=0,
+                        help="consumers subscribe as members of this many consumer groups, each group reading every "
+                             "partition (benchmarks/load_groups.py); 0: each consumer is assigned one partition")
     parser.add_argument("--rate", type=int, default=RATE, help="records per second of each producer")
-    parser.add_argument("--processes", type=int, default=PROCESSES, help="worker processes for the clients")
+    parser.add_argument("--processes", type=int, default=None,
+                        help=f"worker processes for the clients (default: {PROCESSES}, or one per "
+                             f"{CLIENTS_PER_PROCESS} clients beyond {PROCESSES * CLIENTS_PER_PROCESS})")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--brokers", default="kemu,tansu",
                         help=f"any of {','.join(BROKER_KEYS)} (mock: librdkafka's mock cluster, what the clients "
@@ -291,21 +312,49 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="start the broker in this benchmark's session, where autogroup scheduling gives it one "
                              "thread's share of the CPU among the client threads (default: a session of its own)")
     parser.add_argument("--json", default=None, metavar="PATH")
+    preset = parser.parse_known_args(argv)[0].preset
+    if preset is not None:
+        parser.set_defaults(**PRESETS[preset])
     args = parser.parse_args(argv)
+    if args.processes is None:
+        args.processes = worker_processes(args.producers + args.consumers)
     keys = [key.strip() for key in args.brokers.split(",") if key.strip()]
     if not keys or any(key not in BROKER_KEYS for key in keys):
         parser.error(f"--brokers takes any of {','.join(BROKER_KEYS)}, not {args.brokers!r}")
-    results = []
-    for definition in definitions(keys, args.tansu, lambda line: print(line, file=sys.stderr)):
+    if args.groups < 0 or (args.groups and (args.consumers % args.groups
+                                            or not 0 < args.consumers // args.groups <= args.producers)):
+        parser.error(f"--groups {args.groups}: {args.consumers} consumers must split evenly into groups of 1 to "
+                     f"{args.producers} members (one partition per producer)")
+    args.keys = keys
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from benchmarks import load_groups
+
+    args = parse_args(argv)
+    results: list[Any] = []
+    for definition in definitions(args.keys, args.tansu, lambda line: print(line, file=sys.stderr)):
         if definition.unavailable:
             print(f"{definition.label}: {definition.unavailable}", file=sys.stderr)
             continue
-        print(f"{definition.label}: {args.producers} producers x {args.rate} rec/s, {args.consumers} consumers, "
-              f"for {args.seconds:.0f} s (load average {os.getloadavg()[0]:.1f})", file=sys.stderr)
-        results.append(measure_load(definition, producers=args.producers, consumers=args.consumers,
-                                    rate=args.rate, seconds=args.seconds, processes=args.processes,
-                                    own_session=not args.shared_session))
-    print(table(results))
+        shape = f"{args.consumers} consumers" + (f" in {args.groups} groups" if args.groups else "")
+        print(f"{definition.label}: {args.producers} producers x {args.rate} rec/s, {shape}, for {args.seconds:.0f} s "
+              f"over {args.processes} worker processes (load average {os.getloadavg()[0]:.1f})", file=sys.stderr)
+        if args.groups:
+            result: Any = load_groups.measure_group_load(
+                definition, producers=args.producers, consumers=args.consumers, groups=args.groups, rate=args.rate,
+                seconds=args.seconds, processes=args.processes, own_session=not args.shared_session,
+                progress=lambda line: print(line, file=sys.stderr))
+            missed = load_groups.misses(result)
+            print(f"{definition.label}: " + ("; ".join(missed) if missed else "every target met")
+                  + f" (load average {os.getloadavg()[0]:.1f})", file=sys.stderr)
+        else:
+            result = measure_load(definition, producers=args.producers, consumers=args.consumers,
+                                  rate=args.rate, seconds=args.seconds, processes=args.processes,
+                                  own_session=not args.shared_session)
+        results.append(result)
+    print(load_groups.table(results) if args.groups else table(results))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump([asdict(r) for r in results], out, indent=2)

@@ -42,7 +42,7 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -137,7 +137,7 @@ def measure_load(definition: BrokerDefinition, *, producers: int = PRODUCERS, co
         producing_s = time.perf_counter() - started
         broker_cpu_cores = (broker.cpu_seconds() - cpu_before) / producing_s
         broker_wait_cores = (broker.runqueue_wait_seconds() - wait_before) / producing_s
-        shares = _collect(results, workers, deadline=time.perf_counter() + _DRAIN_S + 120)
+        shares = collect(results, workers, deadline=time.perf_counter() + _DRAIN_S + 120)
         cpu_used = broker.cpu_seconds() - cpu_before
         elapsed = seconds  # each worker produces for `seconds` from `go`
         for process in workers:
@@ -157,12 +157,15 @@ def measure_load(definition: BrokerDefinition, *, producers: int = PRODUCERS, co
         broker.stop()
 
 
-def _collect(results: Any, workers: list[Any], deadline: float) -> list[_Share]:
-    """Every worker's share; a worker that died without one fails the run instead of hanging it."""
+def collect(results: Any, workers: list[Any], deadline: float,
+            between: Callable[[], None] = lambda: None) -> list[Any]:
+    """Every worker's share by the `time.perf_counter()` `deadline`, calling `between` before each wait; a
+    worker that died without one fails the run instead of hanging it."""
     import queue
 
-    shares: list[_Share] = []
+    shares: list[Any] = []
     while len(shares) < len(workers):
+        between()
         try:
             shares.append(results.get(timeout=1.0))
         except queue.Empty:
@@ -178,6 +181,26 @@ def poll_timeout(now: float, next_send: float, end: float) -> float:
     check and its clock reading blocked there once its last delivery report was served, holding its worker's
     report back by the join timeout (~110 s) and stretching the CPU figures over that time."""
     return max(0.0, min(next_send, end) - now)
+
+
+def send_at_rate(producer: Any, topic: str, partition: int, rate: int, seconds: float, delivered: Any,
+                 clock_ns: Callable[[], int]) -> int:
+    """Send `rate` records a second to `partition` for `seconds`, each value stamped with `clock_ns()`, then
+    flush; returns how many records were still undelivered when the flush gave up."""
+    interval = 1.0 / rate
+    started = next_at = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        now = time.perf_counter()
+        if now < next_at:
+            # Wait in poll(): it serves a delivery report the moment it arrives, and latency() reads
+            # the clock when called, so a report left for the next send would count the wait too.
+            producer.poll(poll_timeout(now, next_at, started + seconds))
+            continue
+        stamp = clock_ns().to_bytes(8, "big")
+        producer.produce(topic, stamp + bytes(VALUE_SIZE - 8), partition=partition, on_delivery=delivered)
+        producer.poll(0)
+        next_at += interval
+    return int(producer.flush(60))
 
 
 def _run_share(bootstrap: str, share: _Share, partitions: int, rate: int, seconds: float, go: Any,
@@ -202,20 +225,7 @@ def _run_share(bootstrap: str, share: _Share, partitions: int, rate: int, second
                 errors[0] += 1
 
         go.wait()
-        interval = 1.0 / rate
-        started = next_at = time.perf_counter()
-        while time.perf_counter() - started < seconds:
-            now = time.perf_counter()
-            if now < next_at:
-                # Wait in poll(): it serves a delivery report the moment it arrives, and latency() reads
-                # the clock when called, so a report left for the next send would count the wait too.
-                producer.poll(poll_timeout(now, next_at, started + seconds))
-                continue
-            stamp = time.perf_counter_ns().to_bytes(8, "big")
-            producer.produce(TOPIC, stamp + bytes(VALUE_SIZE - 8), partition=index, on_delivery=delivered)
-            producer.poll(0)
-            next_at += interval
-        producer.flush(60)
+        send_at_rate(producer, TOPIC, index, rate, seconds, delivered, time.perf_counter_ns)
 
     def consume(index: int) -> None:
         consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"load-{index}",
@@ -245,7 +255,7 @@ def _run_share(bootstrap: str, share: _Share, partitions: int, rate: int, second
     for thread in [*consumer_threads, *producer_threads]:
         thread.start()
     go.wait()
-    # A worker that has not reported by then prints where each of its threads is, before `_collect` (which
+    # A worker that has not reported by then prints where each of its threads is, before `collect` (which
     # waits until `_DRAIN_S + 120` s after the producers stop) gives up on it.
     faulthandler.dump_traceback_later(seconds + _DRAIN_S + 60)
     cpu_at_go = time.process_time()  # the whole process: every client thread, librdkafka's included

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.brokers import BrokerDefinition, RunningBroker
+from benchmarks.load import collect, send_at_rate
 
 TOPIC = "load-groups-bench"
-VALUE_SIZE = 100
 _SETTLE_S = 2.0  # a stable assignment must hold this long: a member still joining rebalances the others
 _STABLE_TIMEOUT_S = 180.0
 _DRAIN_S = 60.0
@@ -225,7 +225,9 @@ def measure_group_load(definition: BrokerDefinition, *, producers: int, consumer
             peak_rss = max(peak_rss, broker.rss_kib())
         say(f"{definition.label}: {len(watch.drained)} of {consumers} members drained")
         finish.set()
-        collected = _collect(results, events, watch, workers, time.monotonic() + 120)
+        # A worker blocks on putting its last events if nobody takes them.
+        collected: list[GroupShare] = collect(results, workers, time.perf_counter() + 120,
+                                              lambda: _pump(watch, events, 0.0))
         for process in workers:
             process.join(10)
         produced = merge(share.produce_histogram for share in collected)
@@ -278,27 +280,12 @@ def _wait_stable(watch: GroupWatch, events: Any, workers: Sequence[Any]) -> floa
                        f"per group: {held})")
 
 
-def _collect(results: Any, events: Any, watch: GroupWatch, workers: list[Any], deadline: float) -> list[GroupShare]:
-    collected: list[GroupShare] = []
-    while len(collected) < len(workers):
-        _pump(watch, events, 0.0)  # a worker blocks on putting its last events if nobody takes them
-        try:
-            collected.append(results.get(timeout=1.0))
-        except queue.Empty:
-            dead = [w.exitcode for w in workers if w.exitcode not in (None, 0)]
-            if dead or time.monotonic() > deadline:
-                raise RuntimeError(f"load workers failed (exit codes {dead}) or did not finish") from None
-    return collected
-
-
 def _run_group_share(bootstrap: str, share: GroupShare, worker: int, rate: int, seconds: float, go: Any,
                      drain: Any, finish: Any, events: Any, results: Any) -> None:
     """A worker process: its producers and group members on threads of their own; `share` back on `results`."""
     import faulthandler
 
     from confluent_kafka import Consumer, Producer, TopicPartition
-
-    from benchmarks.load import poll_timeout
 
     produce_histograms: dict[int, dict[int, int]] = {index: {} for index in share.producers}
     e2e_histograms: dict[tuple[int, int], dict[int, int]] = {key: {} for key in share.members}
@@ -323,18 +310,7 @@ def _run_group_share(bootstrap: str, share: GroupShare, worker: int, rate: int, 
                              "error_cb": failed})
         producer.list_topics(TOPIC, timeout=30.0)
         go.wait()
-        interval = 1.0 / rate
-        started = next_at = time.perf_counter()
-        while time.perf_counter() - started < seconds:
-            now = time.perf_counter()
-            if now < next_at:
-                producer.poll(poll_timeout(now, next_at, started + seconds))
-                continue
-            stamp = time.monotonic_ns().to_bytes(8, "big")
-            producer.produce(TOPIC, stamp + bytes(VALUE_SIZE - 8), partition=index, on_delivery=delivered)
-            producer.poll(0)
-            next_at += interval
-        if producer.flush(60) > 0:
+        if send_at_rate(producer, TOPIC, index, rate, seconds, delivered, time.monotonic_ns) > 0:
             delivery_errors[index] += 1
 
     def consume(group: int, member: int) -> None:

@@ -142,6 +142,7 @@ class GroupShare:
     consumed_per_group: dict[int, int] = field(default_factory=dict)
     delivery_errors: int = 0
     consumer_errors: int = 0
+    setup_errors: int = 0
     cpu_seconds: float = 0.0  # the worker process's CPU time while its producers ran
 
 
@@ -167,6 +168,7 @@ class GroupLoadResult:
     broker_cpu_cores: float
     clients_cpu_cores: float
     broker_wait_cores: float
+    setup_errors: int = 0  # librdkafka's errors before the window (the producers' and members' start)
 
 
 def shares(producers: int, groups: int, members: int, processes: int) -> list[GroupShare]:
@@ -245,7 +247,7 @@ def measure_group_load(definition: BrokerDefinition, *, producers: int, consumer
             rebalances=watch.rebalances(started, window_end), stable_s=stable_at - watch.first_subscribed,
             rss_mib=peak_rss / 1024, broker_cpu_cores=broker_cpu_cores,
             clients_cpu_cores=sum(share.cpu_seconds for share in collected) / seconds,
-            broker_wait_cores=broker_wait_cores)
+            broker_wait_cores=broker_wait_cores, setup_errors=sum(share.setup_errors for share in collected))
     finally:
         broker.stop()
 
@@ -285,12 +287,14 @@ def _run_group_share(bootstrap: str, share: GroupShare, worker: int, rate: int, 
     """A worker process: its producers and group members on threads of their own; `share` back on `results`."""
     import faulthandler
 
-    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
     produce_histograms: dict[int, dict[int, int]] = {index: {} for index in share.producers}
     e2e_histograms: dict[tuple[int, int], dict[int, int]] = {key: {} for key in share.members}
     consumed: dict[tuple[int, int], int] = {key: 0 for key in share.members}
     delivery_errors = {index: 0 for index in share.producers}
+    # librdkafka's errors (error_cb) before the window: connections timed out while every client starts
+    setup_errors: dict[Any, int] = {**{index: 0 for index in share.producers}, **{key: 0 for key in share.members}}
     consumer_errors = {key: 0 for key in share.members}
 
     def produce(index: int) -> None:
@@ -304,11 +308,18 @@ def _run_group_share(bootstrap: str, share: GroupShare, worker: int, rate: int, 
                 delivery_errors[index] += 1
 
         def failed(error: Any) -> None:
-            delivery_errors[index] += 1
+            (delivery_errors if go.is_set() else setup_errors)[index] += 1
 
         producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "log_level": 3,
                              "error_cb": failed})
-        producer.list_topics(TOPIC, timeout=30.0)
+        # A thousand clients connecting at once can time out here; the window has not started, so the
+        # producer tries again (each failure counted apart) rather than leaving its partition unwritten.
+        while not go.is_set():
+            try:
+                producer.list_topics(TOPIC, timeout=30.0)
+                break
+            except KafkaException:
+                setup_errors[index] += 1
         go.wait()
         if send_at_rate(producer, TOPIC, index, rate, seconds, delivered, time.monotonic_ns) > 0:
             delivery_errors[index] += 1
@@ -318,7 +329,7 @@ def _run_group_share(bootstrap: str, share: GroupShare, worker: int, rate: int, 
         histogram = e2e_histograms[key]
 
         def failed(error: Any) -> None:
-            consumer_errors[key] += 1
+            (consumer_errors if go.is_set() else setup_errors)[key] += 1
 
         def assigned(_: Any, partitions: list[Any]) -> None:
             events.put(("assigned", group, member, tuple(p.partition for p in partitions), time.monotonic()))
@@ -376,6 +387,7 @@ def _run_group_share(bootstrap: str, share: GroupShare, worker: int, rate: int, 
         share.consumed_per_group[group] = share.consumed_per_group.get(group, 0) + count
     share.delivery_errors = sum(delivery_errors.values())
     share.consumer_errors = sum(consumer_errors.values())
+    share.setup_errors = sum(setup_errors.values())
     faulthandler.cancel_dump_traceback_later()
     results.put(share)
 
@@ -396,14 +408,15 @@ def _caught_up(consumer: Any, topic_partition: Any) -> bool:
 def table(results: Sequence[GroupLoadResult]) -> str:
     lines = ["| broker | producers | groups × members | offered rec/s | delivered rec/s | produce p50 ms | "
              "produce p99 ms | end-to-end p50 ms | end-to-end p99 ms | consumed per group (min–max) / delivered | "
-             "delivery errors | consumer errors | rebalances in window | groups stable s | peak RSS MiB | "
-             "broker CPU cores | broker waiting for a CPU, cores | clients' CPU cores |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "delivery errors | consumer errors | set-up errors | rebalances in window | groups stable s | "
+             "peak RSS MiB | broker CPU cores | broker waiting for a CPU, cores | clients' CPU cores |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         lines.append(f"| {r.broker} | {r.producers} | {r.groups} × {r.members} | {r.offered_per_s:.0f} | "
                      f"{r.delivered_per_s:.0f} | {r.p50_ms:.1f} | {r.p99_ms:.1f} | {r.e2e_p50_ms:.1f} | "
                      f"{r.e2e_p99_ms:.1f} | {min(r.consumed_per_group)}–{max(r.consumed_per_group)} / "
-                     f"{r.delivered} | {r.delivery_errors} | {r.consumer_errors} | {sum(r.rebalances)} | "
+                     f"{r.delivered} | {r.delivery_errors} | {r.consumer_errors} | {r.setup_errors} | "
+                     f"{sum(r.rebalances)} | "
                      f"{r.stable_s:.1f} | {r.rss_mib:.0f} | {r.broker_cpu_cores:.2f} | {r.broker_wait_cores:.2f} | "
                      f"{r.clients_cpu_cores:.2f} |")
     return "\n".join(lines)
@@ -426,6 +439,8 @@ def misses(result: GroupLoadResult, targets: Targets = Targets()) -> list[str]:
         missed.append(f"peak RSS {result.rss_mib:.0f} MiB is not under {targets.rss_mib:.0f}")
     if result.delivery_errors or result.consumer_errors:
         missed.append(f"{result.delivery_errors} delivery and {result.consumer_errors} consumer errors")
+    if result.setup_errors:
+        missed.append(f"{result.setup_errors} client errors while the clients started")
     if any(result.rebalances):
         missed.append(f"rebalances during the window: {result.rebalances}")
     short = [group for group, count in enumerate(result.consumed_per_group) if count < result.delivered]

@@ -134,7 +134,8 @@ def test_a_run_within_the_targets_misses_none() -> None:
 
 @pytest.mark.parametrize(("changes", "said"), [
     ({"p99_ms": 250.0}, "produce p99"), ({"p99_ms": float("nan")}, "produce p99"), ({"rss_mib": 301.0}, "RSS"),
-    ({"consumer_errors": 1}, "consumer errors"), ({"rebalances": [0] * 9 + [1]}, "rebalances"),
+    ({"consumer_errors": 1}, "consumer errors"), ({"setup_errors": 2}, "while the clients started"),
+    ({"rebalances": [0] * 9 + [1]}, "rebalances"),
     ({"consumed_per_group": [1_800_000] * 9 + [1_799_999]}, "groups [9]")])
 def test_each_missed_target_is_named(changes: dict[str, object], said: str) -> None:
     missed = misses(_result(**changes))

@@ -39,6 +39,8 @@ TOPIC = "load-groups-bench"
 _SETTLE_S = 2.0  # a stable assignment must hold this long: a member still joining rebalances the others
 _STABLE_TIMEOUT_S = 180.0
 _DRAIN_S = 60.0
+_FLUSH_S = 60.0  # how long a producer's last flush() may take
+_CLOSE_S = 30.0  # how long the members may take to close once told to
 _BUCKET_BASE = 1.01  # histogram buckets 1 % wide: a percentile is off by under 1 %
 _BUCKET_FLOOR_S = 1e-6
 
@@ -57,7 +59,7 @@ def bucket_upper_s(index: int) -> float:
 def merge(histograms: Iterable[Mapping[int, int]]) -> dict[int, int]:
     merged: dict[int, int] = {}
     for histogram in histograms:
-        for index, count in histogram.items():
+        for index, count in list(histogram.items()):  # one step under the GIL: a late callback may add
             merged[index] = merged.get(index, 0) + count
     return merged
 
@@ -216,7 +218,7 @@ def measure_group_load(definition: BrokerDefinition, *, producers: int, consumer
         window_end = time.monotonic()
         broker_cpu_cores = (broker.cpu_seconds() - cpu_before) / (window_end - started)
         broker_wait_cores = (broker.runqueue_wait_seconds() - wait_before) / (window_end - started)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + _FLUSH_S + 30
         while len(watch.produced) < processes and time.monotonic() < deadline:
             _pump(watch, events, 0.5)
             peak_rss = max(peak_rss, broker.rss_kib())
@@ -228,7 +230,7 @@ def measure_group_load(definition: BrokerDefinition, *, producers: int, consumer
         say(f"{definition.label}: {len(watch.drained)} of {consumers} members drained")
         finish.set()
         # A worker blocks on putting its last events if nobody takes them.
-        collected: list[GroupShare] = collect(results, workers, time.perf_counter() + 120,
+        collected: list[GroupShare] = collect(results, workers, time.perf_counter() + _CLOSE_S + 60,
                                               lambda: _pump(watch, events, 0.0))
         for process in workers:
             process.join(10)
@@ -372,14 +374,15 @@ def _run_group_share(bootstrap: str, share: GroupShare, worker: int, rate: int, 
     for thread in [*consumer_threads, *producer_threads]:
         thread.start()
     go.wait()
-    faulthandler.dump_traceback_later(seconds + 2 * _DRAIN_S + 240)
+    # Every wait below ends by a deadline, so a client stuck in flush() or close() costs the run its own
+    # figures, not every worker's: the share goes back with what the clients counted by then.
+    faulthandler.dump_traceback_later(seconds + _FLUSH_S + 120 + _DRAIN_S + _CLOSE_S)
     cpu_at_go = time.process_time()
-    for thread in producer_threads:
-        thread.join(seconds + 90)
+    _join_by(producer_threads, time.monotonic() + seconds + _FLUSH_S + 10)
     share.cpu_seconds = time.process_time() - cpu_at_go
     events.put(("produced", worker, 0, (), time.monotonic()))
-    for thread in consumer_threads:
-        thread.join(_DRAIN_S + 150)
+    finish.wait()
+    _join_by(consumer_threads, time.monotonic() + _CLOSE_S)
     share.delivered = sum(sum(h.values()) for h in produce_histograms.values())
     share.produce_histogram = merge(produce_histograms.values())
     share.e2e_histogram = merge(e2e_histograms.values())
@@ -390,6 +393,11 @@ def _run_group_share(bootstrap: str, share: GroupShare, worker: int, rate: int, 
     share.setup_errors = sum(setup_errors.values())
     faulthandler.cancel_dump_traceback_later()
     results.put(share)
+
+
+def _join_by(threads: Sequence[threading.Thread], deadline: float) -> None:
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _caught_up(consumer: Any, topic_partition: Any) -> bool:

@@ -42,7 +42,7 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -137,7 +137,7 @@ def measure_load(definition: BrokerDefinition, *, producers: int = PRODUCERS, co
         producing_s = time.perf_counter() - started
         broker_cpu_cores = (broker.cpu_seconds() - cpu_before) / producing_s
         broker_wait_cores = (broker.runqueue_wait_seconds() - wait_before) / producing_s
-        shares = _collect(results, workers, deadline=time.perf_counter() + _DRAIN_S + 120)
+        shares = collect(results, workers, deadline=time.perf_counter() + _DRAIN_S + 120)
         cpu_used = broker.cpu_seconds() - cpu_before
         elapsed = seconds  # each worker produces for `seconds` from `go`
         for process in workers:
@@ -157,12 +157,15 @@ def measure_load(definition: BrokerDefinition, *, producers: int = PRODUCERS, co
         broker.stop()
 
 
-def _collect(results: Any, workers: list[Any], deadline: float) -> list[_Share]:
-    """Every worker's share; a worker that died without one fails the run instead of hanging it."""
+def collect(results: Any, workers: list[Any], deadline: float,
+            between: Callable[[], None] = lambda: None) -> list[Any]:
+    """Every worker's share by the `time.perf_counter()` `deadline`, calling `between` before each wait; a
+    worker that died without one fails the run instead of hanging it."""
     import queue
 
-    shares: list[_Share] = []
+    shares: list[Any] = []
     while len(shares) < len(workers):
+        between()
         try:
             shares.append(results.get(timeout=1.0))
         except queue.Empty:
@@ -178,6 +181,26 @@ def poll_timeout(now: float, next_send: float, end: float) -> float:
     check and its clock reading blocked there once its last delivery report was served, holding its worker's
     report back by the join timeout (~110 s) and stretching the CPU figures over that time."""
     return max(0.0, min(next_send, end) - now)
+
+
+def send_at_rate(producer: Any, topic: str, partition: int, rate: int, seconds: float, delivered: Any,
+                 clock_ns: Callable[[], int]) -> int:
+    """Send `rate` records a second to `partition` for `seconds`, each value stamped with `clock_ns()`, then
+    flush; returns how many records were still undelivered when the flush gave up."""
+    interval = 1.0 / rate
+    started = next_at = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        now = time.perf_counter()
+        if now < next_at:
+            # Wait in poll(): it serves a delivery report the moment it arrives, and latency() reads
+            # the clock when called, so a report left for the next send would count the wait too.
+            producer.poll(poll_timeout(now, next_at, started + seconds))
+            continue
+        stamp = clock_ns().to_bytes(8, "big")
+        producer.produce(topic, stamp + bytes(VALUE_SIZE - 8), partition=partition, on_delivery=delivered)
+        producer.poll(0)
+        next_at += interval
+    return int(producer.flush(60))
 
 
 def _run_share(bootstrap: str, share: _Share, partitions: int, rate: int, seconds: float, go: Any,
@@ -202,20 +225,7 @@ def _run_share(bootstrap: str, share: _Share, partitions: int, rate: int, second
                 errors[0] += 1
 
         go.wait()
-        interval = 1.0 / rate
-        started = next_at = time.perf_counter()
-        while time.perf_counter() - started < seconds:
-            now = time.perf_counter()
-            if now < next_at:
-                # Wait in poll(): it serves a delivery report the moment it arrives, and latency() reads
-                # the clock when called, so a report left for the next send would count the wait too.
-                producer.poll(poll_timeout(now, next_at, started + seconds))
-                continue
-            stamp = time.perf_counter_ns().to_bytes(8, "big")
-            producer.produce(TOPIC, stamp + bytes(VALUE_SIZE - 8), partition=index, on_delivery=delivered)
-            producer.poll(0)
-            next_at += interval
-        producer.flush(60)
+        send_at_rate(producer, TOPIC, index, rate, seconds, delivered, time.perf_counter_ns)
 
     def consume(index: int) -> None:
         consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"load-{index}",
@@ -245,7 +255,7 @@ def _run_share(bootstrap: str, share: _Share, partitions: int, rate: int, second
     for thread in [*consumer_threads, *producer_threads]:
         thread.start()
     go.wait()
-    # A worker that has not reported by then prints where each of its threads is, before `_collect` (which
+    # A worker that has not reported by then prints where each of its threads is, before `collect` (which
     # waits until `_DRAIN_S + 120` s after the producers stop) gives up on it.
     faulthandler.dump_traceback_later(seconds + _DRAIN_S + 60)
     cpu_at_go = time.process_time()  # the whole process: every client thread, librdkafka's included
@@ -276,12 +286,33 @@ def table(results: Sequence[LoadResult]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+# Named workloads: what `--preset` sets before the other flags, which may still change any of it.
+PRESETS: dict[str, dict[str, Any]] = {
+    # Issue 35, goal 5: 1,000 clients, 10,000 records/s offered, held for 3 minutes.
+    "issue35": {"producers": 500, "consumers": 500, "groups": 10, "rate": 20, "seconds": 180.0,
+                "brokers": "kemu,kafka"},
+}
+CLIENTS_PER_PROCESS = 100  # with ~6 threads per librdkafka client, a worker of 100 clients runs ~700 threads
+
+
+def worker_processes(clients: int) -> int:
+    """The default worker count: 4 (the 200-client run's, unchanged) or one per 100 clients beyond that."""
+    return max(PROCESSES, -(-clients // CLIENTS_PER_PROCESS))
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python3 -m benchmarks.load", description=__doc__.split("\n")[0])
+    parser.add_argument("--preset", choices=sorted(PRESETS), default=None,
+                        help="issue35: 500 producers x 20 rec/s, 500 consumers in 10 groups, 180 s, kemu and Kafka")
     parser.add_argument("--producers", type=int, default=PRODUCERS)
     parser.add_argument("--consumers", type=int, default=CONSUMERS)
+    parser.add_argument("--groups", type=int, default=0,
+                        help="consumers subscribe as members of this many consumer groups, each group reading every "
+                             "partition (benchmarks/load_groups.py); 0: each consumer is assigned one partition")
     parser.add_argument("--rate", type=int, default=RATE, help="records per second of each producer")
-    parser.add_argument("--processes", type=int, default=PROCESSES, help="worker processes for the clients")
+    parser.add_argument("--processes", type=int, default=None,
+                        help=f"worker processes for the clients (default: {PROCESSES}, or one per "
+                             f"{CLIENTS_PER_PROCESS} clients beyond {PROCESSES * CLIENTS_PER_PROCESS})")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--brokers", default="kemu,tansu",
                         help=f"any of {','.join(BROKER_KEYS)} (mock: librdkafka's mock cluster, what the clients "
@@ -291,21 +322,49 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="start the broker in this benchmark's session, where autogroup scheduling gives it one "
                              "thread's share of the CPU among the client threads (default: a session of its own)")
     parser.add_argument("--json", default=None, metavar="PATH")
+    preset = parser.parse_known_args(argv)[0].preset
+    if preset is not None:
+        parser.set_defaults(**PRESETS[preset])
     args = parser.parse_args(argv)
+    if args.processes is None:
+        args.processes = worker_processes(args.producers + args.consumers)
     keys = [key.strip() for key in args.brokers.split(",") if key.strip()]
     if not keys or any(key not in BROKER_KEYS for key in keys):
         parser.error(f"--brokers takes any of {','.join(BROKER_KEYS)}, not {args.brokers!r}")
-    results = []
-    for definition in definitions(keys, args.tansu, lambda line: print(line, file=sys.stderr)):
+    if args.groups < 0 or (args.groups and (args.consumers % args.groups
+                                            or not 0 < args.consumers // args.groups <= args.producers)):
+        parser.error(f"--groups {args.groups}: {args.consumers} consumers must split evenly into groups of 1 to "
+                     f"{args.producers} members (one partition per producer)")
+    args.keys = keys
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from benchmarks import load_groups
+
+    args = parse_args(argv)
+    results: list[Any] = []
+    for definition in definitions(args.keys, args.tansu, lambda line: print(line, file=sys.stderr)):
         if definition.unavailable:
             print(f"{definition.label}: {definition.unavailable}", file=sys.stderr)
             continue
-        print(f"{definition.label}: {args.producers} producers x {args.rate} rec/s, {args.consumers} consumers, "
-              f"for {args.seconds:.0f} s (load average {os.getloadavg()[0]:.1f})", file=sys.stderr)
-        results.append(measure_load(definition, producers=args.producers, consumers=args.consumers,
-                                    rate=args.rate, seconds=args.seconds, processes=args.processes,
-                                    own_session=not args.shared_session))
-    print(table(results))
+        shape = f"{args.consumers} consumers" + (f" in {args.groups} groups" if args.groups else "")
+        print(f"{definition.label}: {args.producers} producers x {args.rate} rec/s, {shape}, for {args.seconds:.0f} s "
+              f"over {args.processes} worker processes (load average {os.getloadavg()[0]:.1f})", file=sys.stderr)
+        if args.groups:
+            result: Any = load_groups.measure_group_load(
+                definition, producers=args.producers, consumers=args.consumers, groups=args.groups, rate=args.rate,
+                seconds=args.seconds, processes=args.processes, own_session=not args.shared_session,
+                progress=lambda line: print(line, file=sys.stderr))
+            missed = load_groups.misses(result)
+            print(f"{definition.label}: " + ("; ".join(missed) if missed else "every target met")
+                  + f" (load average {os.getloadavg()[0]:.1f})", file=sys.stderr)
+        else:
+            result = measure_load(definition, producers=args.producers, consumers=args.consumers,
+                                  rate=args.rate, seconds=args.seconds, processes=args.processes,
+                                  own_session=not args.shared_session)
+        results.append(result)
+    print(load_groups.table(results) if args.groups else table(results))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump([asdict(r) for r in results], out, indent=2)

@@ -405,9 +405,16 @@ def _caught_up(consumer: Any, topic_partition: Any) -> bool:
     assignment = consumer.assignment()
     if not assignment:
         return False
+    from confluent_kafka import KafkaException
+
     for position in consumer.position(assignment):
-        _, high = consumer.get_watermark_offsets(topic_partition(TOPIC, position.partition), timeout=5.0,
-                                                 cached=False)
+        try:
+            _, high = consumer.get_watermark_offsets(topic_partition(TOPIC, position.partition), timeout=5.0,
+                                                     cached=False)
+        except KafkaException:
+            # The partition left the member while it asked (a rebalance), or the broker did not answer in
+            # time: not known to be caught up, ask again on the next pass instead of ending the member.
+            return False
         if high > 0 and position.offset < high:
             return False
     return True

@@ -115,6 +115,32 @@ def test_no_group_is_coordinated_before_the_offsets_topic_exists(broker: CoreNod
     assert broker.groups.partition_of("g") == partition_for("g", 10)
 
 
+def test_repeated_lookups_walk_the_offsets_topic_once_all_its_partitions_are_watched(
+        broker: CoreNode, monkeypatch: pytest.MonkeyPatch) -> None:
+    journal = broker.groups.journal
+    assert journal.ensure_topic()
+    topic = broker.topics.get(GROUP_METADATA_TOPIC)
+    assert topic is not None
+    closed = topic.partitions[3]
+    closed_log = closed.log
+    closed.detach()
+    walks: list[int] = []
+    walk = journal.partitions
+
+    def counted() -> Iterator[tuple[int, Any]]:
+        walks.append(1)
+        return walk()
+
+    monkeypatch.setattr(journal, "partitions", counted)
+    # FindCoordinator asks on every lookup; a partition without a log is not watched, so each looks again.
+    assert broker.groups.ensure_offsets_topic() and broker.groups.ensure_offsets_topic()
+    assert len(walks) == 2
+    closed.attach(closed_log)
+    for _ in range(3):  # once every partition is watched, the same topic has nothing new
+        assert broker.groups.ensure_offsets_topic()
+    assert len(walks) == 3
+
+
 # ---- the journal ----------------------------------------------------------------------------------------
 
 def test_offset_commit_is_one_batch_in_the_groups_partition_with_kafkas_record_schemas(broker: CoreNode) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kemu.clock import Clock
+from kemu.log.cache_budget import CacheBudget
 from kemu.log.checkpoint import CorruptCheckpointError, read_checkpoint, write_checkpoint
 from kemu.log.config import LogConfig
 
@@ -80,6 +81,7 @@ class LogDir:
         self.path = path
         self.clock = clock
         self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self.cache_budget = CacheBudget()
         path.mkdir(parents=True, exist_ok=True)
         self._checkpointed_starts = self._read_start_checkpoint()
 
@@ -117,7 +119,7 @@ class LogDir:
         directory = self.path / partition_dir_name(topic, partition)
         log = PartitionLog.open(
             directory, topic, partition, config, self.clock, log_start_offset=self._checkpointed_starts.get(key),
-            on_log_start_offset_change=self._log_start_moved,
+            cache_budget=self.cache_budget, on_log_start_offset_change=self._log_start_moved,
         )
         if topic_id is not None:
             try:

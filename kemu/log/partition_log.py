@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kemu.clock import Clock
+from kemu.log.cache_budget import CacheBudget
 from kemu.log.config import LogConfig
 from kemu.log.errors import LogClosedError, LogError, MarkerError, OffsetOutOfRangeError
 from kemu.log.kinds import FetchIsolation as FetchIsolation
@@ -137,6 +138,8 @@ class PartitionLog:
         self.on_log_start_offset_change = on_log_start_offset_change
         """LogDir's, to persist the log start offset before segments below it are deleted."""
         self.cache_bytes = DEFAULT_CACHE_BYTES
+        self.cache_budget: CacheBudget | None = None
+        """The log directory's bound on what all its active segments cache together."""
         self._segments: list[LogSegment] = []
         self._bases: list[int] = []
         self._log_start_offset = 0
@@ -170,6 +173,7 @@ class PartitionLog:
         *,
         log_start_offset: int | None = None,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
+        cache_budget: CacheBudget | None = None,
         on_log_start_offset_change: Callable[[PartitionLog], None] | None = None,
     ) -> PartitionLog:
         """Open (creating if needed) the log in `directory`, recovering it after a crash: leftover and
@@ -177,6 +181,7 @@ class PartitionLog:
         with any torn or corrupt tail cut off. `log_start_offset` is the checkpointed value, if any."""
         log = cls(directory, topic, partition, config, clock, on_log_start_offset_change=on_log_start_offset_change)
         log.cache_bytes = cache_bytes
+        log.cache_budget = cache_budget
         try:
             directory.mkdir(parents=True)
         except FileExistsError:
@@ -202,6 +207,7 @@ class PartitionLog:
             "max_index_size": self.config.segment_index_bytes,
             "roll_jitter_ms": roll_jitter,
             "cache_bytes": self.cache_bytes,
+            "cache_budget": self.cache_budget,
         }
 
     def _load(self, checkpointed_start: int | None) -> None:

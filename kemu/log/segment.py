@@ -14,6 +14,7 @@ it (kemu.log.txn_index).
 from __future__ import annotations
 
 import os
+import weakref
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
@@ -22,6 +23,7 @@ from typing import NamedTuple
 
 from kemu.clock import Clock
 from kemu.log import read_buffers
+from kemu.log.cache_budget import CacheBudget
 from kemu.log.index import CorruptIndexError, OffsetIndex, TimeIndex
 from kemu.wire.records import (
     HEADER_SIZE,
@@ -81,6 +83,7 @@ class LogSegment:
         max_index_size: int,
         roll_jitter_ms: int = 0,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
+        cache_budget: CacheBudget | None = None,
         fsync_indexes: bool = False,
         file_suffix: str = "",
     ) -> None:
@@ -106,6 +109,9 @@ class LogSegment:
         self.roll_jitter_ms = roll_jitter_ms
         self._clock = clock
         self._cache_limit = cache_bytes
+        self._budget = cache_budget
+        self._ref = weakref.ref(self) if cache_budget is not None else None  # how the budget names it
+        self._generation = 0  # moves on when the cache is dropped whole: the budget's older entries are stale
         self.size = 0
         self.created_ms = clock.now_ms()
         self.last_modified_ms = self.created_ms
@@ -175,6 +181,12 @@ class LogSegment:
             os.close(self._fd)
             self._fd = None
         self._positions, self._last_offsets = array("q"), array("q")
+        self._drop_cache()
+
+    def _drop_cache(self) -> None:
+        if self._budget is not None and self._cached_bytes:
+            self._budget.released(self._cached_bytes, len(self._chunks) - self._first_cached)
+        self._generation += 1
         self._chunks, self._cached_bytes, self._first_cached = [], 0, 0
 
     def delete(self) -> None:
@@ -291,16 +303,40 @@ class LogSegment:
     def _remember(self, position: int, last_offset: int, data: bytes | None) -> None:
         self._positions.append(position)
         self._last_offsets.append(last_offset)
-        self._chunks.append(data)
+        chunks = self._chunks
+        chunks.append(data)
         if data is None:
-            self._first_cached = len(self._chunks)
+            self._evict_before(len(chunks))
             return
         self._cached_bytes += len(data)
-        while self._cached_bytes > self._cache_limit and self._first_cached < len(self._chunks) - 1:
-            evicted = self._chunks[self._first_cached]
-            self._chunks[self._first_cached] = None
-            self._cached_bytes -= len(evicted) if evicted is not None else 0
+        if self._cached_bytes > self._cache_limit:
+            self._evict_before(len(chunks) - 1, self._cached_bytes - self._cache_limit)
+        if self._budget is not None and self._ref is not None:
+            self._budget.added(self._ref, self._generation, len(chunks) - 1, len(data))
+
+    def _evict_before(self, end: int, enough: int | None = None) -> None:
+        """Drop cached chunks from the oldest on, below index `end`, or until `enough` bytes are dropped."""
+        chunks = self._chunks
+        dropped_bytes = dropped = 0
+        while self._first_cached < end and (enough is None or dropped_bytes < enough):
+            evicted = chunks[self._first_cached]
+            chunks[self._first_cached] = None
+            if evicted is not None:
+                dropped_bytes += len(evicted)
+                dropped += 1
             self._first_cached += 1
+        self._cached_bytes -= dropped_bytes
+        if self._budget is not None and dropped:
+            self._budget.released(dropped_bytes, dropped)
+
+    def evict_through(self, generation: int, index: int) -> None:
+        """The budget's turn: drop the cached chunks up to `index` of cache generation `generation`."""
+        if generation == self._generation:
+            self._evict_before(min(index + 1, len(self._chunks)))
+
+    def holds(self, generation: int, index: int) -> bool:
+        """Whether chunk `index` of cache generation `generation` is still cached here."""
+        return generation == self._generation and self._first_cached <= index < len(self._chunks)
 
     # --- reading -----------------------------------------------------------------------------------------
 
@@ -431,8 +467,8 @@ class LogSegment:
         self.time_index.reset()
         self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = NO_TIMESTAMP, -1
         self._rolling_based_timestamp = None
-        self._positions, self._last_offsets, self._chunks = array("q"), array("q"), []
-        self._cached_bytes, self._first_cached = 0, 0
+        self._positions, self._last_offsets = array("q"), array("q")
+        self._drop_cache()
         stat = self.log_path.stat()
         file_size = stat.st_size
         self.last_modified_ms = stat.st_mtime_ns // 1_000_000
@@ -519,10 +555,14 @@ class LogSegment:
             keep = bisect_left(self._positions, position)
             del self._positions[keep:]
             del self._last_offsets[keep:]
-            dropped = self._chunks[keep:]
+            dropped = [c for c in self._chunks[keep:] if c is not None]
             del self._chunks[keep:]
-            self._cached_bytes -= sum(len(c) for c in dropped if c is not None)
+            self._cached_bytes -= sum(len(c) for c in dropped)
             self._first_cached = min(self._first_cached, len(self._chunks))
+            if self._budget is not None and dropped:
+                # The budget's entries past `keep` now name chunks appended later: evicting those early is
+                # all they can do.
+                self._budget.released(sum(len(c) for c in dropped), len(dropped))
         else:
             os.truncate(self.log_path, position)
         self.size = position

@@ -7,58 +7,79 @@ from collections import deque
 from collections.abc import Callable
 from typing import Protocol
 
-
-class CachingSegment(Protocol):
-    """What the budget asks of a segment (kemu.log.segment.LogSegment)."""
-
-    def evict_through(self, generation: int, index: int) -> None: ...
-
-    def holds(self, generation: int, index: int) -> bool: ...
-
-
-# A weak reference to the segment: None once it is gone.
-_SegmentRef = Callable[[], CachingSegment | None]
-
 # Per log directory (one broker), across all its active segments: Kafka leaves recent data to the OS page cache,
 # outside its heap, where kemu holds it as Python bytes. Without a bound across partitions, 500 partitions of
 # one-record batches kept every byte produced (444 MiB of RSS for 1.8 million 100-byte records).
 DEFAULT_CACHE_BUDGET_BYTES = 64 * 1024 * 1024
 
 
+class CachingSegment(Protocol):
+    """What the budget asks of a segment (kemu.log.segment.LogSegment)."""
+
+    stale: int
+    """How many of the segment's oldest entries in the budget's order name chunks it dropped by itself."""
+
+    def evict_oldest(self) -> int:
+        """Drop the oldest cached chunk; its size."""
+        ...
+
+
+# A weak reference to the segment (None once it is gone): a deleted partition's segments are freed at once.
+SegmentRef = Callable[[], CachingSegment | None]
+
+
 class CacheBudget:
     """The bytes the active segments of one log directory keep in memory together. Past `limit`, the oldest
     cached batches go first, whichever partition holds them; each segment's own `cache_bytes` bound still
-    holds. A segment evicts only from its oldest cached batch on, so what it keeps is always its newest ones."""
+    holds.
 
-    __slots__ = ("limit", "used", "_order", "_cached")
+    The order is one entry per cached batch, naming only its segment (8 bytes a batch: a tuple each made the
+    order cost a third of what it bounded). That is enough because a segment drops its chunks oldest first:
+    the budget's turn drops the segment's oldest, and a chunk the segment dropped by itself (its own bound, a
+    roll, a truncation) leaves its oldest entry stale, counted on the segment and skipped when it comes up."""
+
+    __slots__ = ("limit", "used", "_order", "_cached", "_stale")
 
     def __init__(self, limit: int = DEFAULT_CACHE_BUDGET_BYTES) -> None:
         self.limit = limit
         self.used = 0
-        # (segment, its cache generation, chunk index) in the order they were cached; an entry whose chunk has
-        # gone already (its segment's own bound, a roll, a truncation, a deletion) is stale and skipped when it
-        # comes up. The segment is held weakly: a deleted partition's segments are freed as soon as it goes.
-        self._order: deque[tuple[_SegmentRef, int, int]] = deque()
-        self._cached = 0  # chunks cached now, to know when stale entries outnumber them
+        self._order: deque[SegmentRef] = deque()
+        self._cached = 0  # chunks cached now
+        self._stale = 0  # entries of the order that name no cached chunk
 
-    def added(self, segment: _SegmentRef, generation: int, index: int, size: int) -> None:
+    def added(self, segment: SegmentRef, size: int) -> None:
         self.used += size
         self._cached += 1
         order = self._order
-        order.append((segment, generation, index))
+        order.append(segment)
         while self.used > self.limit and order:
-            oldest, oldest_generation, oldest_index = order.popleft()
-            found = oldest()
-            if found is not None:
-                found.evict_through(oldest_generation, oldest_index)
-        if len(order) > 2 * self._cached + 1024:
-            self._order = deque(entry for entry in order if _holds(*entry))
+            found = order.popleft()()
+            if found is None:
+                self._stale -= 1  # a segment gone without closing: its bytes went with it, uncounted
+            elif found.stale:
+                found.stale -= 1
+                self._stale -= 1
+            else:
+                self.used -= found.evict_oldest()
+                self._cached -= 1
+        if self._stale > 2 * self._cached + 1024:
+            self._compact()
 
-    def released(self, size: int, chunks: int) -> None:
+    def dropped(self, segment: CachingSegment, size: int, chunks: int) -> None:
+        """`segment` dropped `chunks` cached chunks of `size` bytes by itself."""
         self.used -= size
         self._cached -= chunks
+        self._stale += chunks
+        segment.stale += chunks
 
-
-def _holds(segment: _SegmentRef, generation: int, index: int) -> bool:
-    found = segment()
-    return found is not None and found.holds(generation, index)
+    def _compact(self) -> None:
+        kept: deque[SegmentRef] = deque()
+        for entry in self._order:
+            found = entry()
+            if found is None:
+                continue
+            if found.stale:
+                found.stale -= 1
+                continue
+            kept.append(entry)
+        self._order, self._stale = kept, 0

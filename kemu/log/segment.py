@@ -111,7 +111,7 @@ class LogSegment:
         self._cache_limit = cache_bytes
         self._budget = cache_budget
         self._ref = weakref.ref(self) if cache_budget is not None else None  # how the budget names it
-        self._generation = 0  # moves on when the cache is dropped whole: the budget's older entries are stale
+        self.stale = 0  # CachingSegment.stale
         self.size = 0
         self.created_ms = clock.now_ms()
         self.last_modified_ms = self.created_ms
@@ -185,8 +185,7 @@ class LogSegment:
 
     def _drop_cache(self) -> None:
         if self._budget is not None and self._cached_bytes:
-            self._budget.released(self._cached_bytes, len(self._chunks) - self._first_cached)
-        self._generation += 1
+            self._budget.dropped(self, self._cached_bytes, len(self._chunks) - self._first_cached)
         self._chunks, self._cached_bytes, self._first_cached = [], 0, 0
 
     def delete(self) -> None:
@@ -312,7 +311,7 @@ class LogSegment:
         if self._cached_bytes > self._cache_limit:
             self._evict_before(len(chunks) - 1, self._cached_bytes - self._cache_limit)
         if self._budget is not None and self._ref is not None:
-            self._budget.added(self._ref, self._generation, len(chunks) - 1, len(data))
+            self._budget.added(self._ref, len(data))
 
     def _evict_before(self, end: int, enough: int | None = None) -> None:
         """Drop cached chunks from the oldest on, below index `end`, or until `enough` bytes are dropped."""
@@ -327,16 +326,19 @@ class LogSegment:
             self._first_cached += 1
         self._cached_bytes -= dropped_bytes
         if self._budget is not None and dropped:
-            self._budget.released(dropped_bytes, dropped)
+            self._budget.dropped(self, dropped_bytes, dropped)
 
-    def evict_through(self, generation: int, index: int) -> None:
-        """The budget's turn: drop the cached chunks up to `index` of cache generation `generation`."""
-        if generation == self._generation:
-            self._evict_before(min(index + 1, len(self._chunks)))
-
-    def holds(self, generation: int, index: int) -> bool:
-        """Whether chunk `index` of cache generation `generation` is still cached here."""
-        return generation == self._generation and self._first_cached <= index < len(self._chunks)
+    def evict_oldest(self) -> int:
+        """The budget's turn (CachingSegment.evict_oldest): drop the oldest cached chunk, give its size."""
+        chunks = self._chunks
+        while self._first_cached < len(chunks):
+            evicted = chunks[self._first_cached]
+            chunks[self._first_cached] = None
+            self._first_cached += 1
+            if evicted is not None:
+                self._cached_bytes -= len(evicted)
+                return len(evicted)
+        return 0
 
     # --- reading -----------------------------------------------------------------------------------------
 
@@ -560,9 +562,9 @@ class LogSegment:
             self._cached_bytes -= sum(len(c) for c in dropped)
             self._first_cached = min(self._first_cached, len(self._chunks))
             if self._budget is not None and dropped:
-                # The budget's entries past `keep` now name chunks appended later: evicting those early is
-                # all they can do.
-                self._budget.released(sum(len(c) for c in dropped), len(dropped))
+                # Counted stale as the oldest of the segment's entries, though the newest went: an older chunk
+                # then waits for a later entry, which only changes which chunk goes when.
+                self._budget.dropped(self, sum(len(c) for c in dropped), len(dropped))
         else:
             os.truncate(self.log_path, position)
         self.size = position

@@ -70,7 +70,7 @@ def test_closing_truncating_and_rolling_give_the_bytes_back(tmp_path: Path, cloc
     for _ in range(300):  # stale entries (of the closed, truncated and rolled caches) do not pile up
         second.append(batch(1, value_size=100))
     assert budget.used == cached(second) == 100 * one
-    assert len(budget._order) <= 2 * 100 + 1024
+    assert len(budget._order) <= 3 * 100 + 1024
     assert stored(second)[:2] == [b"A" * 100] * 2 and len(stored(second)) == 302
 
 
@@ -81,3 +81,19 @@ def test_a_log_directory_gives_its_partitions_one_budget(tmp_path: Path, clock: 
         log.append(batch(1, value_size=100))
     assert {id(log.cache_budget) for log in logs} == {id(directory.cache_budget)}
     assert directory.cache_budget.used == sum(cached(log) for log in logs) > 0
+
+
+def test_what_a_segment_drops_by_itself_leaves_no_pile_of_entries(tmp_path: Path, clock: VirtualClock) -> None:
+    one = len(batch(1, value_size=100))
+    budget = CacheBudget(limit=1 << 30)
+    log = PartitionLog.open(tmp_path / "t-0", "t", 0, LogConfig(), clock, cache_bytes=3 * one, cache_budget=budget)
+    other = PartitionLog.open(tmp_path / "t-1", "t", 1, LogConfig(), clock, cache_budget=budget)
+    other.append(batch(1, value_size=100))
+    for _ in range(5000):  # each append past the third drops the segment's oldest by its own bound
+        log.append(batch(1, value_size=100))
+    assert budget.used == cached(log) + cached(other) == 4 * one
+    assert len(budget._order) <= 4 + 2 * 4 + 1024
+    budget.limit = 2 * one  # the budget's turn after the compaction still takes the oldest: the other's
+    log.append(batch(1, value_size=100))
+    assert (cached(other), cached(log)) == (0, 2 * one)
+    assert len(stored(log)) == 5001

@@ -16,6 +16,9 @@ from tests.handlers.harness import Broker
 
 CREATE_TOPICS, CREATE_PARTITIONS, METADATA, API_VERSIONS = 19, 37, 3, 18
 TIMEOUT_S = 30.0  # fails a test whose loop is stuck instead of hanging it; not a measurement
+# What a creating connection waits for its answer: making 2,000 partitions' files took 4 s on a quiet machine and
+# more than the sockets' usual 10 s on a loaded one. Not a measurement either.
+CREATION_TIMEOUT_S = 120.0
 
 
 class Gate:
@@ -63,6 +66,7 @@ def test_other_connections_are_answered_during_a_big_create_topics(broker: Broke
     setup = broker.connect()
     create_topic(setup, "other")
     creator = broker.connect()
+    creator.sock.settimeout(CREATION_TIMEOUT_S)
     creator.send(CREATE_TOPICS, 7, {"topics": [{"name": "big", "num_partitions": 2000, "replication_factor": 1}],
                                     "timeout_ms": 60000})
     _answered_meanwhile(broker, gate, "big")
@@ -81,12 +85,14 @@ def test_other_connections_are_answered_during_a_big_create_partitions(broker: B
     create_topic(setup, "other")
     create_topic(setup, "grown")
     creator = broker.connect()
+    creator.sock.settimeout(CREATION_TIMEOUT_S)
     creator.send(CREATE_PARTITIONS, 3, {"topics": [{"name": "grown", "count": 1500, "assignments": None}],
                                         "timeout_ms": 60000, "validate_only": False})
     _answered_meanwhile(broker, gate, "grown")
     # As Kafka's controller, which applies one change after another: a second CreatePartitions on the topic
     # waits for the first and is planned against the 1500 partitions it leaves.
     more = broker.connect()
+    more.sock.settimeout(CREATION_TIMEOUT_S)
     more.send(CREATE_PARTITIONS, 3, {"topics": [{"name": "grown", "count": 2000, "assignments": None}],
                                      "timeout_ms": 60000, "validate_only": False})
     assert broker.call(lambda: len(broker.broker.topics.get("grown").partitions)) == 1  # type: ignore[union-attr]
@@ -104,6 +110,7 @@ def test_metadata_auto_creation_yields_too(broker: Broker, gate: Gate) -> None:
     create_topic(setup, "other")
     names = [f"auto-{i}" for i in range(300)]
     asker = broker.connect()
+    asker.sock.settimeout(CREATION_TIMEOUT_S)
     asker.send(METADATA, 12, {"topics": [{"name": n, "topic_id": uuid.UUID(int=0)} for n in names],
                               "allow_auto_topic_creation": True, "include_topic_authorized_operations": False})
     _answered_meanwhile(broker, gate, "auto-0")

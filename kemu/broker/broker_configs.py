@@ -15,7 +15,6 @@ to the log.* defaults that topics without an override inherit (log.retention.ms,
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -62,6 +61,8 @@ def parse_java_int(text: str) -> int | None:
 @cache
 def _kafka_docs() -> dict[str, dict[str, str | None]]:
     # Read on the first DescribeConfigs asking for documentation: ~100 KB no start-up needs.
+    import json
+
     docs: dict[str, dict[str, str | None]] = json.loads(
         (Path(__file__).parent / "kafka_config_docs.json").read_text(encoding="utf-8"))
     return docs
@@ -490,6 +491,8 @@ class DynamicBrokerConfigs:
         self.cluster_default: dict[str, str] = {}
         self._brokers: dict[str, dict[str, str]] = {}
         if self._path.exists():
+            import json  # only for a data directory that has dynamic configs
+
             doc = json.loads(self._path.read_text())
             self.cluster_default = dict(doc.get("cluster_default", {}))
             self._brokers = {node: dict(values) for node, values in doc.get("brokers", {}).items() if values}
@@ -520,6 +523,8 @@ class DynamicBrokerConfigs:
         self._save()
 
     def _save(self) -> None:
+        import json
+
         doc: dict[str, Any] = {"version": _FORMAT_VERSION, "cluster_default": self.cluster_default,
                                "brokers": self._brokers}
         tmp = self._path.with_suffix(".json.tmp")

@@ -36,7 +36,6 @@ change.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -127,7 +126,11 @@ class Features:
         """The levels kept in `data_dir` (a new cluster's where none are), then `kemu.features` over them."""
         path = None if data_dir is None else data_dir / FILE
         features = cls(path=path)
-        kept = json.loads(path.read_text()) if path is not None and path.exists() else None
+        kept = None
+        if path is not None and path.exists():
+            import json  # a new cluster at the default levels keeps no file, and start-up needs no json
+
+            kept = json.loads(path.read_text())
         if kept is not None:
             # A fixed feature is at its level whatever an older kemu kept (share.version and streams.version
             # were 0 before share and streams groups were served).
@@ -147,6 +150,8 @@ class Features:
     def _persist(self) -> None:
         if self.path is None:
             return
+        import json
+
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps({"finalized": self.finalized, "epoch": self.epoch}, indent=1) + "\n")
         os.replace(tmp, self.path)

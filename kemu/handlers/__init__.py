@@ -20,14 +20,13 @@ the lowest served version for Produce, as Kafka 4's broker listener advertises i
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import re
 from collections.abc import Awaitable, Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from kemu.handlers.versions import ADVERTISED_MIN, NARROWED
-from kemu.wire.apis import VERSIONS, get_api
+from kemu.wire.apis import VERSIONS, get_api, source_modules
 from kemu.wire.schema import Api
 
 if TYPE_CHECKING:
@@ -109,20 +108,20 @@ class Handler:
 @cache
 def all_handlers() -> dict[int, Handler]:
     found: dict[int, Handler] = {}
-    for info in pkgutil.iter_modules(__path__):
-        name = _MODULE_NAME.fullmatch(info.name)
+    for module in source_modules(__path__):
+        name = _MODULE_NAME.fullmatch(module)
         if name is None:
             continue
         key = int(name.group(1))
         declared = VERSIONS.get(key)
         if declared is None:
-            raise RuntimeError(f"{info.name}: no wire declaration for API key {key}")
+            raise RuntimeError(f"{module}: no wire declaration for API key {key}")
         low, high = NARROWED.get(key, declared)
         if low < declared[0] or high > declared[1] or low > high:
-            raise RuntimeError(f"{info.name}: versions {low}-{high} outside the declared {declared[0]}-{declared[1]}")
+            raise RuntimeError(f"{module}: versions {low}-{high} outside the declared {declared[0]}-{declared[1]}")
         if key in found:
             raise RuntimeError(f"API key {key} handled twice")
-        found[key] = Handler(key, None, low, high, module_name=f"{__name__}.{info.name}",
+        found[key] = Handler(key, None, low, high, module_name=f"{__name__}.{module}",
                              advertised_min_version=ADVERTISED_MIN.get(key))
     if stray := sorted((NARROWED.keys() | ADVERTISED_MIN.keys()) - found.keys()):
         raise RuntimeError(f"kemu.handlers.versions narrows API keys no module handles: {stray}")

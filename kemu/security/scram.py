@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import os
 import re
 from pathlib import Path
@@ -77,6 +76,8 @@ class ScramCredentialStore:
         self._path = None if data_dir is None else data_dir / CREDENTIALS_FILE
         self._credentials: dict[tuple[str, str], ScramCredential] = {}
         if self._path is not None and self._path.exists():
+            import json  # only for a data directory with credentials: start-up needs no json
+
             for entry in json.loads(self._path.read_text())["credentials"]:
                 self._credentials[(entry["user"], entry["mechanism"])] = ScramCredential(
                     base64.b64decode(entry["salt"]), base64.b64decode(entry["stored_key"]),
@@ -104,6 +105,8 @@ class ScramCredentialStore:
     def _save(self) -> None:
         if self._path is None:
             return
+        import json
+
         entries = [{"user": user, "mechanism": mech, "salt": base64.b64encode(c.salt).decode(),
                     "stored_key": base64.b64encode(c.stored_key).decode(),
                     "server_key": base64.b64encode(c.server_key).decode(), "iterations": c.iterations}

@@ -2,7 +2,8 @@
 
 The package's `__init__` also imports its command-line tool and `importlib.metadata` (for its version),
 which costs tens of milliseconds of every broker start. So the extension module is loaded on its own,
-straight from the package's folder, falling back to the ordinary import if that ever fails.
+straight from the package's folder, falling back to the ordinary import if that ever fails, and only when
+the first checksum is asked for. Read it as `checksum.crc32c` where an import should not load it.
 """
 
 from __future__ import annotations
@@ -32,4 +33,13 @@ def _load() -> Callable[..., int]:
     return crc32c.crc32c
 
 
-crc32c: Callable[..., int] = _load()
+crc32c: Callable[..., int]
+"""CRC-32C of the bytes given (after the CRC so far, the second argument). Loaded on first use (`__getattr__`):
+a broker serves Metadata and ApiVersions without finding the package or loading its extension."""
+
+
+def __getattr__(name: str) -> object:
+    if name != "crc32c":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    loaded = globals()["crc32c"] = _load()
+    return loaded

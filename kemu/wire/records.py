@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from enum import IntEnum
 from typing import NamedTuple
 
-from kemu.wire.checksum import crc32c
+from kemu.wire import checksum  # its crc32c loads on the first checksum
 from kemu.wire.compression import CompressionError, CompressionType, DecompressedTooLarge, compress, decompress
 from kemu.wire.errors import CodedError, ErrorCode
 
@@ -238,7 +238,7 @@ def make_attributes(
 
 def crc_of(batch: bytes | bytearray | memoryview) -> int:
     """The CRC-32C a v2 batch must carry: over attributes through the end."""
-    return crc32c(memoryview(batch)[ATTRIBUTES_OFFSET:])
+    return checksum.crc32c(memoryview(batch)[ATTRIBUTES_OFFSET:])
 
 
 class RecordBatch:
@@ -422,7 +422,8 @@ def rewrite_header(
         return
     _ATTRIBUTES.pack_into(buf, ATTRIBUTES_OFFSET, new_attributes)
     _MAX_TIMESTAMP.pack_into(buf, MAX_TIMESTAMP_OFFSET, new_max)
-    crc = crc_of(buf) if payload is None else crc32c(payload, crc32c(memoryview(buf)[ATTRIBUTES_OFFSET:HEADER_SIZE]))
+    crc = (crc_of(buf) if payload is None
+           else checksum.crc32c(payload, checksum.crc32c(memoryview(buf)[ATTRIBUTES_OFFSET:HEADER_SIZE])))
     _CRC.pack_into(buf, CRC_OFFSET, crc)
 
 
@@ -681,7 +682,7 @@ def build_batch(
             len(items),
         )
     )
-    crc = crc32c(payload, crc32c(memoryview(header)[ATTRIBUTES_OFFSET:]))
+    crc = checksum.crc32c(payload, checksum.crc32c(memoryview(header)[ATTRIBUTES_OFFSET:]))
     _CRC.pack_into(header, CRC_OFFSET, crc)
     return bytes(header) + payload
 
@@ -708,7 +709,7 @@ def build_one_record_batch(key: bytes | None, value: bytes | None, timestamp: in
                                    MAGIC_V2, 0, attributes, 0, timestamp, timestamp, producer_id,
                                    producer_epoch, NO_SEQUENCE, 1))
     batch += payload
-    _CRC.pack_into(batch, CRC_OFFSET, crc32c(memoryview(batch)[ATTRIBUTES_OFFSET:]))
+    _CRC.pack_into(batch, CRC_OFFSET, checksum.crc32c(memoryview(batch)[ATTRIBUTES_OFFSET:]))
     return bytes(batch)
 
 

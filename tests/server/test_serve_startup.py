@@ -22,6 +22,8 @@ try:
 finally:
     print("modules: " + " ".join(sorted(sys.modules)), file=sys.stderr)
     print(f"gc: {gc.isenabled()} {gc.get_freeze_count()}", file=sys.stderr)
+    checksum = sys.modules.get("kemu.wire.checksum")
+    print(f"crc32c: {checksum is not None and 'crc32c' in vars(checksum)}", file=sys.stderr)
 """
 
 HANDLE = {"kemu.testing.broker", "kemu.testing.served", "kemu.testing.faults", "kemu.testing.transcript"}
@@ -29,15 +31,22 @@ HANDLE = {"kemu.testing.broker", "kemu.testing.served", "kemu.testing.faults", "
 
 def served(*args: str) -> tuple[set[str], str]:
     """The modules of a `kemu serve` that answered one Metadata and was stopped by SIGTERM, and its gc line."""
+    modules, lines = served_lines(*args)
+    return modules, lines["gc"]
+
+
+def served_lines(*args: str) -> tuple[set[str], dict[str, str]]:
+    """The modules of a `kemu serve` that answered one Metadata and was stopped by SIGTERM, and the driver's
+    other lines by their label."""
     with kemu_serve(*args, launcher=("-c", DRIVER)) as (process, host, port):
         assert metadata(host, port)["brokers"] == [{"node_id": 1, "host": host, "port": port, "rack": None}]
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
         assert process.stderr is not None
         lines = process.stderr.read().splitlines()
-    [listed] = [line for line in lines if line.startswith("modules: ")]
-    [collector] = [line for line in lines if line.startswith("gc: ")]
-    return set(listed.removeprefix("modules: ").split()), collector
+    labelled = dict(line.split(": ", 1) for line in lines
+                    if line.startswith(("modules: ", "gc: ", "crc32c: ")))
+    return set(labelled.pop("modules").split()), labelled
 
 
 def served_modules(*args: str) -> set[str]:
@@ -48,7 +57,7 @@ def test_start_up_objects_are_frozen_out_of_collections_once_serving() -> None:
     # The collector is off while kemu serve starts and back once it serves, with start-up's tens of
     # thousands of long-lived objects set aside (gc.freeze) rather than walked by every full collection.
     _, collector = served()
-    enabled, frozen = collector.removeprefix("gc: ").split()
+    enabled, frozen = collector.split()
     assert enabled == "True" and int(frozen) > 10_000
 
 
@@ -77,6 +86,15 @@ def test_serve_without_observers_never_loads_the_handle_or_unasked_apis() -> Non
     assert not modules & {"kemu.authorizer.standard", "kemu.authorizer.store"}
     # Binding an ASCII listen address needs no idna codec (kemu.server.listener._ascii).
     assert not modules & {"encodings.idna", "stringprep"}
+
+
+def test_serve_reads_no_json_lists_no_packages_and_loads_no_crc32c() -> None:
+    # A new data directory has no topics, dynamic configs, feature levels or credentials to read, and nothing
+    # is written as JSON before a topic is created; the handler and declaration modules are listed from
+    # their folders, without pkgutil; no record batch was checked, so the CRC-32C extension is not loaded.
+    modules, lines = served_lines()
+    assert not modules & {"json", "pkgutil"}
+    assert lines["crc32c"] == "False"
 
 
 def test_serve_with_a_transcript_file_runs_through_the_handle(tmp_path: Path) -> None:

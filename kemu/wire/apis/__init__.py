@@ -10,9 +10,9 @@ them all).
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from types import MappingProxyType
 from typing import Final
@@ -98,18 +98,35 @@ _MODULE_NAME = re.compile(r"k(\d\d)_\w+")
 _loaded: dict[int, Api] = {}
 
 
+def source_modules(folders: Iterable[str]) -> Iterator[str]:
+    """The names of the modules (`name.py`) in a package's folders, each once, folder by folder in file-name
+    order: what `pkgutil.iter_modules` lists of kemu's own packages, which hold only source modules, without
+    importing pkgutil or asking every file name of every suffix an import could load (~1 ms of a start)."""
+    seen: set[str] = set()
+    for folder in folders:
+        try:
+            files = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for file in files:
+            name, dot, suffix = file.partition(".")
+            if dot and suffix == "py" and name != "__init__" and name not in seen:
+                seen.add(name)
+                yield name
+
+
 @cache
 def declaration_modules() -> Mapping[int, str]:
     """Each API key's declaration module, by its file name (nothing imported)."""
     found: dict[int, str] = {}
-    for info in pkgutil.iter_modules(__path__):
-        name = _MODULE_NAME.fullmatch(info.name)
+    for module in source_modules(__path__):
+        name = _MODULE_NAME.fullmatch(module)
         if name is None:
             continue
         key = int(name.group(1))
         if key in found:
-            raise RuntimeError(f"API key {key} declared twice: {found[key]} and {info.name}")
-        found[key] = f"{__name__}.{info.name}"
+            raise RuntimeError(f"API key {key} declared twice: {found[key]} and {module}")
+        found[key] = f"{__name__}.{module}"
     return MappingProxyType(found)
 
 

@@ -64,3 +64,12 @@ def test_a_count_of_two_to_the_31_is_answered_at_once_and_the_broker_serves_on(c
     assert result["error_code"] == ErrorCode.UNKNOWN_SERVER_ERROR
     assert metadata_partitions(conn, "t") == [0]
     assert conn.request(18, 3, {"client_software_name": "t", "client_software_version": "1"})["error_code"] == 0
+
+
+def test_topics_go_to_the_controller_in_the_order_of_javas_hash_set(conn: Connection) -> None:
+    # ControllerApis hands the controller the names in its HashSet's order ("a" before "b"), which decides
+    # the topic that overflows the request's 10000 records, and lists the results so.
+    create_topic(conn, "a")
+    create_topic(conn, "b")
+    results = grow(conn, 3, ("b", 6_001, None), ("a", 6_001, None), validate_only=True)
+    assert [(r["name"], r["error_code"]) for r in results] == [("a", 0), ("b", ErrorCode.UNKNOWN_SERVER_ERROR)]

@@ -11,10 +11,12 @@ PartitionRecord per added partition. A topic that overflows it fails with UNKNOW
 (its BoundedListTooLongException is caught per topic as an unexpected error, and ApiError never carries a
 message for UNKNOWN_SERVER_ERROR), yet the records the list took before it overflowed stay in the result the
 controller commits: without validate_only the topic still grows by what was left of the 10000, and every
-topic after it that would add any fails alike. A count near 2^31 is refused before anything is sized by it
-(Kafka's placer fails to make its list first: nothing is added). Released Kafka has no other
-CreatePartitions limit: the "Excessively large number of partitions per request." POLICY_VIOLATION is
-CreateTopics' only.
+topic after it that would add any fails alike. More than 10000 topics handed to the controller (duplicates
+and unauthorized ones are not) overflow its list of results instead, outside that catch: the whole request
+is POLICY_VIOLATION "Unable to perform excessively large batch operation.". A count near 2^31 is refused
+before anything is sized by it (Kafka's placer fails to make its list first: nothing is added). Released
+Kafka has no other CreatePartitions limit: the "Excessively large number of partitions per request."
+POLICY_VIOLATION is CreateTopics' only.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kemu.admin.topics import MAX_RECORDS_PER_USER_OP, assignment_problem, unreachable_factor
+from kemu.admin.topics import MAX_RECORDS_PER_USER_OP, TOO_MANY_RECORDS, assignment_problem, unreachable_factor
 from kemu.broker.broker import BrokerCore
 from kemu.broker.creation import PartitionCreation
+from kemu.broker.errors import ApiError
 from kemu.broker.partition import Partition
 from kemu.broker.topics import Topic
 from kemu.wire.errors import ErrorCode
@@ -74,6 +77,11 @@ def plan_partitions(
     counts = Counter(names)  # not names.count per name: quadratic in a client's 10^6-topic request
     duplicates = {name: None for name, seen in counts.items() if seen > 1}  # ordered, and O(1) `in`
     outcomes = [PartitionsOutcome(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name.") for name in duplicates]
+    if len(counts) - len(duplicates) > MAX_RECORDS_PER_USER_OP:
+        # The controller keeps its per-topic results in a BoundedList too, and adds to it outside the per-topic
+        # catch: the overflow fails the whole request, nothing committed (probed on Kafka 4.3.1: 10001 unknown
+        # topics, each POLICY_VIOLATION; 10000 each UNKNOWN_TOPIC_OR_PARTITION).
+        raise ApiError(ErrorCode.POLICY_VIOLATION, TOO_MANY_RECORDS)
     budget = MAX_RECORDS_PER_USER_OP
     creation = PartitionCreation(broker)
     for request in requested:

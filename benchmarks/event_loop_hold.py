@@ -7,9 +7,10 @@ ApiVersions back to back on a connection of its own, and big requests one at a t
 For each request it prints the request's own round trip and the longest ApiVersions round trip of the pinger
 while it ran, in ms: that ping waited for whatever held the loop. The goal is a longest ping under 100 ms for
 every request, on a quiet machine; each run starts a fresh broker, and with several runs the table shows the
-median and the spread (min-max). The requests: CreateTopics of all the topics, Metadata of all, DescribeConfigs
-and IncrementalAlterConfigs of all, ListOffsets and DescribeLogDirs of all their partitions, a Produce of
-~50 MiB over 50 partitions and the Fetch of it, a Fetch of many small batches, and DeleteTopics of all.
+median and the spread (min-max). The requests: CreateTopics of all the topics (5,000 a request, the most
+Kafka's controller takes), Metadata of all, DescribeConfigs and IncrementalAlterConfigs of all, ListOffsets and
+DescribeLogDirs of all their partitions, a Produce of ~50 MiB over 50 partitions and the Fetch of it, a Fetch
+of many small batches, and DeleteTopics of all (10,000 a request).
 
 Each API is used once with a small request first: its first use loads its handler module, a one-time cost
 of 10-50 ms that is not what is measured. Every request is encoded before the pinger's figures are taken and
@@ -44,6 +45,10 @@ API_VERSIONS = (18, 3)
 BIG_PARTITIONS, BIG_BATCH_BYTES = 50, 1_000_000  # ~50 MiB in one Produce
 SMALL_PARTITIONS, SMALL_ROUNDS = 20, 500  # 10,000 batches of 10 small records
 SETTLE_S = 0.2  # between requests: the answer's check and the socket's buffers done with
+# The most one request may change: Kafka's controller writes a request's records in a list of at most 10,000
+# (a topic of one partition is 2: its TopicRecord and PartitionRecord; a deletion 1, its RemoveTopicRecord) and
+# refuses, or fails the topics past it, so more topics than that are created and deleted a chunk at a time.
+CREATE_CHUNK, DELETE_CHUNK = 5_000, 10_000
 
 
 @dataclass
@@ -145,9 +150,10 @@ class Requests:
         def add(name: str, api_key: int, version: int, body: dict[str, Any]) -> None:
             self.steps.append((name, (api_key, version), _frame(api_key, version, body)))
 
-        add(f"CreateTopics ({topics} topics)", 19, 7, {"topics": [
-            {"name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
-            for name in names], "timeout_ms": 60000, "validate_only": False})
+        for chunk in _chunks(names, CREATE_CHUNK):
+            add(f"CreateTopics ({len(chunk)} topics)", 19, 7, {"topics": [
+                {"name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
+                for name in chunk], "timeout_ms": 60000, "validate_only": False})
         add("Metadata (all topics)", 3, 12, {"topics": None, "allow_auto_topic_creation": False,
                                              "include_topic_authorized_operations": False})
         add(f"DescribeConfigs ({topics} topics)", 32, 4, {"resources": [
@@ -169,12 +175,17 @@ class Requests:
         self.small_produce = _frame(0, 9, _produce(small_topic, dict.fromkeys(range(SMALL_PARTITIONS), small)))
         add(f"Fetch ({SMALL_PARTITIONS * SMALL_ROUNDS} batches of 10 records)", 1, 12,
             _fetch(small_topic, SMALL_PARTITIONS, 50 * 1024 * 1024))
-        add(f"DeleteTopics ({len(every)} topics)", 20, 6, {"topics": [
-            {"name": name, "topic_id": uuid.UUID(int=0)} for name in every], "timeout_ms": 60000})
+        for chunk in _chunks(every, DELETE_CHUNK):
+            add(f"DeleteTopics ({len(chunk)} topics)", 20, 6, {"topics": [
+                {"name": name, "topic_id": uuid.UUID(int=0)} for name in chunk], "timeout_ms": 60000})
         self.setup = _frame(19, 7, {"topics": [
             {"name": name, "num_partitions": count, "replication_factor": 1, "assignments": [], "configs": []}
             for name, count in ((big_topic, BIG_PARTITIONS), (small_topic, SMALL_PARTITIONS))],
             "timeout_ms": 60000, "validate_only": False})
+
+
+def _chunks(names: list[str], size: int) -> list[list[str]]:
+    return [names[start:start + size] for start in range(0, len(names), size)]
 
 
 def run_once(topics: int, progress: Callable[[str], None]) -> tuple[float, list[Step]]:

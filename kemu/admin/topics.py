@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kemu.broker import topic_configs
@@ -34,6 +34,13 @@ log = logging.getLogger(__name__)
 # holds the event loop a few ms (128 held it 46 ms on a loaded machine); the handler paces the yields.
 DELETE_SLICE_PARTITIONS = 16
 MAX_PARTITIONS_PER_REQUEST = 10_000  # the controller refuses larger batches as a policy violation
+# The controller builds the metadata records of one request in a BoundedList this long (QuorumController's
+# MAX_RECORDS_PER_USER_OP); a request whose records overflow it is refused as a policy violation, thus.
+MAX_RECORDS_PER_USER_OP = 10_000
+TOO_MANY_RECORDS = "Unable to perform excessively large batch operation."
+# A ConfigRecord of min.insync.replicas comes with a ClearElrRecord while eligible leader replicas are on,
+# which they always are in kemu (eligible.leader.replicas.version is fixed at 1: kemu.broker.features).
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
 
 
 @dataclass(slots=True)
@@ -84,8 +91,12 @@ def plan_topics(broker: BrokerCore, requested: Sequence[NewTopic], validate_only
     """The answers, and the creation that makes them true once run (`PartitionCreation.step` until done,
     then `finish`): the topics exist for other requests only then."""
     plan = TopicPlan(broker, requested, validate_only, describe=describe)
-    while not plan.step():
-        pass
+    try:
+        while not plan.step():
+            pass
+    except BaseException:
+        plan.creation.abandon()  # the names the slices before reserved (a refusal of the whole request)
+        raise
     return plan.result()
 
 
@@ -111,6 +122,7 @@ class TopicPlan:
         self.outcomes: list[CreateOutcome] = []
         self.creation = PartitionCreation(broker)
         self._next = 0
+        self.records = 0  # the metadata records of the topics planned so far (`topic_records`)
 
     def _errors(self) -> dict[str, tuple[ErrorCode, str | None]]:
         """The errors that depend on the registry, taken as it is when the plan begins (a topic deleted while
@@ -154,6 +166,7 @@ class TopicPlan:
                 self.outcomes.append(layout)
                 continue
             overrides = {name: value for name, value in topic.configs if value is not None}
+            self._count_records(topic_records(overrides, len(layout)))
             created = Topic(topic.name, random_uuid(), [
                 Partition(topic=topic.name, index=index, replicas=list(replicas))
                 for index, replicas in sorted(layout.items())
@@ -166,6 +179,14 @@ class TopicPlan:
                 configs=topic_configs.effective(overrides, broker.config_layers()) if self.describe else ()))
         self._next += self.SLICE
         return self._next >= len(self.effective)
+
+    def _count_records(self, records: int) -> None:
+        # ReplicationControlManager.createTopics adds each topic's records to one BoundedList, validate_only or
+        # not; the overflow escapes its per-topic catch of ApiException, so the controller refuses the whole
+        # request (EventHandlerExceptionInfo: POLICY_VIOLATION), every topic of it answered alike.
+        self.records += records
+        if self.records > MAX_RECORDS_PER_USER_OP:
+            raise ApiError(ErrorCode.POLICY_VIOLATION, TOO_MANY_RECORDS)
 
     def result(self) -> tuple[list[CreateOutcome], PartitionCreation]:
         outcomes = list(self.outcomes)
@@ -188,6 +209,13 @@ def _check_total_partitions(broker: BrokerCore, topics: Sequence[NewTopic]) -> N
             total += topic.num_partitions
     if total > MAX_PARTITIONS_PER_REQUEST:
         raise ApiError(ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request.")
+
+
+def topic_records(overrides: Mapping[str, str], partitions: int) -> int:
+    """The metadata records the controller writes for a new topic: its TopicRecord, a ConfigRecord per config
+    key (and a ClearElrRecord for min.insync.replicas), a PartitionRecord per partition. A topic refused on its
+    own writes none."""
+    return 1 + len(overrides) + (MIN_INSYNC_REPLICAS in overrides) + partitions
 
 
 def _layout(broker: BrokerCore, topic: NewTopic) -> dict[int, list[int]] | CreateOutcome:

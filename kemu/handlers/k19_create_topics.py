@@ -8,8 +8,9 @@ topic config with its source; v6 may be throttled (kemu never throttles); v7 ret
 The checks and messages are the KRaft controller's: illegal or colliding names, TOPIC_ALREADY_EXISTS,
 INVALID_CONFIG, then partitions / replication factor / manual assignment; duplicate names in one request
 and `__cluster_metadata` are INVALID_REQUEST; more than 10000 partitions in one request is a
-POLICY_VIOLATION for every topic. `timeout_ms` is moot: creation completes before the response (the logs
-are made a few at a time, other connections served in between: kemu.broker.creation).
+POLICY_VIOLATION for every topic, and so is more than 10000 metadata records (kemu.admin.topics.topic_records:
+a topic of 10000 partitions is 10001), validate_only or not. `timeout_ms` is moot: creation completes before
+the response (the logs are made a few at a time, other connections served in between: kemu.broker.creation).
 """
 
 from __future__ import annotations

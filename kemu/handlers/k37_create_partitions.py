@@ -9,6 +9,7 @@ before the response). Checks and messages: kemu.admin.partitions (Kafka's KRaft 
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from kemu.admin.partitions import NewPartitions, plan_partitions
@@ -16,6 +17,7 @@ from kemu.handlers import _authorize as authz
 from kemu.handlers._creating import create
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder
+from kemu.hashing import java_hash_map_order
 from kemu.wire.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -38,14 +40,22 @@ async def handle(ctx: RequestContext, request: Incoming[CreatePartitionsRequest]
                       None if t["assignments"] is None else [list(a["broker_ids"]) for a in t["assignments"]])
         for t in body["topics"]
     ]
-    alterable = authz.allowed_names(ctx, authz.ALTER, authz.TOPIC, (t.name for t in wanted))
+    # ControllerApis.createPartitions: duplicate names answered first (in the order of their HashSet), then the
+    # topics not alterable, then the controller's results; only the names given once are checked, and handed
+    # to the controller in the order of the HashSet of the names.
+    counts = Counter(t.name for t in wanted)
+    duplicates = [name for name, seen in counts.items() if seen > 1]
+    once = [name for name in java_hash_map_order(counts) if counts[name] == 1]
+    alterable = authz.allowed_names(ctx, authz.ALTER, authz.TOPIC, once)
+    entry = {t.name: t for t in wanted if counts[t.name] == 1}
     outcomes = await create(ctx.broker, lambda: plan_partitions(
-        ctx.broker, [t for t in wanted if t.name in alterable], body["validate_only"]))
+        ctx.broker, [entry[name] for name in once if name in alterable], body["validate_only"]))
     results: list[CreatePartitionsResponseResults] = [
-        {"name": o.name, "error_code": int(o.error), "error_message": o.message} for o in outcomes
-    ]
-    results += [{"name": t.name, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "error_message": None}
-                for t in wanted if t.name not in alterable]
+        {"name": name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "Duplicate topic name."}
+        for name in java_hash_map_order(duplicates)]
+    results += [{"name": name, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "error_message": None}
+                for name in once if name not in alterable]
+    results += [{"name": o.name, "error_code": int(o.error), "error_message": o.message} for o in outcomes]
     return {"results": results}
 
 

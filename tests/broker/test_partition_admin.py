@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kemu.admin import partitions as partitions_admin
 from kemu.admin.partitions import NewPartitions, PartitionsOutcome, create_partitions
 from kemu.admin.topics import NewTopic, create_topics
 from kemu.broker.broker import BrokerCore
@@ -66,7 +67,6 @@ def test_manual_assignment_and_validate_only(broker: BrokerCore) -> None:
      "The manual partition assignment includes an empty replica list."),
     (NewPartitions("t", 2, [[1, 1]]), ErrorCode.INVALID_REPLICA_ASSIGNMENT,
      "The manual partition assignment includes the broker 1 more than once."),
-    (NewPartitions("t", 20_000), ErrorCode.UNKNOWN_SERVER_ERROR, None),
 ])
 def test_refusals(broker: BrokerCore, wanted: NewPartitions, error: ErrorCode, message: str | None) -> None:
     assert create_partitions(broker, [wanted], False) == [PartitionsOutcome(wanted.name, error, message)]
@@ -96,3 +96,39 @@ def test_a_count_of_two_to_the_31_is_refused_before_any_partition_is_planned(bro
     [outcome] = create_partitions(broker, [NewPartitions("u", 2**31 - 1)], validate_only=False)
     assert outcome.error == ErrorCode.UNKNOWN_SERVER_ERROR
     assert len(broker.topics.get("u").partitions) == 1  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("validate_only", [False, True])
+def test_the_topic_that_overflows_the_records_keeps_what_the_list_took(
+        broker: BrokerCore, monkeypatch: pytest.MonkeyPatch, validate_only: bool) -> None:
+    # Kafka keeps the PartitionRecords its BoundedList took before the overflow: the failing topic grows by
+    # what was left, every later one that would add any fails. A limit of 10 stands for 10000.
+    monkeypatch.setattr(partitions_admin, "MAX_RECORDS_PER_USER_OP", 10)
+    create_topics(broker, [NewTopic("u"), NewTopic("v"), NewTopic("w")])
+    outcomes = create_partitions(broker, [NewPartitions("t", 8), NewPartitions("u", 6), NewPartitions("v", 2),
+                                          NewPartitions("w", 1)], validate_only)
+    assert outcomes == [PartitionsOutcome("t"), PartitionsOutcome("u", ErrorCode.UNKNOWN_SERVER_ERROR),
+                        PartitionsOutcome("v", ErrorCode.UNKNOWN_SERVER_ERROR),
+                        PartitionsOutcome("w", ErrorCode.INVALID_PARTITIONS, "Topic already has 1 partition(s).")]
+    grown = [partitions(broker, name) for name in "tuvw"]
+    assert grown == ([1, 1, 1, 1] if validate_only else [8, 4, 1, 1])
+
+
+def test_exactly_the_records_left_is_no_overflow(broker: BrokerCore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(partitions_admin, "MAX_RECORDS_PER_USER_OP", 10)
+    assert create_partitions(broker, [NewPartitions("t", 11)], False) == [PartitionsOutcome("t")]
+    assert partitions(broker) == 11
+
+
+def test_manual_assignments_past_the_records_keep_the_first(broker: BrokerCore,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(partitions_admin, "MAX_RECORDS_PER_USER_OP", 2)
+    outcomes = create_partitions(broker, [NewPartitions("t", 4, [[1], [1], [1]])], False)
+    assert outcomes == [PartitionsOutcome("t", ErrorCode.UNKNOWN_SERVER_ERROR)]
+    assert partitions(broker) == 3
+
+
+def test_the_limit_is_ten_thousand_partitions_records(broker: BrokerCore) -> None:
+    assert create_partitions(broker, [NewPartitions("t", 10_001)], True) == [PartitionsOutcome("t")]
+    assert create_partitions(broker, [NewPartitions("t", 10_002)], True) == [
+        PartitionsOutcome("t", ErrorCode.UNKNOWN_SERVER_ERROR)]

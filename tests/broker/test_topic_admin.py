@@ -13,6 +13,7 @@ from kemu.admin.topics import (
     DeleteOutcome,
     NewTopic,
     auto_create_topic,
+    auto_create_topics,
     create_topics,
     delete_logs,
     delete_topics,
@@ -234,3 +235,25 @@ def test_recreated_topic_gets_a_new_id(broker: BrokerCore) -> None:
     delete(broker, ["t"], [], version=6)
     [second] = create_topics(broker, [NewTopic("t")])
     assert first.topic_id != second.topic_id
+
+
+def test_too_many_records_refuses_the_request_and_releases_its_names(broker: BrokerCore) -> None:
+    # More than one slice of topics (TopicPlan.SLICE), so names were reserved before the overflow.
+    wanted = [NewTopic(f"t{index}", 1, 1) for index in range(100)] + [NewTopic("big", 9_900, 1)]
+    with pytest.raises(ApiError) as caught:
+        create_topics(broker, wanted)
+    assert caught.value.code == ErrorCode.POLICY_VIOLATION
+    assert caught.value.message == "Unable to perform excessively large batch operation."
+    assert len(broker.topics) == 0 and not broker.creating
+    [outcome] = create_topics(broker, [NewTopic("t0", 1, 1)])
+    assert outcome.error == ErrorCode.NONE
+
+
+def test_auto_creation_past_the_record_limit_creates_none() -> None:
+    broker = BrokerCore(BrokerConfig(num_partitions=5_000), VirtualClock())  # two topics: 10002 records
+    try:
+        codes = auto_create_topics(broker, ["a", "b"])
+        assert codes == {"a": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "b": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+        assert len(broker.topics) == 0 and not broker.creating
+    finally:
+        broker.close()

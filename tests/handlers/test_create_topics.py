@@ -107,6 +107,62 @@ def test_mixed_request(broker: Broker, conn: Connection) -> None:
     assert [t.name for t in broker.broker.topics] == ["ok"]
 
 
+TOO_MANY_RECORDS = "Unable to perform excessively large batch operation."
+
+
+def answers(body: dict[str, Any]) -> list[tuple[str, int, str | None]]:
+    return [(r["name"], r["error_code"], r["error_message"]) for r in body["topics"]]
+
+
+@pytest.mark.parametrize("validate_only", [False, True])
+def test_a_topic_past_the_controllers_record_limit_is_refused(broker: Broker, conn: Connection,
+                                                              validate_only: bool) -> None:
+    # 10000 partitions are allowed by partition count, but with its TopicRecord the topic is 10001 records.
+    body = conn.request(KEY, 7, {"topics": [topic("a", 10_000)], "validate_only": validate_only})
+    assert answers(body) == [("a", 44, TOO_MANY_RECORDS)]
+    assert len(broker.broker.topics) == 0 and not broker.broker.creating
+
+
+def test_a_topic_of_exactly_the_record_limit_is_accepted(conn: Connection) -> None:
+    body = conn.request(KEY, 7, {"topics": [topic("a", 9_999)], "validate_only": True})
+    assert answers(body) == [("a", 0, None)]
+    assert body["topics"][0]["num_partitions"] == 9_999
+
+
+def test_the_limit_counts_the_whole_request_and_fails_all_of_it(broker: Broker, conn: Connection) -> None:
+    # Each alone fits; together 10002 records. The duplicate pair is answered with the rest (getErrorResponse
+    # echoes every topic the request names), not as INVALID_REQUEST.
+    body = conn.request(KEY, 4, {"topics": [topic("a", 9_999), topic("b"), topic("d"), topic("d")]})
+    assert answers(body) == [("a", 44, TOO_MANY_RECORDS), ("b", 44, TOO_MANY_RECORDS),
+                             ("d", 44, TOO_MANY_RECORDS), ("d", 44, TOO_MANY_RECORDS)]
+    assert len(broker.broker.topics) == 0 and not broker.broker.creating
+
+
+def test_refused_topics_write_no_records(conn: Connection) -> None:
+    # 9999 records of "a"; the two refused topics would be two more each (10000 partitions in all: allowed).
+    conn.request(KEY, 7, {"topics": [topic("exists")]})
+    body = conn.request(KEY, 7, {"topics": [
+        topic("a", 9_998), topic("exists"), topic("bad", configs=[{"name": "cleanup.policy", "value": "bogus"}]),
+        topic("twice"), topic("twice")], "validate_only": True})
+    assert [(name, code) for name, code, _ in answers(body)] == [("a", 0), ("exists", 36), ("bad", 40),
+                                                                 ("twice", 42)]
+
+
+def config(name: str, value: str) -> dict[str, str]:
+    return {"name": name, "value": value}
+
+
+@pytest.mark.parametrize(("partitions", "configs", "code"), [
+    (9_998, [config("retention.ms", "1000")], 0),  # one ConfigRecord
+    (9_998, [config("retention.ms", "1000"), config("retention.ms", "2000")], 0),  # one key, one record
+    (9_998, [config("min.insync.replicas", "1")], 44),  # its ConfigRecord and a ClearElrRecord
+    (9_997, [config("min.insync.replicas", "1")], 0),
+])
+def test_config_records_count(conn: Connection, partitions: int, configs: list[dict[str, str]], code: int) -> None:
+    body = conn.request(KEY, 7, {"topics": [topic("a", partitions, configs=configs)], "validate_only": True})
+    assert body["topics"][0]["error_code"] == code
+
+
 def test_too_many_partitions_fails_every_topic(broker: Broker, conn: Connection) -> None:
     body = conn.request(KEY, 7, {"topics": [topic("a", 10_000), topic("b", 1)]})
     assert [(r["name"], r["error_code"], r["error_message"]) for r in body["topics"]] == [

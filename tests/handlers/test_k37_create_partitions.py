@@ -64,3 +64,26 @@ def test_a_count_of_two_to_the_31_is_answered_at_once_and_the_broker_serves_on(c
     assert result["error_code"] == ErrorCode.UNKNOWN_SERVER_ERROR
     assert metadata_partitions(conn, "t") == [0]
     assert conn.request(18, 3, {"client_software_name": "t", "client_software_version": "1"})["error_code"] == 0
+
+
+def test_topics_go_to_the_controller_in_the_order_of_javas_hash_set(conn: Connection) -> None:
+    # ControllerApis hands the controller the names in its HashSet's order ("a" before "b"), which decides
+    # the topic that overflows the request's 10000 records, and lists the results so.
+    create_topic(conn, "a")
+    create_topic(conn, "b")
+    results = grow(conn, 3, ("b", 6_001, None), ("a", 6_001, None), validate_only=True)
+    assert [(r["name"], r["error_code"]) for r in results] == [("a", 0), ("b", ErrorCode.UNKNOWN_SERVER_ERROR)]
+
+
+def test_more_than_ten_thousand_topics_fail_the_whole_request(conn: Connection) -> None:
+    # The controller's list of per-topic results is bounded too, and its overflow escapes the per-topic
+    # catch: every entry of the request (both of a name given twice) POLICY_VIOLATION (Kafka 4.3.1, probed).
+    # A name given twice is not handed to the controller: 10001 others are too many, 10000 are not.
+    missing = [(f"m{index}", 2, None) for index in range(10_002)]
+    results = grow(conn, 3, *missing, missing[0], validate_only=True)
+    assert len(results) == 10_003
+    assert {(r["error_code"], r["error_message"]) for r in results} == {
+        (ErrorCode.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")}
+    results = grow(conn, 3, *missing[2:], missing[0], missing[0], validate_only=True)
+    assert len(results) == 10_001
+    assert {r["error_code"] for r in results} == {ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INVALID_REQUEST}

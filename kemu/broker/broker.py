@@ -26,6 +26,7 @@ from kemu.broker.errors import ApiError
 from kemu.broker.features import Features
 from kemu.broker.housekeeping import Housekeeping
 from kemu.broker.ids import new_cluster_id
+from kemu.broker.owed_answers import OwedAnswers
 from kemu.broker.partition import Partition
 from kemu.broker.storage import Storage
 from kemu.broker.topic_configs import log_defaults
@@ -109,6 +110,7 @@ class BrokerCore:
         # None while no client quota is set anywhere, so Produce and Fetch of a broker without quotas pay
         # nothing for them; made when the first quota is (or was, before a restart).
         self.throttling: Throttling | None = None
+        self.owed_answers = OwedAnswers()  # what every connection's answers owe, kemu.server's to keep
         if (self.data_dir / "kemu-client-quotas.json").exists():
             self.client_quotas_changed()
         self.housekeeping = Housekeeping(clock)

@@ -139,6 +139,9 @@ async def handle(ctx: RequestContext, request: Incoming[FetchRequest]) -> FetchR
         window = throttling.max_in_window(CONSUMER_BYTE_RATE, user_of(ctx.client.principal), ctx.client_id or "")
         if window is not None:
             max_bytes = min(max_bytes, int(window))
+    # Past the broker's bound on answers not yet sent (kemu.broker.owed_answers): what is left of it, and at
+    # least the first batch.
+    max_bytes = min(max_bytes, max(broker.owed_answers.left(), 1))
     min_bytes = min(body["min_bytes"], max_bytes)
     if targets and body["isolation_level"] not in ISOLATION_LEVELS:
         # KafkaApis builds its FetchParams (IsolationLevel.forId, which throws) only when some partition is

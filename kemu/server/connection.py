@@ -66,7 +66,7 @@ class Connection:
         # A plain socket is read and written through its descriptor (see `_receive`); TLS is not.
         self._fd = stream.socket.fileno() if isinstance(stream, trio.SocketStream) else None
         self.limits = limits
-        self.order = RequestOrder(MAX_PENDING, MAX_BUFFERED_RESPONSE_BYTES, trio.current_time())
+        self.order = RequestOrder(MAX_PENDING, MAX_BUFFERED_RESPONSE_BYTES, trio.current_time(), broker.owed_answers)
         # Set (and dropped) when a response has gone out; made only when the reader waits for one.
         self._sent: trio.Event | None = None
         # A task that finished a long poll and waits for the next one (see `_finish_later`), or None; and the
@@ -101,6 +101,7 @@ class Connection:
         try:
             await self._serve()
         finally:
+            self.order.release()
             self.broker.connection_closed(self.client.host, self.client.port)
             log.debug("connection from %s closed", self.name)
 

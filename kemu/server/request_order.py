@@ -29,6 +29,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
+from kemu.broker.owed_answers import OwedAnswers
 from kemu.wire.buffers import Buffer
 
 
@@ -49,9 +50,10 @@ class Slot:
 
 class RequestOrder:
     __slots__ = ("_queue", "_turns", "_max_pending", "_max_buffered", "buffered", "closing", "close_answered",
-                 "muted_until_ms", "last_activity")
+                 "muted_until_ms", "last_activity", "_owed")
 
-    def __init__(self, max_pending: int, max_buffered_bytes: int, now: float = 0.0) -> None:
+    def __init__(self, max_pending: int, max_buffered_bytes: int, now: float = 0.0,
+                 owed: OwedAnswers | None = None) -> None:
         self._queue: deque[Slot] = deque()  # admitted requests, oldest first, until their answer has been sent
         self._turns: deque[Slot] = deque()  # requests holding (the first) or waiting for the turn at the core
         self._max_pending = max_pending
@@ -61,6 +63,7 @@ class RequestOrder:
         self.close_answered = False  # some finished slot closes the connection (later requests will go unanswered)
         self.muted_until_ms = 0  # until when (the broker clock's ms) a throttle mutes the connection; 0: not muted
         self.last_activity = now  # when something was last received or sent (the caller's clock)
+        self._owed = owed  # the broker's count of owed answer bytes, which `buffered` is part of
 
     # ---- admission ----
     @property
@@ -94,6 +97,8 @@ class RequestOrder:
         if payload is not None:
             slot.size = size = sum(len(part) for part in payload)
             self.buffered += size
+            if self._owed is not None:
+                self._owed.used += size
         if close:
             self.close_answered = True
         slot.done = True
@@ -118,9 +123,18 @@ class RequestOrder:
         popped = self._queue.popleft()
         assert popped is slot, "answers are sent in request order"
         self.buffered -= slot.size
+        if self._owed is not None:
+            self._owed.used -= slot.size
         if slot.close:
             self.closing = True
         return slot.close
+
+    def release(self) -> None:
+        """The connection is gone: what it still owed is owed no more."""
+        if self._owed is not None:
+            self._owed.used -= self.buffered
+            self._owed = None
+        self.buffered = 0
 
     # ---- the turn at the core ----
     @property

@@ -360,3 +360,21 @@ def test_a_zstd_topic_is_read_at_every_version(broker: Broker, conn: Connection,
     body = conn.request(FETCH, version, fetch_body([("t", 0, 0)], version=version))
     partition = fetch_partitions(body, version)[0][1]
     assert (partition["error_code"], values_of(partition["records"])) == (0, [b"a"])
+
+
+def test_past_the_bound_on_owed_answers_a_fetch_gets_one_batch(broker: Broker, conn: Connection) -> None:
+    # kemu.broker.owed_answers: slow clients' unsent answers past the bound; every consumer still moves on.
+    create_topic(conn, "t", partitions=2)
+    for index in (0, 1):
+        produce(conn, "t", batch(b"a", b"b"), partition=index)
+        produce(conn, "t", batch(b"c"), partition=index)
+    owed = broker.broker.owed_answers
+    request = fetch_body([("t", 0, 0), ("t", 1, 0)])
+    broker.call(lambda: setattr(owed, "used", owed.limit))
+    try:
+        tight = fetch_partitions(conn.request(FETCH, 12, request), 12)
+    finally:
+        broker.call(lambda: setattr(owed, "used", 0))
+    assert [values_of(p["records"]) for _, p in tight] == [[b"a", b"b"], []]
+    free = fetch_partitions(conn.request(FETCH, 12, request), 12)
+    assert [values_of(p["records"]) for _, p in free] == [[b"a", b"b", b"c"], [b"a", b"b", b"c"]]

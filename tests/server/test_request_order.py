@@ -144,3 +144,23 @@ def test_idle_counts_from_the_last_activity_and_not_while_an_answer_is_owed() ->
     written(requests)
     assert not requests.idle_expired(34.0, 5.0)
     assert requests.idle_expired(35.0, 5.0)
+
+
+def test_the_broker_counts_what_every_connection_owes_until_sent_or_gone() -> None:
+    from kemu.broker.owed_answers import OwedAnswers
+
+    owed = OwedAnswers(limit=100)
+    one, two = RequestOrder(32, 1 << 20, owed=owed), RequestOrder(32, 1 << 20, owed=owed)
+    first, second = one.admit(), one.admit()
+    other = two.admit()
+    one.finish(first, [b"abc"])
+    one.finish(second, [b"de"])
+    two.finish(other, [b"x" * 10])
+    assert owed.used == 15 and owed.left() == 85
+    assert written(one) == [b"abc", b"de"]
+    assert owed.used == 10
+    two.admit()
+    two.release()  # the connection closed with an answer unsent
+    assert owed.used == 0 and two.buffered == 0
+    two.release()
+    assert owed.used == 0

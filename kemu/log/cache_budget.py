@@ -55,7 +55,9 @@ class CacheBudget:
         while self.used > self.limit and order:
             found = order.popleft()()
             if found is None:
-                self._stale -= 1  # a segment gone without closing: its bytes went with it, uncounted
+                # A segment is closed (its chunks counted stale) before it goes: a deleted partition's are freed
+                # by reference counting at once, while their entries wait here.
+                self._stale -= 1
             elif found.stale:
                 found.stale -= 1
                 self._stale -= 1

@@ -330,15 +330,13 @@ class LogSegment:
 
     def evict_oldest(self) -> int:
         """The budget's turn (CachingSegment.evict_oldest): drop the oldest cached chunk, give its size."""
-        chunks = self._chunks
-        while self._first_cached < len(chunks):
-            evicted = chunks[self._first_cached]
-            chunks[self._first_cached] = None
-            self._first_cached += 1
-            if evicted is not None:
-                self._cached_bytes -= len(evicted)
-                return len(evicted)
-        return 0
+        # What is cached is always a suffix of `_chunks` with no gap: the oldest cached chunk is at `_first_cached`.
+        evicted = self._chunks[self._first_cached]
+        assert evicted is not None
+        self._chunks[self._first_cached] = None
+        self._first_cached += 1
+        self._cached_bytes -= len(evicted)
+        return len(evicted)
 
     # --- reading -----------------------------------------------------------------------------------------
 
@@ -558,13 +556,14 @@ class LogSegment:
             del self._positions[keep:]
             del self._last_offsets[keep:]
             dropped = [c for c in self._chunks[keep:] if c is not None]
+            dropped_bytes = sum(len(c) for c in dropped)
             del self._chunks[keep:]
-            self._cached_bytes -= sum(len(c) for c in dropped)
+            self._cached_bytes -= dropped_bytes
             self._first_cached = min(self._first_cached, len(self._chunks))
             if self._budget is not None and dropped:
                 # Counted stale as the oldest of the segment's entries, though the newest went: an older chunk
                 # then waits for a later entry, which only changes which chunk goes when.
-                self._budget.dropped(self, sum(len(c) for c in dropped), len(dropped))
+                self._budget.dropped(self, dropped_bytes, len(dropped))
         else:
             os.truncate(self.log_path, position)
         self.size = position

@@ -26,9 +26,16 @@ class CorruptIndexError(ValueError):
     pass
 
 
+# Entries are kept in memory as they are made and reach the file this many at a time, and whenever the
+# segment is flushed, rolled or closed (`write_pending`). Kafka's indexes are memory-mapped, so an entry costs
+# it a store; a file append per entry cost kemu an open, a write and a close for every batch of 4 KiB or
+# more, twice (offset and time index): most of a small Produce's system time. Nothing reads an active
+# segment's index file: a log's last segment is always recovered from its batches when it is opened again.
+PENDING_ENTRIES_WRITTEN_AT = 512
+
+
 def _append_to_file(path: Path, data: bytes, fsync: bool) -> None:
-    # Index appends happen once per index.interval.bytes, so opening per append keeps file descriptors
-    # down to one per active segment without costing much.
+    # Opened per write, not kept open, so an active segment holds one file descriptor (its log), as before.
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, data)
@@ -53,6 +60,7 @@ class OffsetIndex:
         self._fsync = fsync
         self._offsets = array("q")
         self._positions = array("q")
+        self._in_file = 0  # entries the file holds; those after them are pending
 
     def __len__(self) -> int:
         return len(self._offsets)
@@ -79,13 +87,25 @@ class OffsetIndex:
             positions.append(position)
             last_relative, last_position = relative, position
         self._offsets, self._positions = offsets, positions
+        self._in_file = len(offsets)
 
     def append(self, offset: int, position: int) -> None:
         if self._offsets and offset <= self._offsets[-1]:
             raise ValueError(f"index entry offset {offset} does not follow {self._offsets[-1]}")
         self._offsets.append(offset)
         self._positions.append(position)
-        _append_to_file(self.path, _OFFSET_ENTRY.pack(offset - self.base_offset, position), self._fsync)
+        if len(self._offsets) - self._in_file >= PENDING_ENTRIES_WRITTEN_AT:
+            self.write_pending()
+
+    def write_pending(self) -> None:
+        """Append the entries made since the last write to the file."""
+        if self._in_file < len(self._offsets):
+            _append_to_file(self.path, self._packed(self._in_file), self._fsync)
+            self._in_file = len(self._offsets)
+
+    def _packed(self, start: int) -> bytes:
+        base, pack = self.base_offset, _OFFSET_ENTRY.pack
+        return b"".join(pack(o - base, p) for o, p in zip(self._offsets[start:], self._positions[start:], strict=True))
 
     def lookup(self, offset: int) -> tuple[int, int]:
         """(offset, position) of the last entry at or below `offset`; (base offset, 0) if none."""
@@ -114,12 +134,8 @@ class OffsetIndex:
         self.write_all()
 
     def write_all(self) -> None:
-        _rewrite_file(
-            self.path,
-            b"".join(
-                _OFFSET_ENTRY.pack(o - self.base_offset, p) for o, p in zip(self._offsets, self._positions, strict=True)
-            ),
-        )
+        _rewrite_file(self.path, self._packed(0))
+        self._in_file = len(self._offsets)
 
 
 class TimeIndex:
@@ -132,6 +148,7 @@ class TimeIndex:
         self._fsync = fsync
         self._timestamps = array("q")
         self._offsets = array("q")
+        self._in_file = 0  # entries the file holds; those after them are pending
 
     def __len__(self) -> int:
         return len(self._timestamps)
@@ -164,6 +181,7 @@ class TimeIndex:
             offsets.append(self.base_offset + relative)
             last_timestamp, last_relative = timestamp, relative
         self._timestamps, self._offsets = timestamps, offsets
+        self._in_file = len(timestamps)
 
     def maybe_append(self, timestamp: int, offset: int, *, skip_full_check: bool = False) -> None:
         """Append only when the timestamp grew (Kafka's TimeIndex.maybeAppend)."""
@@ -175,7 +193,18 @@ class TimeIndex:
         if timestamp > last_timestamp:
             self._timestamps.append(timestamp)
             self._offsets.append(offset)
-            _append_to_file(self.path, _TIME_ENTRY.pack(timestamp, offset - self.base_offset), self._fsync)
+            if len(self._timestamps) - self._in_file >= PENDING_ENTRIES_WRITTEN_AT:
+                self.write_pending()
+
+    def write_pending(self) -> None:
+        """Append the entries made since the last write to the file."""
+        if self._in_file < len(self._timestamps):
+            _append_to_file(self.path, self._packed(self._in_file), self._fsync)
+            self._in_file = len(self._timestamps)
+
+    def _packed(self, start: int) -> bytes:
+        base, pack = self.base_offset, _TIME_ENTRY.pack
+        return b"".join(pack(t, o - base) for t, o in zip(self._timestamps[start:], self._offsets[start:], strict=True))
 
     def lookup(self, timestamp: int) -> tuple[int, int]:
         """(timestamp, offset) of the last entry with a timestamp at or below `timestamp`, else (-1, base)."""
@@ -199,9 +228,5 @@ class TimeIndex:
         self.write_all()
 
     def write_all(self) -> None:
-        _rewrite_file(
-            self.path,
-            b"".join(
-                _TIME_ENTRY.pack(t, o - self.base_offset) for t, o in zip(self._timestamps, self._offsets, strict=True)
-            ),
-        )
+        _rewrite_file(self.path, self._packed(0))
+        self._in_file = len(self._timestamps)

@@ -177,11 +177,20 @@ class LogSegment:
         self.close()
 
     def close(self) -> None:
+        self.write_indexes()
+        self._release()
+
+    def _release(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
         self._positions, self._last_offsets = array("q"), array("q")
         self._drop_cache()
+
+    def write_indexes(self) -> None:
+        """Bring both index files up to the entries made so far (kemu.log.index keeps the newest in memory)."""
+        self.offset_index.write_pending()
+        self.time_index.write_pending()
 
     def _drop_cache(self) -> None:
         if self._budget is not None and self._cached_bytes:
@@ -189,7 +198,7 @@ class LogSegment:
         self._chunks, self._cached_bytes, self._first_cached = [], 0, 0
 
     def delete(self) -> None:
-        self.close()
+        self._release()
         for path in self.file_paths():
             try:
                 os.unlink(path)
@@ -213,6 +222,7 @@ class LogSegment:
         self.file_suffix = new_suffix
 
     def flush(self) -> None:
+        self.write_indexes()
         if self._fd is not None:
             os.fsync(self._fd)
 
@@ -507,6 +517,7 @@ class LogSegment:
         if truncated:
             os.truncate(self.log_path, valid)
         self.size = valid
+        self.write_indexes()  # rebuilt on disk too, as Kafka's recovery leaves them
         return truncated
 
     def _recovery_batches(self, data: bytes | None, file_size: int) -> Iterator[tuple[int, memoryview]]:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+import pytest
+
 from kemu.log import LogConfig, LogEvent
+from kemu.log import index as index_module
 from kemu.wire.records import NewRecord, build_batch, iter_batches
 
 from .conftest import START_MS, OpenLog, batch
@@ -79,6 +82,7 @@ def test_index_files_are_kafka_format(open_log: OpenLog, log_dir: Path) -> None:
     log = open_log(LogConfig(index_interval_bytes=interval, segment_bytes=5000))
     for i in range(60):
         log.append(batch(1 + i % 3, value_size=40, timestamp=START_MS + (i * 7) % 50))
+    log.close()  # the active segment's newest entries reach its files when it is flushed, rolled or closed
     for segment in log.segments:
         data = (log_dir / f"{segment.base_offset:020d}.log").read_bytes()
         batches, position = [], 0
@@ -94,6 +98,36 @@ def test_index_files_are_kafka_format(open_log: OpenLog, log_dir: Path) -> None:
     closed = log.segments[0]
     last_time, last_offset = closed.time_index.last_entry
     assert last_time == closed.max_timestamp_so_far and last_offset == closed.offset_of_max_timestamp_so_far
+
+
+def test_index_entries_reach_the_file_together(open_log: OpenLog, log_dir: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # One file append per index entry cost an open, a write and a close per batch, twice: entries are
+    # written PENDING_ENTRIES_WRITTEN_AT at a time, and when the segment is flushed, rolled or closed.
+    writes: list[tuple[str, int]] = []
+    real = index_module._append_to_file
+
+    def counted(path: Path, data: bytes, fsync: bool) -> None:
+        writes.append((path.suffix, len(data)))
+        real(path, data, fsync)
+
+    monkeypatch.setattr(index_module, "_append_to_file", counted)
+    log = open_log(LogConfig(index_interval_bytes=0))
+    for i in range(100):
+        log.append(batch(1, timestamp=START_MS + i))
+    active = log.segments[-1]
+    assert len(active.offset_index) == 99 and writes == []
+    assert (log_dir / f"{active.base_offset:020d}.index").read_bytes() == b""
+    log.flush()
+    assert writes == [(".index", 99 * 8), (".timeindex", 99 * 12)]
+    for i in range(100, 100 + index_module.PENDING_ENTRIES_WRITTEN_AT):
+        log.append(batch(1, timestamp=START_MS + i))
+    assert writes[2:] == [(".index", index_module.PENDING_ENTRIES_WRITTEN_AT * 8),
+                          (".timeindex", index_module.PENDING_ENTRIES_WRITTEN_AT * 12)]
+    log.close()
+    raw = (log_dir / f"{active.base_offset:020d}.index").read_bytes()
+    assert len(raw) == len(active.offset_index) * 8
+    assert [active.base_offset + rel for rel, _ in struct.iter_unpack(">ii", raw)] == list(range(1, len(raw) // 8 + 1))
 
 
 def test_reads_from_rolled_segments_use_the_index(open_log: OpenLog) -> None:

@@ -59,6 +59,8 @@ _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 
 @dataclass(frozen=True, slots=True)
 class BrokerNode:
+    """A broker as Metadata and FindCoordinator name it: its id, advertised address and rack."""
+
     node_id: int
     host: str
     port: int

@@ -25,6 +25,8 @@ from kemu.broker.partition import NO_LEADER, Partition
 
 @dataclass(slots=True)
 class Node:
+    """One broker of the cluster as the controller sees it: whether it runs and is registered, and where."""
+
     node_id: int
     rack: str | None
     alive: bool = True

@@ -115,6 +115,8 @@ def parse_levels(text: str) -> dict[str, int]:
 
 @dataclass(slots=True)
 class Features:
+    """The finalized feature levels (UpdateFeatures, ApiVersions v3+), kept under the data directory."""
+
     finalized: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_FINALIZED))
     epoch: int = FINALIZED_EPOCH
     path: Path | None = None  # where the levels are kept; None: nowhere (a test's)

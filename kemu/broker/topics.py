@@ -16,6 +16,8 @@ from kemu.broker.topic_names import has_collision_chars, is_internal, unify_coll
 
 @dataclass(slots=True)
 class Topic:
+    """A topic: its name, id, partitions and the config overrides set on it."""
+
     name: str
     topic_id: uuid.UUID
     partitions: list[Partition]

@@ -60,6 +60,9 @@ _IDLE_CHECK_MIN_S, _IDLE_CHECK_MAX_S = 0.01, 1.0
 
 @dataclass
 class ServerLimits:
+    """The server's connection limits (max.connections, per IP, queued.max.requests, connections.max.idle.ms)
+    and what they count."""
+
     max_connections: int
     max_connections_per_ip: int
     overrides: dict[str, int]

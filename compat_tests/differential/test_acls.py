@@ -285,3 +285,99 @@ def test_acl_apis_need_the_cluster(secured_pair: SecuredPair, api: str) -> None:
     kafka, kemu = secured_pair.both(run)
     check(f"security.acls.denied.{api}", kafka, kemu)
 
+
+
+# The controller builds the records of one ACL operation in a BoundedList of MAX_RECORDS_PER_USER_OP (10,000):
+# a CreateAcls of more new ACLs, or a DeleteAcls whose filters match more, overflows it. The ACLs of these tests
+# differ by host (one principal each, as every test here): 10.0.0.0 upwards.
+MAX_RECORDS = 10_000
+
+
+def many(principal: str, count: int, first: int = 0) -> list[dict[str, Any]]:
+    return [creation(principal, host=f"10.0.{i // 256}.{i % 256}") for i in range(first, first + count)]
+
+
+def summary(body: dict[str, Any] | str) -> dict[str, Any] | str:
+    """An ACL answer of thousands of entries, as the distinct results it holds and how many of each (the
+    entries themselves are the test's own creations, compared through `left`)."""
+    if not isinstance(body, dict):
+        return body
+    if "results" in body:
+        counts: dict[str, int] = {}
+        for result in body["results"]:
+            key = f"{result['error_code']}:{result['error_message']}"
+            counts[key] = counts.get(key, 0) + 1
+        return {"results": counts}
+    if "filter_results" in body:
+        return {"filter_results": [{**r, "matching_acls": len(r["matching_acls"])} for r in body["filter_results"]]}
+    return body
+
+
+BIG_REQUEST_TIMEOUT_S = 120.0  # a cold Kafka takes more than a connection's usual 10 s over 10,000 ACLs
+
+
+def slow_request(secured: Secured, api_key: int, body: dict[str, Any]) -> dict[str, Any] | str:
+    """`request` at v3, waiting as long as a request over thousands of ACLs can take."""
+    with secured.connect() as connection:
+        connection.sock.settimeout(BIG_REQUEST_TIMEOUT_S)
+        return tidy(answer(connection, api_key, 3, body))
+
+
+def big(secured: Secured, api_key: int, body: dict[str, Any]) -> dict[str, Any] | str:
+    return summary(slow_request(secured, api_key, body))
+
+
+def hosts_left(secured: Secured, principal: str) -> list[str] | str:
+    found = slow_request(secured, DESCRIBE_ACLS, acl_filter(principal))
+    if not isinstance(found, dict):
+        return found
+    return sorted(acl["host"] for resource in found["resources"] for acl in resource["acls"])
+
+
+def test_create_acls_past_the_controller_limit(secured_pair: SecuredPair) -> None:
+    principal = "limit-create"
+
+    def run(secured: Secured) -> dict[str, Any]:
+        # A creation refused on its own takes no record, but the overflow refuses all of them.
+        refused = creation(principal, resource_name="")
+        over = big(secured, CREATE_ACLS, {"creations": [refused, *many(principal, MAX_RECORDS + 1)]})
+        settle(secured)
+        after_over = hosts_left(secured, principal)
+        at = big(secured, CREATE_ACLS, {"creations": [*many(principal, MAX_RECORDS), refused]})
+        settle(secured)
+        # Only new ACLs take a record: the 10,000 made and one more is one record.
+        again = big(secured, CREATE_ACLS, {"creations": many(principal, MAX_RECORDS + 1)})
+        settle(secured)
+        return {"over": over, "after_over": after_over, "at": at, "again": again,
+                "left": len(hosts_left(secured, principal))}
+
+    kafka, kemu = secured_pair.both(run)
+    check("security.acls.limit.create", kafka, kemu)
+
+
+def test_delete_acls_past_the_controller_limit(secured_pair: SecuredPair) -> None:
+    principal = "limit-delete"
+    everything = acl_filter(principal)
+
+    def run(secured: Secured) -> dict[str, Any]:
+        for made in (many(principal, MAX_RECORDS), many(principal, 2, first=MAX_RECORDS)):
+            created = big(secured, CREATE_ACLS, {"creations": made})
+            assert created == {"results": {"0:": len(made)}}, created
+            settle(secured)
+        over = big(secured, DELETE_ACLS, {"filters": [
+            acl_filter(principal, host_filter="10.0.0.5"), everything, acl_filter("nobody-limit")]})
+        settle(secured)
+        after_over = len(hosts_left(secured, principal))
+        # One host's ACL named by two filters is one record.
+        twice = big(secured, DELETE_ACLS, {"filters": [
+            acl_filter(principal, host_filter="10.0.39.17"), acl_filter(principal, host_filter="10.0.39.17")]})
+        settle(secured)
+        one = big(secured, DELETE_ACLS, {"filters": [acl_filter(principal, host_filter="10.0.39.16")]})
+        settle(secured)
+        at = big(secured, DELETE_ACLS, {"filters": [everything]})
+        settle(secured)
+        return {"over": over, "after_over": after_over, "twice": twice, "one": one, "at": at,
+                "left": hosts_left(secured, principal)}
+
+    kafka, kemu = secured_pair.both(run)
+    check("security.acls.limit.delete", kafka, kemu)

@@ -156,13 +156,22 @@ def constructor_error(acl: AclBinding) -> str | None:
     return None
 
 
-def new_acl_error(acl: AclBinding) -> str | None:
-    """Why Kafka refuses to create this one ACL (INVALID_REQUEST with this message), or None: first the
-    broker's checks (AclApis.handleCreateAcls), then the controller's (AclControlManager.validateNewAcl)."""
+def broker_acl_error(acl: AclBinding) -> str | None:
+    """Why the broker refuses to create this one ACL before the controller sees it (AclApis.handleCreateAcls:
+    INVALID_REQUEST with this message), or None."""
     if acl.resource_type is ResourceType.CLUSTER and acl.name != CLUSTER_NAME:
         return f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}"
     if not acl.name:
         return "Invalid empty resource name"
+    return None
+
+
+def new_acl_error(acl: AclBinding) -> str | None:
+    """Why Kafka refuses to create this one ACL (INVALID_REQUEST with this message), or None: first the
+    broker's checks (`broker_acl_error`), then the controller's (AclControlManager.validateNewAcl)."""
+    refused = broker_acl_error(acl)
+    if refused is not None:
+        return refused
     if acl.resource_type in (ResourceType.UNKNOWN, ResourceType.ANY):
         return f"Invalid resourceType {acl.resource_type.name}"
     if acl.pattern_type not in (PatternType.LITERAL, PatternType.PREFIXED):

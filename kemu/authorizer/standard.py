@@ -35,6 +35,11 @@ _IMPLIES_DESCRIBE = frozenset({AclOperation.DESCRIBE, AclOperation.READ, AclOper
 _IMPLIES_DESCRIBE_CONFIGS = frozenset({AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS})
 
 
+class TooManyRecords(Exception):
+    """An ACL change would write more metadata records than the controller takes in one operation: Kafka's
+    BoundedListTooLongException (AclControlManager builds them in a BoundedList of MAX_RECORDS_PER_USER_OP)."""
+
+
 class StandardAuthorizer:
     def __init__(self, store: AclStore, super_users: Iterable[str] = (),
                  allow_everyone_if_no_acl_found: bool = False) -> None:
@@ -101,19 +106,33 @@ class StandardAuthorizer:
 
     # --- the ACLs themselves (CreateAcls, DescribeAcls, DeleteAcls)
 
-    def create(self, acls: Sequence[AclBinding]) -> list[str | None]:
-        """Each ACL's refusal message (INVALID_REQUEST), or None where it was created (or already was)."""
+    def create(self, acls: Sequence[AclBinding], max_records: int | None = None) -> list[str | None]:
+        """Each ACL's refusal message (INVALID_REQUEST), or None where it was created (or already was).
+        TooManyRecords, and nothing created, when more than `max_records` of them are new: an ACL that
+        exists, is named twice or is refused takes no record."""
         errors = [new_acl_error(acl) for acl in acls]
-        self.store.add(acl for acl, error in zip(acls, errors, strict=True) if error is None)
+        store = self.store
+        new = dict.fromkeys(acl for acl, error in zip(acls, errors, strict=True) if error is None and acl not in store)
+        if max_records is not None and len(new) > max_records:
+            raise TooManyRecords("Cannot add another element to the list because it would exceed the maximum "
+                                 f"length of {max_records}")
+        self.store.add(new)
         return errors
 
     def describe(self, acl_filter: AclFilter) -> list[AclBinding]:
         return [acl for acl in self.store if acl_filter.matches(acl)]
 
-    def delete(self, filters: Sequence[AclFilter]) -> list[list[AclBinding]]:
+    def delete(self, filters: Sequence[AclFilter], max_records: int | None = None) -> list[list[AclBinding]]:
         """The ACLs each filter matched, all of them deleted together (an ACL two filters match is listed
-        under both)."""
+        under both). TooManyRecords, and nothing deleted, when a match is met with `max_records` ACLs
+        already taken: AclControlManager.deleteAclsForFilter checks before each one, a repeated match too."""
         matched = [self.describe(acl_filter) for acl_filter in filters]
+        if max_records is not None:
+            taken: set[AclBinding] = set()
+            for acl in (acl for acls in matched for acl in acls):
+                if len(taken) >= max_records:
+                    raise TooManyRecords(f"Cannot remove more than {max_records} acls in a single delete operation.")
+                taken.add(acl)
         self.store.remove(acl for acls in matched for acl in acls)
         return matched
 

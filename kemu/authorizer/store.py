@@ -32,6 +32,9 @@ class AclStore:
     def __len__(self) -> int:
         return len(self._acls)
 
+    def __contains__(self, acl: object) -> bool:
+        return acl in self._acls
+
     def add(self, acls: Iterable[AclBinding]) -> None:
         before = len(self._acls)
         self._acls.update(dict.fromkeys(acls))

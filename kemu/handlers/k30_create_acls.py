@@ -6,7 +6,11 @@ with no authorizer SECURITY_DISABLED ("No Authorizer is configured.") for every 
 checked on its own (INVALID_REQUEST: a CLUSTER resource not named kafka-cluster, an empty name, then the
 controller's checks: an element Kafka does not know, a principal without a type), the rest created; an ACL
 that exists already is a success. ANY (or MATCH) in a creation fails Kafka's constructors, so the whole
-request: UNKNOWN_SERVER_ERROR, with no message, for every creation. A creation with an element coded 0
+request: UNKNOWN_SERVER_ERROR, with no message, for every creation. More than the controller's 10,000 new
+ACLs (one record each: not one that exists, is named twice or is refused) overflow its list of records:
+nothing is created, and every creation the broker passed on is answered POLICY_VIOLATION "Unable to perform
+excessively large batch operation." (QuorumController's answer to BoundedListTooLongException), those the
+broker refused itself keeping their own INVALID_REQUEST. A creation with an element coded 0
 (UNKNOWN) is a request Kafka cannot parse: the connection is closed.
 """
 
@@ -14,8 +18,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kemu.admin.topics import MAX_RECORDS_PER_USER_OP, TOO_MANY_RECORDS
 from kemu.authorizer.acls import (
     AclBinding,
+    broker_acl_error,
     constructor_error,
     has_unknown_code,
     operation,
@@ -23,6 +29,7 @@ from kemu.authorizer.acls import (
     permission_type,
     resource_type,
 )
+from kemu.authorizer.standard import TooManyRecords
 from kemu.broker.errors import ApiError
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
@@ -54,7 +61,15 @@ async def handle(ctx: RequestContext, request: Incoming[CreateAclsRequest]) -> C
         # An IllegalArgumentException Kafka did not expect: ApiError.fromThrowable keeps no message.
         raise ApiError(ErrorCode.UNKNOWN_SERVER_ERROR)
     results: list[CreateAclsResponseResults] = []
-    for error in authorizer.create(acls):
+    try:
+        errors = authorizer.create(acls, MAX_RECORDS_PER_USER_OP)
+    except TooManyRecords:
+        for acl in acls:
+            refused = broker_acl_error(acl)
+            results.append({"error_code": ErrorCode.POLICY_VIOLATION if refused is None else ErrorCode.INVALID_REQUEST,
+                            "error_message": TOO_MANY_RECORDS if refused is None else refused})
+        return {"results": results}
+    for error in errors:
         # A success leaves the message at its default, the empty string.
         results.append({"error_code": ErrorCode.INVALID_REQUEST if error else ErrorCode.NONE,
                         "error_message": error or ""})

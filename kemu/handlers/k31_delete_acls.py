@@ -5,14 +5,19 @@ and the controller's AclControlManager: ALTER on the cluster or CLUSTER_AUTHORIZ
 filter; with no authorizer SECURITY_DISABLED ("No Authorizer is configured.") for every filter; else each
 filter lists the ACLs it matched, and all of them are deleted at once; a filter with an element Kafka does not
 know (read as UNKNOWN) is refused on its own, INVALID_REQUEST (AclControlManager.validateFilter). A filter
-with an element coded 0 (UNKNOWN) is a request Kafka cannot parse: the connection is closed.
+with an element coded 0 (UNKNOWN) is a request Kafka cannot parse: the connection is closed. Filters that
+match more than the controller's 10,000 ACLs between them (one record each) fail the whole request: nothing
+is deleted, every filter INVALID_REQUEST "Cannot remove more than 10000 acls in a single delete operation."
+(AclControlManager keeps no partial result, which a big answer would hide).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kemu.admin.topics import MAX_RECORDS_PER_USER_OP
 from kemu.authorizer.acls import filter_error
+from kemu.authorizer.standard import TooManyRecords
 from kemu.broker.errors import ApiError
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
@@ -40,7 +45,12 @@ async def handle(ctx: RequestContext, request: Incoming[DeleteAclsRequest]) -> D
     if authorizer is None:
         raise ApiError(ErrorCode.SECURITY_DISABLED, "No Authorizer is configured.")
     refusals = [filter_error(acl_filter) for acl_filter in filters]
-    deleted = iter(authorizer.delete([f for f, refused in zip(filters, refusals, strict=True) if refused is None]))
+    try:
+        deleted = iter(authorizer.delete([f for f, refused in zip(filters, refusals, strict=True) if refused is None],
+                                         MAX_RECORDS_PER_USER_OP))
+    except TooManyRecords as overflow:
+        return {"filter_results": [{"error_code": ErrorCode.INVALID_REQUEST, "error_message": str(overflow),
+                                    "matching_acls": []} for _ in filters]}
     results: list[DeleteAclsResponseFilterResults] = []
     for refused in refusals:
         if refused is not None:

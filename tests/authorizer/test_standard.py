@@ -17,7 +17,7 @@ from kemu.authorizer.acls import (
     new_acl_error,
 )
 from kemu.authorizer.config import build_authorizer
-from kemu.authorizer.standard import StandardAuthorizer
+from kemu.authorizer.standard import StandardAuthorizer, TooManyRecords
 from kemu.authorizer.store import AclStore
 
 Op, Res, Pat, Perm = AclOperation, ResourceType, PatternType, PermissionType
@@ -216,3 +216,32 @@ def test_build_authorizer_reads_kafka_s_settings(tmp_path: Path) -> None:
                              tmp_path)
     assert built is not None
     assert built.super_users == {"User:admin", "User:ops"} and built.allow_everyone_if_no_acl_found
+
+
+def hosts(count: int, first: int = 0) -> list[AclBinding]:
+    return [acl(Op.READ, host=f"10.0.0.{i}") for i in range(first, first + count)]
+
+
+def test_create_counts_only_new_acls_against_the_records_bound(tmp_path: Path) -> None:
+    auth = authorizer(tmp_path, *hosts(2))
+    refused = acl(Op.READ, name="")
+    # Two that exist, one named twice, one refused on its own: two new records.
+    assert auth.create([*hosts(2), *hosts(1, first=2), *hosts(1, first=2), refused, *hosts(1, first=3)],
+                       max_records=2) == [None] * 4 + ["Invalid empty resource name", None]
+    with pytest.raises(TooManyRecords):
+        auth.create(hosts(3, first=4), max_records=2)
+    assert sorted(a.host for a in auth.store) == [f"10.0.0.{i}" for i in range(4)]  # nothing of the refused three
+
+
+def test_delete_refuses_a_match_past_the_records_bound_and_deletes_nothing(tmp_path: Path) -> None:
+    auth = authorizer(tmp_path, *hosts(3))
+    everything = AclFilter(Res.ANY, None, Pat.ANY, None, None, Op.ANY, Perm.ANY)
+    one = AclFilter(Res.ANY, None, Pat.ANY, None, "10.0.0.0", Op.ANY, Perm.ANY)
+    with pytest.raises(TooManyRecords, match="Cannot remove more than 2 acls in a single delete operation."):
+        auth.delete([everything], max_records=2)
+    # A match met with the bound already taken fails even when it is one taken before (Kafka checks first).
+    with pytest.raises(TooManyRecords):
+        auth.delete([one, one, one], max_records=1)
+    assert len(auth.store) == 3
+    assert auth.delete([one, one], max_records=2) == [[hosts(1)[0]], [hosts(1)[0]]]
+    assert len(auth.store) == 2

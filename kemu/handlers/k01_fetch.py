@@ -278,10 +278,12 @@ def _read_all(broker: BrokerCore, targets: list[_Target], max_bytes: int,
         records = data["records"]  # never None in what _read_partition answers
         if records is not None and not isinstance(records, FileRegion):
             if len(records) > memory_left:
-                # Read again within the bound: the log reads the same (no Trio checkpoint in between).
+                # Read again within the bound: the log reads the same (no Trio checkpoint in between). The
+                # answer then goes at once, whatever min_bytes asks: waiting would not free the bound.
                 data = _read_partition(broker, target, min(remaining, max(memory_left, 0)), min_one_batch,
                                        read_committed, where)
                 records = data["records"]
+                complete = True
             if records is not None and not isinstance(records, FileRegion):
                 memory_left -= len(records)
         size = len(records) if records is not None else 0

@@ -398,3 +398,20 @@ def test_past_the_bound_on_owed_answers_records_from_segment_files_are_not_held_
         broker.call(lambda: setattr(owed, "used", 0))
     first_segment = [values[:10], values[:10]]  # a read stops at the end of its segment
     assert [values_of(p["records"]) for _, p in tight] == first_segment
+
+
+def test_past_the_bound_on_owed_answers_a_fetch_cut_short_answers_without_waiting_for_min_bytes(
+        broker: Broker, conn: Connection) -> None:
+    # Waiting would not free the bound: the one batch left goes out at once, as when the whole answer was
+    # clamped to the bound's rest.
+    create_topic(conn, "t")
+    produce(conn, "t", batch(b"a", b"b"))
+    produce(conn, "t", batch(b"c"))
+    owed = broker.broker.owed_answers
+    request = fetch_body([("t", 0, 0)], min_bytes=1 << 20, max_wait_ms=60_000)
+    broker.call(lambda: setattr(owed, "used", owed.limit))
+    try:
+        tight = fetch_partitions(conn.request(FETCH, 12, request), 12)  # a wait would time the request out
+    finally:
+        broker.call(lambda: setattr(owed, "used", 0))
+    assert [values_of(p["records"]) for _, p in tight] == [[b"a", b"b"]]

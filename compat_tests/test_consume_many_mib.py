@@ -1,8 +1,9 @@
 """Consumers reading megabytes at once: Fetches of 1 MiB per partition over several partitions, from rolled
 segments and from the active one past its in-memory tail, with two consumers reading together.
 
-The broker reads those bytes into buffers it keeps and reads into again (kemu.log.read_buffers); every
-record must still arrive as written, on its partition, at its offset.
+The broker names those bytes in the segment files and sends them with sendfile (kemu.wire.file_region); every
+record must still arrive as written, on its partition, at its offset, and a read_committed consumer must
+still see exactly the committed ones.
 """
 
 from __future__ import annotations
@@ -74,3 +75,38 @@ def test_two_consumers_read_megabytes_of_several_partitions_exactly(kemu_server:
         reader.join()
     assert wrong[:5] == []
     assert counts == [PARTITIONS * PER_PARTITION] * 2
+
+
+def test_a_read_committed_consumer_reads_every_committed_record_of_rolled_segments_in_order(
+        kemu_server: KemuServeProcess, topic_name: str) -> None:
+    # The Fetch answers name the segment files (sent with sendfile); the aborted transactions listed beside
+    # them still hide exactly the aborted records.
+    create_topic(kemu_server.bootstrap, topic_name, 1, {"segment.bytes": str(1024 * 1024)})
+    producer = Producer({"bootstrap.servers": kemu_server.bootstrap, "transactional.id": f"{topic_name}-tx",
+                         "linger.ms": 5})
+    producer.init_transactions(30)
+    committed: list[bytes] = []
+    for round_ in range(12):  # 12 × 300 kB: the first segments roll
+        producer.begin_transaction()
+        values = [_value(round_, n) for n in range(300)]
+        for value in values:
+            producer.produce(topic_name, value, partition=0)
+        if round_ % 3 == 2:
+            producer.abort_transaction(30)
+        else:
+            producer.commit_transaction(30)
+            committed.extend(values)
+    consumer = Consumer({"bootstrap.servers": kemu_server.bootstrap, "group.id": "unused",
+                         "enable.auto.commit": False, "isolation.level": "read_committed"})
+    try:
+        consumer.assign([TopicPartition(topic_name, 0, 0)])
+        read: list[bytes] = []
+        deadline = time.monotonic() + 60
+        while len(read) < len(committed) and time.monotonic() < deadline:
+            for message in consumer.consume(1000, timeout=1):
+                assert message.error() is None, message.error()
+                read.append(message.value() or b"")
+    finally:
+        consumer.close()
+    assert len(read) == len(committed)
+    assert read == committed

@@ -55,6 +55,7 @@ from kemu.handlers.versions import NARROWED
 from kemu.kafka_defaults import int_default
 from kemu.log import FetchIsolation, LogClosedError, OffsetOutOfRangeError
 from kemu.wire.errors import ErrorCode
+from kemu.wire.file_region import FileRegion, Records
 
 if TYPE_CHECKING:
     from kemu.wire.messages import Incoming
@@ -139,9 +140,6 @@ async def handle(ctx: RequestContext, request: Incoming[FetchRequest]) -> FetchR
         window = throttling.max_in_window(CONSUMER_BYTE_RATE, user_of(ctx.client.principal), ctx.client_id or "")
         if window is not None:
             max_bytes = min(max_bytes, int(window))
-    # Past the broker's bound on answers not yet sent (kemu.broker.owed_answers): what is left of it, and at
-    # least the first batch.
-    max_bytes = min(max_bytes, max(broker.owed_answers.left(), 1))
     min_bytes = min(body["min_bytes"], max_bytes)
     if targets and body["isolation_level"] not in ISOLATION_LEVELS:
         # KafkaApis builds its FetchParams (IsolationLevel.forId, which throws) only when some partition is
@@ -268,12 +266,26 @@ def _read_all(broker: BrokerCore, targets: list[_Target], max_bytes: int,
     """ReplicaManager.readFromLog: (results, bytes read, whether to answer now regardless of min_bytes)."""
     results: PartitionResults = []
     remaining = max_bytes
+    # Past the broker's bound on answers not yet sent (kemu.broker.owed_answers), records held in memory (the
+    # cache's, or short reads) get what is left of it, the first batch at least; a region of a segment file
+    # holds no memory and is not bounded by it, as Kafka's sendfile answers are not.
+    memory_left = broker.owed_answers.left()
     min_one_batch = True
     total = 0
     complete = False
     for target in targets:
         data = _read_partition(broker, target, remaining, min_one_batch, read_committed, where)
         records = data["records"]  # never None in what _read_partition answers
+        if records is not None and not isinstance(records, FileRegion):
+            if len(records) > memory_left:
+                # Read again within the bound: the log reads the same (no Trio checkpoint in between). The
+                # answer then goes at once, whatever min_bytes asks: waiting would not free the bound.
+                data = _read_partition(broker, target, min(remaining, max(memory_left, 0)), min_one_batch,
+                                       read_committed, where)
+                records = data["records"]
+                complete = True
+            if records is not None and not isinstance(records, FileRegion):
+                memory_left -= len(records)
         size = len(records) if records is not None else 0
         if size:
             # After the first partition with data, the limits hold strictly.
@@ -400,11 +412,12 @@ def _diverging_epoch(partition: Partition,
     return None
 
 
-def _first_batch_incomplete(records: bytes | memoryview) -> bool:
+def _first_batch_incomplete(records: Records) -> bool:
     """Whether the bytes read end before the first batch does (Kafka's firstEntryIncomplete)."""
     if len(records) < _BATCH_START.size:
         return True
-    _, length = _BATCH_START.unpack_from(records, 0)
+    start = records.read(_BATCH_START.size) if isinstance(records, FileRegion) else records
+    _, length = _BATCH_START.unpack_from(start, 0)
     return bool(len(records) < length + _BATCH_START.size)
 
 

@@ -54,6 +54,7 @@ from kemu.log.txn_index import AbortedTxn, AbortedTxnIndex
 from kemu.log.validator import AppendOrigin, ValidatedBatch, validate_append
 from kemu.wire.compression import CompressionType
 from kemu.wire.errors import ErrorCode
+from kemu.wire.file_region import Records
 from kemu.wire.records import (
     NO_TIMESTAMP,
     BatchHeader,
@@ -114,8 +115,9 @@ class AppendResult(NamedTuple):
 
 
 class FetchData(NamedTuple):  # not a frozen dataclass: cheaper to define at start-up and one per read
-    records: bytes | memoryview
-    """Whole batches as stored — except that, as in Kafka, the last one may be cut short by `max_bytes`."""
+    records: Records
+    """Whole batches as stored — except that, as in Kafka, the last one may be cut short by `max_bytes`; a
+    region of the segment file when they are read from it and big (LogSegment.read_for_sending)."""
     high_watermark: int
     last_stable_offset: int
     log_start_offset: int
@@ -523,7 +525,7 @@ class PartitionLog:
             )
         upper = self._high_watermark if upper_bound is None else upper_bound
         stable = self.last_stable_offset if last_stable_offset is None else last_stable_offset
-        records: bytes | memoryview = b""
+        records: Records = b""
         if offset < upper:
             records = self._read_below(offset, upper, max_bytes, min_one_batch)
         return FetchData(records, self._high_watermark, stable, self._log_start_offset, self._log_end_offset)
@@ -546,7 +548,7 @@ class PartitionLog:
             i += 1
         return self._log_end_offset
 
-    def _read_below(self, offset: int, upper: int, max_bytes: int, min_one_batch: bool) -> bytes | memoryview:
+    def _read_below(self, offset: int, upper: int, max_bytes: int, min_one_batch: bool) -> Records:
         i = max(bisect_right(self._bases, offset) - 1, 0)
         while i < len(self._segments):
             segment = self._segments[i]

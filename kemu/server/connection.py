@@ -37,7 +37,8 @@ from kemu.server.framing import FrameBuffer, FrameError, frame_buffers
 from kemu.server.hooks import RequestHooks
 from kemu.server.limits import ServerLimits
 from kemu.server.request_order import RequestOrder, Slot
-from kemu.wire.buffers import Buffer
+from kemu.wire.buffers import Part, joined
+from kemu.wire.file_region import FileRegion, RegionTruncatedError
 
 log = logging.getLogger("kemu.server")
 _CONNECTION_INDEX = itertools.count()  # the index ending a connection id (ClientInfo.connection_id)
@@ -281,6 +282,11 @@ class Connection:
                     if slot.close_delay_s > 0:
                         await trio.sleep(slot.close_delay_s)
                     self._scope.cancel()
+        except RegionTruncatedError as exc:
+            # Kafka's "Size of FileRecords has been truncated during write": the frame's size went out already.
+            log.warning("closing connection from %s: a response's records were truncated while it was sent (%s)",
+                        self.name, exc)
+            self._scope.cancel()
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             self._scope.cancel()
         finally:
@@ -402,24 +408,38 @@ async def _receive(stream: trio.abc.Stream, fd: int | None, frames: FrameBuffer)
     return len(data)
 
 
-async def _send(stream: trio.abc.Stream, fd: int | None, buffers: list[Buffer], size: int) -> None:
-    """Send a framed response of `size` bytes: record bytes as they lie, gathered by one writev over all
-    the pieces when the stream is a plain socket, through its descriptor `fd` (as `_receive` reads it)."""
+async def _send(stream: trio.abc.Stream, fd: int | None, buffers: list[Part], size: int) -> None:
+    """Send a framed response of `size` bytes: record bytes as they lie, gathered by writev over the pieces in
+    memory and sent with sendfile from the regions of files between them, when the stream is a plain socket,
+    through its descriptor `fd` (as `_receive` reads it). RegionTruncatedError: a file was cut short under a
+    region, and what went out of the answer is less than its size said: the connection must close."""
     if fd is None:
-        await stream.send_all(b"".join(buffers))  # TLS copies whatever it encrypts anyway
+        await stream.send_all(joined(buffers))  # TLS copies whatever it encrypts anyway
         return
     if size < _JOIN_BELOW_BYTES:
         # A small response is cheaper joined than gathered, and usually leaves in one write.
-        data = b"".join(buffers)
+        data = joined(buffers)
         try:
             sent = os.write(fd, data)
         except BlockingIOError:
             sent = 0
-        if sent == len(data):
-            return
-        views = [memoryview(data)[sent:]]  # the rest when the socket is full, as below
-    else:
-        views = [memoryview(buffer) for buffer in buffers if len(buffer)]
+        if sent < len(data):
+            await _write_all(fd, [memoryview(data)[sent:]])  # the rest when the socket is full
+        return
+    run: list[memoryview] = []
+    for buffer in buffers:
+        if isinstance(buffer, FileRegion):
+            if run:
+                await _write_all(fd, run)
+                run = []
+            await _send_region(fd, buffer)
+        elif len(buffer):
+            run.append(memoryview(buffer))
+    if run:
+        await _write_all(fd, run)
+
+
+async def _write_all(fd: int, views: list[memoryview]) -> None:
     first = 0
     while first < len(views):
         try:
@@ -432,6 +452,21 @@ async def _send(stream: trio.abc.Stream, fd: int | None, buffers: list[Buffer], 
             first += 1
         if sent:
             views[first] = views[first][sent:]
+
+
+async def _send_region(fd: int, region: FileRegion) -> None:
+    """Kafka's FileRecords.writeTo: the region's bytes from the page cache to the socket, with no copy."""
+    position, end = region.position, region.position + region.length
+    while position < end:
+        try:
+            sent = os.sendfile(fd, region.file.fd, position, end - position)
+        except BlockingIOError:
+            await trio.lowlevel.wait_writable(fd)
+            continue
+        if not sent:
+            raise RegionTruncatedError(
+                f"a region of {region.length} bytes lost its last {end - position} to a truncation of its file")
+        position += sent
 
 
 def _tls_hint(size: int) -> str:

@@ -18,7 +18,7 @@ from kemu.handlers import Handler
 from kemu.handlers.context import Continuation, RequestContext
 from kemu.server.hooks import Exchange, Intervention, RequestHooks
 from kemu.wire import codec
-from kemu.wire.buffers import Buffer
+from kemu.wire.buffers import Part, materialized
 from kemu.wire.codec import Request
 from kemu.wire.errors import ErrorCode
 
@@ -30,10 +30,10 @@ class Reply(NamedTuple):
     after the other; None: nothing), and whether to close the connection once it (and everything before
     it) has been sent. A tuple: one is made per request."""
 
-    payload: list[Buffer] | None
+    payload: list[Part] | None
     close: bool = False
     # The response body the broker produced (what hooks observe): what `payload` encodes, or what a fault
-    # kept from the client. None when there is none.
+    # kept from the client. None when there is none. Hooks see it through `observed`, regions read.
     body: dict[str, Any] | None = None
 
 
@@ -49,11 +49,22 @@ async def dispatch(handler: Handler, request: Request, ctx: RequestContext, peer
     intervention = hooks.before(ctx, handler, request)
     if intervention is None:
         reply = await _run(handler, request, ctx, peer)
-        hooks.after(Exchange(ctx, handler, request, reply.body, reply.payload is not None, reply.close))
+        hooks.after(_exchange(ctx, handler, request, reply))
         return reply
     reply = await _intervened(handler, request, ctx, peer, intervention)
-    hooks.after(Exchange(ctx, handler, request, reply.body, reply.payload is not None, reply.close, intervention))
+    hooks.after(_exchange(ctx, handler, request, reply, intervention))
     return reply
+
+
+def _exchange(ctx: RequestContext, handler: Handler, request: Request, reply: Reply,
+              intervention: Intervention | None = None) -> Exchange:
+    """What hooks observe of `reply`: its body with the regions of files in it read (a transcript, a checker
+    or a fault reads records as bytes; the payload still sends them from the file)."""
+    try:
+        body = materialized(reply.body)
+    except OSError:  # a file truncated meanwhile: the region is left as it is (its send closes the connection)
+        body = reply.body
+    return Exchange(ctx, handler, request, body, reply.payload is not None, reply.close, intervention)
 
 
 def _log_request(handler: Handler, request: Request, peer: str) -> None:
@@ -84,7 +95,7 @@ class Unfinished:
         handler, request, ctx = self._handler, self._request, self._ctx
         reply = await _finish(handler, request, ctx, self._peer, self._continuation)
         if self._hooks is not None:
-            self._hooks.after(Exchange(ctx, handler, request, reply.body, reply.payload is not None, reply.close))
+            self._hooks.after(_exchange(ctx, handler, request, reply))
         return reply
 
 
@@ -106,7 +117,7 @@ async def dispatch_or_defer(handler: Handler, request: Request, ctx: RequestCont
         # partitions): the reader awaits its encoding on a thread as a suspending handler's task would.
         reply = await _encoded_off_loop_if_big(handler, request, body, close, peer)
     if hooks is not None:
-        hooks.after(Exchange(ctx, handler, request, reply.body, reply.payload is not None, reply.close))
+        hooks.after(_exchange(ctx, handler, request, reply))
     return reply
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 
-from kemu.wire.buffers import is_exported
+from kemu.wire.buffers import Part, is_exported
 
 _SIZE = struct.Struct(">i")
 SIZE_BYTES = _SIZE.size
@@ -120,7 +120,7 @@ class FrameBuffer:
         return _SIZE.pack(payload if isinstance(payload, int) else len(payload))
 
 
-def frame_buffers(payload: Sequence[Buffer]) -> list[Buffer]:
+def frame_buffers(payload: Sequence[Part]) -> list[Part]:
     """A response in pieces (kemu.wire.codec.Encoded), with its size prefix in front."""
     return [_SIZE.pack(sum(len(part) for part in payload)), *payload]
 

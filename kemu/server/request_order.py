@@ -14,7 +14,7 @@ finish out of order; this keeps their answers in order all the same:
   request for it (True: it is its turn now), `end_turn(slot)` passes it on when the request finished or
   stepped aside, returning the request whose turn begins (whose waiter the caller wakes);
 - `full()`: admit nothing more until some answers are written (too many owed, or too many bytes of finished
-  answers waiting for a slow reader);
+  answers held in memory for a slow reader);
 - a quota's throttle mutes the connection (`mute`, `muted_for`): nothing more is admitted until it ends;
 - `quiet_for` and `idle_expired`: connections.max.idle.ms, counted from the last activity the caller notes.
 
@@ -30,18 +30,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from kemu.broker.owed_answers import OwedAnswers
-from kemu.wire.buffers import Buffer
+from kemu.wire.buffers import Part, memory_size
 
 
 class Slot:
     """One request's place in the response order."""
 
-    __slots__ = ("done", "payload", "size", "close", "close_delay_s", "waiter")
+    __slots__ = ("done", "payload", "size", "held", "close", "close_delay_s", "waiter")
 
     def __init__(self) -> None:
         self.done = False
-        self.payload: Sequence[Buffer] | None = None  # the answer without its size prefix; None: nothing to send
+        self.payload: Sequence[Part] | None = None  # the answer without its size prefix; None: nothing to send
         self.size = 0  # bytes of the payload
+        self.held = 0  # of them, those in memory (not in regions of files)
         self.close = False  # close the connection once everything before it, and it, has been sent
         self.close_delay_s = 0.0  # and this long after its payload went out
         # What the caller wakes when the slot's turn at the core comes (e.g. an event); this module only keeps it.
@@ -58,7 +59,7 @@ class RequestOrder:
         self._turns: deque[Slot] = deque()  # requests holding (the first) or waiting for the turn at the core
         self._max_pending = max_pending
         self._max_buffered = max_buffered_bytes
-        self.buffered = 0  # bytes of finished answers not yet sent
+        self.buffered = 0  # bytes of finished answers not yet sent, those held in memory
         self.closing = False  # a closing slot has been sent: send nothing more
         self.close_answered = False  # some finished slot closes the connection (later requests will go unanswered)
         self.muted_until_ms = 0  # until when (the broker clock's ms) a throttle mutes the connection; 0: not muted
@@ -81,7 +82,7 @@ class RequestOrder:
         self._queue.append(slot)
         return slot
 
-    def answered(self, payload: Sequence[Buffer] | None, *, close: bool = False,
+    def answered(self, payload: Sequence[Part] | None, *, close: bool = False,
                  close_delay_s: float = 0.0) -> Slot:
         """A request answered at once, in its place: with `payload`, or with none; `close` after it (and
         `close_delay_s` later)."""
@@ -91,14 +92,19 @@ class RequestOrder:
         self.finish(slot, payload, close)
         return slot
 
-    def finish(self, slot: Slot, payload: Sequence[Buffer] | None, close: bool = False) -> None:
+    def finish(self, slot: Slot, payload: Sequence[Part] | None, close: bool = False) -> None:
         """`slot`'s answer is ready: `payload` (None: none is sent), and whether to close after it."""
         slot.payload, slot.close = payload, close
         if payload is not None:
-            slot.size = size = sum(len(part) for part in payload)
-            self.buffered += size
+            slot.size = sum(len(part) for part in payload)
+            # Only what is in memory counts, here and in the broker's bound: a region of a segment file
+            # (kemu.wire.file_region) is sent from the page cache, as Kafka's sendfile does, and what it keeps
+            # is a descriptor shared per segment file. How many regions a slow reader can keep waiting is
+            # bounded by `max_pending` answers, as Kafka's is by its one muted response.
+            slot.held = held = memory_size(payload)
+            self.buffered += held
             if self._owed is not None:
-                self._owed.used += size
+                self._owed.used += held
         if close:
             self.close_answered = True
         slot.done = True
@@ -122,9 +128,9 @@ class RequestOrder:
         `close_delay_s`)."""
         popped = self._queue.popleft()
         assert popped is slot, "answers are sent in request order"
-        self.buffered -= slot.size
+        self.buffered -= slot.held
         if self._owed is not None:
-            self._owed.used -= slot.size
+            self._owed.used -= slot.held
         if slot.close:
             self.closing = True
         return slot.close

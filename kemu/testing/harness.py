@@ -48,6 +48,7 @@ from kemu.server.housekeeper import run_housekeeper
 from kemu.server.request_order import RequestOrder, Slot
 from kemu.testing.broker import BrokerLoop
 from kemu.wire import codec
+from kemu.wire.buffers import joined
 
 T = TypeVar("T")
 
@@ -350,8 +351,9 @@ class InProcessConnection:
                 # On the server this ends the connection (the listener logs it); here the test hears why.
                 self._failure = exc
                 reply = Reply(None, close=True)
-            # Joined now: the pieces may be views of buffers the broker reuses before the test reads them.
-            self._order.finish(slot, None if reply.payload is None else [b"".join(reply.payload)], reply.close)
+            # Joined now: the pieces may be views of buffers the broker reuses before the test reads them, and
+            # regions of files are read (as the server does on TLS).
+            self._order.finish(slot, None if reply.payload is None else [joined(reply.payload)], reply.close)
         finally:
             end_turn()  # also when cancelled: `send` is waiting for it
             if not slot.done:
@@ -381,7 +383,7 @@ class InProcessConnection:
         while (slot := await self._next_written()) is not None:
             close = self._order.sent(slot)
             if slot.payload is not None:
-                return b"".join(slot.payload)  # a close after it is seen by the next call
+                return joined(slot.payload)  # a close after it is seen by the next call
             if close:
                 self._cancel()
         if not self._closed:

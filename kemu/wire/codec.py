@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from kemu.wire import compiled
 from kemu.wire.apis import get_api
-from kemu.wire.buffers import MAX_DECODED_ELEMENTS, Buffer, spliced_parts
+from kemu.wire.buffers import MAX_DECODED_ELEMENTS, Part, joined, spliced_parts
 from kemu.wire.schema import Api
 
 # construct (and kemu's structures built on it: kemu.wire.primitives, structs, headers) is imported by the
@@ -158,12 +158,13 @@ def decode_request_with_construct(frame: bytes | memoryview, *, allow_trailing: 
 
 
 def encode_response(api: Api, version: int, correlation_id: int, body: dict[str, Any]) -> bytes:
-    return b"".join(encode_response_parts(api, version, correlation_id, body))
+    return joined(encode_response_parts(api, version, correlation_id, body))
 
 
-def encode_response_parts(api: Api, version: int, correlation_id: int, body: dict[str, Any]) -> list[Buffer]:
+def encode_response_parts(api: Api, version: int, correlation_id: int, body: dict[str, Any]) -> list[Part]:
     """The response as buffers to send one after the other: record batches handed over as views (Fetch's
-    segment bytes) stay where they lie, between the encoded pieces around them."""
+    segment bytes) or as regions of segment files stay where they lie, between the encoded pieces around
+    them."""
     known = _RESPONSE_ENCODERS.get((id(api), version))
     if known is None or known[0] is not api:
         try:
@@ -196,7 +197,7 @@ def _response_encoder(api: Api, version: int) -> tuple[Api, int, compiled.Encode
 
 
 def encode_response_parts_with_construct(api: Api, version: int, correlation_id: int,
-                                         body: dict[str, Any]) -> list[Buffer]:
+                                         body: dict[str, Any]) -> list[Part]:
     """`encode_response_parts` by construct alone (the reference, and the path that raises its errors)."""
     from kemu.wire.headers import RESPONSE_HEADERS
     from kemu.wire.primitives import RESPONSE, SpliceStream

@@ -20,10 +20,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kemu.wire.buffers import SPLICE_MIN_BYTES, Buffer, encode_uvarint
+from kemu.wire.buffers import SPLICE_MIN_BYTES, Buffer, Part, encode_uvarint
 from kemu.wire.schema import _ABSENT, _MISSING, Api, Field, is_default, per_message
 
-Spliced = list[tuple[int, Buffer]]
+Spliced = list[tuple[int, Part]]
 Decoder = Callable[[Buffer, int, int], tuple[dict[str, Any], int, int]]
 """(buffer, position, element budget left) -> (message, position after it, budget left)."""
 Encoder = Callable[[dict[str, Any], bytearray, "Spliced | None"], None]

@@ -32,7 +32,7 @@ from construct import (
 )
 
 from kemu.wire import buffers
-from kemu.wire.buffers import MAX_DECODED_ELEMENTS, SPLICE_MIN_BYTES, Buffer, spliced_parts
+from kemu.wire.buffers import MAX_DECODED_ELEMENTS, SPLICE_MIN_BYTES, Buffer, Part, spliced_parts
 
 _i16 = struct.Struct(">h")
 _i32 = struct.Struct(">i")
@@ -61,12 +61,12 @@ class SpliceStream(io.BytesIO):
 
     def __init__(self) -> None:
         super().__init__()
-        self._spliced: list[tuple[int, Buffer]] = []
+        self._spliced: list[tuple[int, Part]] = []
 
-    def splice(self, data: Buffer) -> None:
+    def splice(self, data: Part) -> None:
         self._spliced.append((self.tell(), data))
 
-    def parts(self) -> list[Buffer]:
+    def parts(self) -> list[Part]:
         return spliced_parts(self.getvalue(), self._spliced)
 
 

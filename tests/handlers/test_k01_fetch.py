@@ -378,3 +378,40 @@ def test_past_the_bound_on_owed_answers_a_fetch_gets_one_batch(broker: Broker, c
     assert [values_of(p["records"]) for _, p in tight] == [[b"a", b"b"], []]
     free = fetch_partitions(conn.request(FETCH, 12, request), 12)
     assert [values_of(p["records"]) for _, p in free] == [[b"a", b"b", b"c"], [b"a", b"b", b"c"]]
+
+
+def test_past_the_bound_on_owed_answers_records_from_segment_files_are_not_held_back(broker: Broker,
+                                                                                  conn: Connection) -> None:
+    # Records a Fetch names in segment files (regions, sent with sendfile) hold no memory: the bound on owed
+    # answers does not cut them, as it cuts cached ones (above).
+    create_topic(conn, "t", partitions=2, configs={"segment.bytes": str(1 << 20)})
+    values = [bytes([65 + n]) * 100_000 for n in range(12)]
+    for index in (0, 1):
+        for value in values:
+            produce(conn, "t", batch(value), partition=index)  # past 1 MiB: the first segment rolls
+    owed = broker.broker.owed_answers
+    request = fetch_body([("t", 0, 0), ("t", 1, 0)], partition_max_bytes=4 << 20)
+    broker.call(lambda: setattr(owed, "used", owed.limit))
+    try:
+        tight = fetch_partitions(conn.request(FETCH, 12, request), 12)
+    finally:
+        broker.call(lambda: setattr(owed, "used", 0))
+    first_segment = [values[:10], values[:10]]  # a read stops at the end of its segment
+    assert [values_of(p["records"]) for _, p in tight] == first_segment
+
+
+def test_past_the_bound_on_owed_answers_a_fetch_cut_short_answers_without_waiting_for_min_bytes(
+        broker: Broker, conn: Connection) -> None:
+    # Waiting would not free the bound: the one batch left goes out at once, as when the whole answer was
+    # clamped to the bound's rest.
+    create_topic(conn, "t")
+    produce(conn, "t", batch(b"a", b"b"))
+    produce(conn, "t", batch(b"c"))
+    owed = broker.broker.owed_answers
+    request = fetch_body([("t", 0, 0)], min_bytes=1 << 20, max_wait_ms=60_000)
+    broker.call(lambda: setattr(owed, "used", owed.limit))
+    try:
+        tight = fetch_partitions(conn.request(FETCH, 12, request), 12)  # a wait would time the request out
+    finally:
+        broker.call(lambda: setattr(owed, "used", 0))
+    assert [values_of(p["records"]) for _, p in tight] == [[b"a", b"b"]]

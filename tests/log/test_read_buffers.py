@@ -110,17 +110,18 @@ def test_joined_parts_are_their_bytes_in_order() -> None:
 
 def test_two_logs_read_from_their_files_at_once_each_get_their_own_bytes(tmp_path: Path,
                                                                         clock: VirtualClock) -> None:
-    # Two partitions of one Fetch, each read from a rolled segment's file, held until the answer is sent.
+    # Two partitions' rolled segments read from their files and held at once (a cleaner's batches; a Fetch's
+    # reads are regions of the files instead, tests/log/test_file_regions.py).
     logs = [PartitionLog.open(tmp_path / name, "topic", 0, LogConfig(segment_bytes=300_000), clock)
             for name in ("a", "b")]
     for n, log in enumerate(logs):
         for _ in range(12):
             log.append(batch(1, value_size=50_000, timestamp=START_MS + n))
         assert len(log.segments) > 1
-    reads = [log.read(0, BIG) for log in logs]
+    reads = [log.segments[0].read_bytes(0, BIG) for log in logs]
     files = [(tmp_path / name / f"{0:020d}.log").read_bytes() for name in ("a", "b")]
     assert files[0] != files[1]
     for read, data in zip(reads, files, strict=True):
-        assert isinstance(read.records, memoryview) and isinstance(read.records.obj, bytearray)
-        assert len(read.records) > read_buffers.POOLED_MIN_BYTES
-        assert bytes(read.records) == data[:len(read.records)]
+        assert isinstance(read, memoryview) and isinstance(read.obj, bytearray)
+        assert len(read) > read_buffers.POOLED_MIN_BYTES
+        assert bytes(read) == data[:len(read)]

@@ -3,7 +3,11 @@ requests admitted, answers finished in any order, what to write asked for."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kemu.server.request_order import RequestOrder, Slot
+from kemu.wire.buffers import joined
+from kemu.wire.file_region import FileRegion, SharedFile
 
 
 def order(max_pending: int = 32, max_buffered: int = 1 << 20) -> RequestOrder:
@@ -15,7 +19,7 @@ def written(requests: RequestOrder) -> list[bytes | None]:
     out: list[bytes | None] = []
     while (slot := requests.next_to_send()) is not None:
         if slot.payload is not None:
-            out.append(b"".join(slot.payload))
+            out.append(joined(slot.payload))
         if requests.sent(slot):
             out.append(None)
     return out
@@ -164,3 +168,19 @@ def test_the_broker_counts_what_every_connection_owes_until_sent_or_gone() -> No
     assert owed.used == 0 and two.buffered == 0
     two.release()
     assert owed.used == 0
+
+
+def test_a_region_of_a_file_counts_as_owed_or_buffered_memory_only_its_memory_parts(tmp_path: Path) -> None:
+    from kemu.broker.owed_answers import OwedAnswers
+
+    (tmp_path / "segment").write_bytes(b"r" * 5000)
+    region = FileRegion(SharedFile.open(tmp_path / "segment"), 0, 5000)
+    owed = OwedAnswers(limit=100)
+    requests = RequestOrder(32, 10, owed=owed)
+    slot = requests.admit()
+    requests.finish(slot, [b"head", region, b"tail"])
+    assert slot.size == 5008  # what the frame's size says
+    assert (requests.buffered, owed.used) == (8, 8)
+    assert not requests.full()  # a region holds no memory: nothing for a slow reader to hold up
+    assert requests.next_to_send() is slot and not requests.sent(slot)
+    assert (requests.buffered, owed.used) == (0, 0)

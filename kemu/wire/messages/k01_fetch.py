@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Sequence
 from typing import TypedDict
 
-from kemu.wire.buffers import Buffer
+from kemu.wire.buffers import Part
 
 
 class FetchRequestReplicaState(TypedDict):
@@ -97,7 +97,7 @@ class FetchResponseResponsesPartitions(TypedDict, total=False):
     snapshot_id: FetchResponseResponsesPartitionsSnapshotId  # v12+, tag 2 in v12+
     aborted_transactions: Sequence[FetchResponseResponsesPartitionsAbortedTransactions] | None  # v4+, nullable v4+
     preferred_read_replica: int  # v11+
-    records: Buffer | None  # v0+, nullable v0+
+    records: Part | None  # v0+, nullable v0+
 
 
 class FetchResponseResponses(TypedDict, total=False):

@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Sequence
 from typing import TypedDict
 
-from kemu.wire.buffers import Buffer
+from kemu.wire.buffers import Part
 
 
 class ShareFetchRequestTopicsPartitionsAcknowledgementBatches(TypedDict):
@@ -75,7 +75,7 @@ class ShareFetchResponseResponsesPartitions(TypedDict, total=False):
     acknowledge_error_code: int  # v0+
     acknowledge_error_message: str | None  # v0+, nullable v0+
     current_leader: ShareFetchResponseResponsesPartitionsCurrentLeader  # v0+
-    records: Buffer | None  # v0+
+    records: Part | None  # v0+
     acquired_records: Sequence[ShareFetchResponseResponsesPartitionsAcquiredRecords]  # v0+
 
 

@@ -201,8 +201,14 @@ class LogSegment:
 
     def write_indexes(self) -> None:
         """Bring both index files up to the entries made so far (kemu.log.index keeps the newest in memory)."""
-        self.offset_index.write_pending()
-        self.time_index.write_pending()
+        try:
+            self.offset_index.write_pending()
+            self.time_index.write_pending()
+        except FileNotFoundError:
+            # The directory is gone (the log was deleted, PartitionLog.delete removing it before it closes): an
+            # index file is created if missing, so only then does this fail, and there is nothing to keep.
+            if self.log_path.parent.exists():
+                raise
 
     def _drop_cache(self) -> None:
         if self._budget is not None and self._cached_bytes:

@@ -149,3 +149,13 @@ def test_roll_of_an_empty_active_segment_keeps_it(open_log: OpenLog) -> None:
     log.roll()
     log.roll()
     assert [s.base_offset for s in log.segments] == [0, 1]
+
+
+def test_deleting_a_log_with_index_entries_not_yet_written(open_log: OpenLog, log_dir: Path) -> None:
+    # PartitionLog.delete removes the directory before it closes the segments: their pending entries go with it.
+    log = open_log(LogConfig(index_interval_bytes=0))
+    for i in range(5):
+        log.append(batch(1, timestamp=START_MS + i))
+    assert len(log.segments[-1].offset_index) == 4
+    log.delete()
+    assert not log_dir.exists()

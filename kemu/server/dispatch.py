@@ -59,12 +59,18 @@ async def dispatch(handler: Handler, request: Request, ctx: RequestContext, peer
 def _exchange(ctx: RequestContext, handler: Handler, request: Request, reply: Reply,
               intervention: Intervention | None = None) -> Exchange:
     """What hooks observe of `reply`: its body with the regions of files in it read (a transcript, a checker
-    or a fault reads records as bytes; the payload still sends them from the file)."""
-    try:
-        body = materialized(reply.body)
-    except OSError:  # a file truncated meanwhile: the region is left as it is (its send closes the connection)
-        body = reply.body
+    or a fault reads records as bytes; the payload still sends them from the file). Only a Fetch answer holds
+    regions: no other body is walked for them (a hook sees every answer of a test's broker)."""
+    body = reply.body
+    if handler.key == _FETCH:
+        try:
+            body = materialized(body)
+        except OSError:  # a file truncated meanwhile: the region is left as it is (its send closes the connection)
+            pass
     return Exchange(ctx, handler, request, body, reply.payload is not None, reply.close, intervention)
+
+
+_FETCH = 1  # the one API whose answers hold regions of files (kemu.log's read_for_sending)
 
 
 def _log_request(handler: Handler, request: Request, peer: str) -> None:

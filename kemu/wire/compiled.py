@@ -532,7 +532,7 @@ class _EncoderSource:
 
     def tag_encoder(self, field: Field, version: int, flexible: bool) -> Callable[[Any], bytearray]:
         # Construct writes a tagged field into a stream of its own, never spliced.
-        inner = _EncoderSource(splice=False)
+        inner = _EncoderSource(splice=False, refuse_long_compact=self.refuse_long_compact)
         inner.src.emit(0, "def _encode_tag(v):")
         inner.src.emit(1, "out = bytearray()")
         inner.field(1, "v", field, version, flexible, True)

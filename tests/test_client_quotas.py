@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kemu.broker import client_quotas
 from kemu.broker.client_quotas import (
     CONSUMER_BYTE_RATE,
     PRODUCER_BYTE_RATE,
@@ -20,6 +21,7 @@ from kemu.broker.client_quotas import (
     java_map_order,
     request_order,
 )
+from kemu.broker.errors import ApiError
 from kemu.hashing import java_hash_map_order
 from kemu.wire.errors import ErrorCode
 
@@ -165,3 +167,25 @@ def test_java_map_order_follows_the_capacity_it_grew_to() -> None:
     # A HashMap(2) of two keys grows to 4 buckets: "ip" (bucket 3) then comes after "user" (bucket 1).
     assert java_map_order(["ip", "user"], 2) == ["user", "ip"]
     assert java_map_order(["ip", "user"]) == ["ip", "user"]
+
+
+def test_more_changes_than_the_controller_takes_refuse_the_whole_request(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client_quotas, "MAX_RECORDS_PER_USER_OP", 2)
+    store = ClientQuotaStore(tmp_path)
+
+    def users(*names: str, value: float | None = 5) -> list[Alteration]:
+        return [Alteration(entity_of({"user": name}), [Op(PRODUCER_BYTE_RATE, value)]) for name in names]
+
+    for validate_only in (False, True):
+        with pytest.raises(ApiError) as refused:
+            store.alter(users("a", "b", "c"), validate_only)
+        assert (refused.value.code, refused.value.message) == (ErrorCode.POLICY_VIOLATION,
+                                                               "Unable to perform excessively large batch operation.")
+    assert store.get(entity_of({"user": "a"})) == {}
+    # A refused entity and a value set again take no record.
+    bad = Alteration(entity_of({"user": "d"}), [Op(PRODUCER_BYTE_RATE, -1)])
+    assert [code for _, code, _ in store.alter([*users("a", "b"), bad])].count(ErrorCode.NONE) == 2
+    assert {code for _, code, _ in store.alter(users("a", "b", "c"))} == {ErrorCode.NONE}
+    with pytest.raises(ApiError):
+        store.alter(users("a", "b", "c", value=None))  # three removals

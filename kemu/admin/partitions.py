@@ -25,10 +25,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kemu.admin.topics import MAX_RECORDS_PER_USER_OP, TOO_MANY_RECORDS, assignment_problem, unreachable_factor
+from kemu.admin.topics import assignment_problem, unreachable_factor
 from kemu.broker.broker import BrokerCore
 from kemu.broker.creation import PartitionCreation
-from kemu.broker.errors import ApiError
+from kemu.broker.errors import MAX_RECORDS_PER_USER_OP, TOO_MANY_RECORDS, ApiError
 from kemu.broker.partition import Partition
 from kemu.broker.topics import Topic
 from kemu.wire.errors import ErrorCode

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from kemu.broker import topic_configs
 from kemu.broker.broker import BrokerCore
 from kemu.broker.creation import PartitionCreation
-from kemu.broker.errors import ApiError
+from kemu.broker.errors import MAX_RECORDS_PER_USER_OP, TOO_MANY_RECORDS, ApiError
 from kemu.broker.ids import random_uuid
 from kemu.broker.partition import Partition
 from kemu.broker.topic_names import (
@@ -34,10 +34,6 @@ log = logging.getLogger(__name__)
 # holds the event loop a few ms (128 held it 46 ms on a loaded machine); the handler paces the yields.
 DELETE_SLICE_PARTITIONS = 16
 MAX_PARTITIONS_PER_REQUEST = 10_000  # the controller refuses larger batches as a policy violation
-# The controller builds the metadata records of one request in a BoundedList this long (QuorumController's
-# MAX_RECORDS_PER_USER_OP); a request whose records overflow it is refused as a policy violation, thus.
-MAX_RECORDS_PER_USER_OP = 10_000
-TOO_MANY_RECORDS = "Unable to perform excessively large batch operation."
 # A ConfigRecord of min.insync.replicas comes with a ClearElrRecord while eligible leader replicas are on,
 # which they always are in kemu (eligible.leader.replicas.version is fixed at 1: kemu.broker.features).
 MIN_INSYNC_REPLICAS = "min.insync.replicas"

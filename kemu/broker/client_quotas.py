@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from kemu.broker.errors import MAX_RECORDS_PER_USER_OP, TOO_MANY_RECORDS, ApiError
 from kemu.hashing import java_hash_map_order, java_hash_order, java_string_hash
 
 if TYPE_CHECKING:
@@ -209,7 +210,9 @@ class ClientQuotaStore:
         """ClientQuotaControlManager.alterClientQuotas: each entity's result (the entity as its first entry
         showed it), in the order of Kafka's HashMap of results. Changes of the entities that pass are applied
         together (unless `validate_only`), even those of an entity a later duplicate entry turns into an
-        error, as Kafka's records are."""
+        error, as Kafka's records are. More changes than the controller's list of records takes (one per key
+        set to a new value or removed) refuse the whole request, validate_only or not: ApiError
+        POLICY_VIOLATION."""
         results: dict[Entity, tuple[ErrorCode, str | None]] = {}
         shown: dict[Entity, list[tuple[str, str | None]]] = {}
         changes: list[tuple[Entity, str, float | None]] = []
@@ -233,6 +236,8 @@ class ClientQuotaStore:
                 results[entity] = (refused.code, refused.message)
             else:
                 results[entity] = (ErrorCode.NONE, None)
+        if len(changes) > MAX_RECORDS_PER_USER_OP:
+            raise ApiError(ErrorCode.POLICY_VIOLATION, TOO_MANY_RECORDS)
         if changes and not validate_only:
             self._apply(changes)
         return [(shown[entity], *results[entity]) for entity in java_hash_order(results, entity_hash)]

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kemu.admin.topics import MAX_RECORDS_PER_USER_OP, TOO_MANY_RECORDS
 from kemu.authorizer.acls import (
     AclBinding,
     broker_acl_error,
@@ -30,7 +29,7 @@ from kemu.authorizer.acls import (
     resource_type,
 )
 from kemu.authorizer.standard import TooManyRecords
-from kemu.broker.errors import ApiError
+from kemu.broker.errors import MAX_RECORDS_PER_USER_OP, TOO_MANY_RECORDS, ApiError
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kemu.admin.topics import MAX_RECORDS_PER_USER_OP
 from kemu.authorizer.acls import filter_error
 from kemu.authorizer.standard import TooManyRecords
-from kemu.broker.errors import ApiError
+from kemu.broker.errors import MAX_RECORDS_PER_USER_OP, ApiError
 from kemu.handlers import _authorize as authz
 from kemu.handlers.context import RequestContext
 from kemu.handlers.error_responses import each, error_responder

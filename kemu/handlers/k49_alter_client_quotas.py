@@ -7,7 +7,9 @@ does not have is no change). Each entity is validated (types user, client-id and
 no empty names; the keys its types allow, each value positive and whole where the key is an integer), and
 refused with INVALID_REQUEST and Kafka's message; a key twice, or an entity twice, refuses the entity. What
 passes is applied together unless `validate_only`, and enforced from the next request on. The results come
-one per entity, in Kafka's HashMap order.
+one per entity, in Kafka's HashMap order. More than the controller's 10,000 changes (a key set to a new value
+or removed, one record each) apply none, validate_only or not: the request's error response, every entry
+POLICY_VIOLATION with that error's own message (the controller's is not passed on).
 """
 
 from __future__ import annotations

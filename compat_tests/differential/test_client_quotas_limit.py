@@ -7,12 +7,12 @@ of its own (`lim-<case>-<n>`), so a replay on a used broker finds them as this t
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any
 
 from compat_tests.differential.compare import check
 from compat_tests.differential.targets import Pair, Target
+from compat_tests.polling import wait_for
 from tests.server.kafka_socket import KafkaSocket
 
 ALTER, DESCRIBE = 49, 48
@@ -49,11 +49,8 @@ def settle(target: Target) -> None:
     made = slow(target, ALTER, {"entries": [entry(marker)], "validate_only": False})
     assert made["entries"][0]["error_code"] == 0, made
     exact = {"components": [{"entity_type": "user", "match_type": 0, "match": marker}], "strict": True}
-    deadline = time.monotonic() + SETTLE_TIMEOUT_S
-    while not slow(target, DESCRIBE, exact)["entries"]:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{target.name}: the marker quota of {marker} never showed")
-        time.sleep(0.05)
+    wait_for(lambda: slow(target, DESCRIBE, exact)["entries"], what=f"{target.name} to show the quota of {marker}",
+             timeout=SETTLE_TIMEOUT_S)
 
 
 def users(target: Target, prefix: str) -> int:
